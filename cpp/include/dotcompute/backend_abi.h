@@ -1,0 +1,166 @@
+/*
+ * The plugin C ABI between the dotcompute core and a backend plugin.
+ *
+ * A plugin is a shared library exporting one symbol, `dotcompute_backend_entry`,
+ * that returns a pointer to a static `dc_backend` table. The core checks
+ * `struct_size` and `abi_version` before using any field, so a core can load a
+ * plugin built against an older or newer header: fields are only ever appended,
+ * and a field the plugin's `struct_size` does not cover is treated as absent.
+ *
+ * Rules every plugin follows:
+ *  - No C++ exception crosses this boundary. Every call returns a dc_status;
+ *    on failure the plugin keeps a human-readable message (for compile errors:
+ *    the full build log) that `last_error` returns on the same thread until the
+ *    next call into the plugin from that thread.
+ *  - Device memory is an opaque 64-bit handle (`dc_devptr`): a pointer on the
+ *    CPU and CUDA, a `cl_mem` on OpenCL. Offsets are passed separately, so the
+ *    core never does arithmetic on handles.
+ *  - Copies, memsets and launches are enqueued on a stream and may return
+ *    before they finish; host memory passed to them must stay valid until the
+ *    stream is synchronised (the core guarantees that).
+ */
+#ifndef DOTCOMPUTE_BACKEND_ABI_H
+#define DOTCOMPUTE_BACKEND_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DC_BACKEND_ABI_VERSION 1u
+#define DC_BACKEND_ABI_MIN_SUPPORTED 1u
+#define DC_BACKEND_ENTRY_SYMBOL "dotcompute_backend_entry"
+
+typedef enum dc_status {
+  DC_OK = 0,
+  DC_ERROR_INVALID_ARGUMENT = 1,
+  DC_ERROR_OUT_OF_MEMORY = 2,
+  DC_ERROR_COMPILATION = 3,
+  DC_ERROR_LAUNCH = 4,
+  DC_ERROR_UNAVAILABLE = 5,
+  DC_ERROR_UNSUPPORTED = 6,
+  DC_ERROR_INTERNAL = 7
+} dc_status;
+
+typedef uint64_t dc_devptr;
+typedef struct dc_stream_s* dc_stream;
+typedef struct dc_event_s* dc_event;
+typedef struct dc_module_s* dc_module;
+typedef struct dc_kernel_s* dc_kernel;
+
+/* Feature bits of dc_device_info.features. */
+#define DC_FEATURE_FP64 (1ull << 0)
+#define DC_FEATURE_FP16 (1ull << 1)
+#define DC_FEATURE_INT64_ATOMICS (1ull << 2)
+#define DC_FEATURE_FLOAT_ATOMICS (1ull << 3)
+/* Device handles are host pointers: buffers need no copies and numpy views are free. */
+#define DC_FEATURE_UNIFIED_MEMORY (1ull << 4)
+#define DC_FEATURE_COOPERATIVE_LAUNCH (1ull << 5)
+#define DC_FEATURE_MANAGED_MEMORY (1ull << 6)
+
+typedef struct dc_device_info {
+  uint32_t struct_size;
+  char name[256];
+  char vendor[128];
+  /* The exact code target; part of every kernel-cache key ("x86_64 avx2 fma",
+   * "sm_90", "<OpenCL device> <driver version>"). */
+  char arch[256];
+  char type[16]; /* "cpu", "gpu" or "accelerator" */
+  uint64_t global_memory_bytes;
+  uint64_t local_memory_bytes; /* work-group (shared) memory per group */
+  uint32_t compute_units;
+  uint32_t max_work_group_size;
+  uint32_t max_work_item_sizes[3];
+  uint32_t simd_width; /* warp size, preferred work-group multiple, or SIMD lanes */
+  uint64_t features;   /* DC_FEATURE_* */
+  /* Backend-specific capabilities as a JSON object ("{}" when none). */
+  char extra_json[4096];
+} dc_device_info;
+
+#define DC_LAUNCH_COOPERATIVE (1u << 0)
+
+typedef struct dc_launch_config {
+  uint32_t struct_size;
+  uint32_t dims;               /* 1..3 */
+  uint64_t global_size[3];     /* work-items per dimension (unused dims are 1) */
+  uint32_t local_size[3];      /* all 0: the backend chooses */
+  uint32_t dynamic_shared_bytes;
+  uint32_t flags;              /* DC_LAUNCH_* */
+} dc_launch_config;
+
+typedef enum dc_arg_kind {
+  DC_ARG_BUFFER = 0, /* value.buffer: a dc_devptr, offset 0 */
+  DC_ARG_SCALAR = 1, /* value.scalar: `size` bytes, copied by the plugin before launch returns */
+  DC_ARG_LOCAL = 2   /* `size` bytes of work-group memory (OpenCL __local argument) */
+} dc_arg_kind;
+
+typedef struct dc_kernel_arg {
+  uint32_t kind; /* dc_arg_kind */
+  uint32_t size;
+  union {
+    dc_devptr buffer;
+    const void* scalar;
+  } value;
+} dc_kernel_arg;
+
+typedef struct dc_backend {
+  uint32_t struct_size;
+  uint32_t abi_version;
+  const char* name;    /* "cpu", "opencl", "cuda", "metal" */
+  const char* version; /* the plugin's own version */
+
+  /* Lifecycle. initialize is called once after loading; DC_ERROR_UNAVAILABLE
+   * (with last_error saying why, e.g. "libcuda.so.1 not found") marks the
+   * backend unavailable without failing anything else. */
+  dc_status (*initialize)(void);
+  void (*shutdown)(void);
+  const char* (*last_error)(void);
+
+  /* Devices. */
+  dc_status (*device_count)(int32_t* count);
+  dc_status (*device_info)(int32_t device, dc_device_info* info);
+  /* Compiler identity and version, part of every kernel-cache key. */
+  dc_status (*compiler_identity)(int32_t device, char* buf, size_t cap);
+
+  /* Raw memory; the core's MemoryPool sits on top. */
+  dc_status (*mem_alloc)(int32_t device, uint64_t bytes, dc_devptr* out);
+  dc_status (*mem_free)(int32_t device, dc_devptr ptr);
+  dc_status (*memcpy_h2d)(dc_stream s, dc_devptr dst, uint64_t dst_offset, const void* src, uint64_t bytes);
+  dc_status (*memcpy_d2h)(dc_stream s, void* dst, dc_devptr src, uint64_t src_offset, uint64_t bytes);
+  dc_status (*memcpy_d2d)(dc_stream s, dc_devptr dst, uint64_t dst_offset, dc_devptr src, uint64_t src_offset,
+                          uint64_t bytes);
+  dc_status (*memset_d8)(dc_stream s, dc_devptr dst, uint64_t offset, uint8_t value, uint64_t bytes);
+
+  /* Streams: in-order queues. Events: markers recorded in a stream. */
+  dc_status (*stream_create)(int32_t device, dc_stream* out);
+  dc_status (*stream_destroy)(dc_stream s);
+  dc_status (*stream_synchronize)(dc_stream s);
+  dc_status (*stream_wait_event)(dc_stream s, dc_event e);
+  dc_status (*event_create)(int32_t device, dc_event* out);
+  dc_status (*event_destroy)(dc_event e);
+  dc_status (*event_record)(dc_event e, dc_stream s);
+  dc_status (*event_synchronize)(dc_event e);
+  dc_status (*event_query)(dc_event e, int32_t* done);
+  dc_status (*event_elapsed_ms)(dc_event start, dc_event end, double* ms);
+
+  /* Compilation. compile turns source into a binary blob (a shared object,
+   * a CUBIN, an OpenCL program binary) that the core caches on disk; the
+   * blob is released with free_binary. module_load turns a blob into a module. */
+  dc_status (*compile)(int32_t device, const char* source, const char* options, void** binary, uint64_t* size);
+  void (*free_binary)(void* binary);
+  dc_status (*module_load)(int32_t device, const void* binary, uint64_t size, dc_module* out);
+  dc_status (*module_unload)(dc_module m);
+  dc_status (*kernel_get)(dc_module m, const char* name, dc_kernel* out);
+  dc_status (*launch)(dc_stream s, dc_kernel k, const dc_launch_config* config, const dc_kernel_arg* args,
+                      uint32_t nargs);
+} dc_backend;
+
+typedef const dc_backend* (*dc_backend_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOTCOMPUTE_BACKEND_ABI_H */
