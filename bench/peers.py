@@ -1,0 +1,171 @@
+"""The same workloads written for numpy and each peer framework, each importable on its own.
+
+Every peer exposes ``vadd(n)``, ``fused(n)`` and ``launch()``: each returns a
+zero-argument callable that runs one iteration, plus a ``sync`` callable (or None).
+A peer that is not installed raises ImportError from ``load``.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+
+Runner = tuple[Callable[[], object], Callable[[], object] | None]
+
+
+def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return (rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32), np.empty(n, np.float32))
+
+
+class NumpyPeer:
+    name = "numpy"
+
+    def vadd(self, n: int) -> Runner:
+        a, b, out = _inputs(n)
+        return (lambda: np.add(a, b, out=out)), None
+
+    def fused(self, n: int) -> Runner:
+        x, y, out = _inputs(n)
+        tmp = np.empty_like(out)
+        a = np.float32(2.5)
+
+        def run() -> None:
+            np.multiply(x, a, out=out)
+            np.multiply(y, y, out=tmp)
+            np.add(out, tmp, out=out)
+            np.subtract(out, np.float32(3), out=out)
+        return run, None
+
+    def launch(self) -> Runner:
+        a = np.zeros(1, np.float32)
+        return (lambda: np.add(a, a, out=a)), None
+
+
+class NumbaPeer:
+    name = "numba (parallel)"
+
+    def __init__(self) -> None:
+        import numba
+
+        @numba.njit(parallel=True, fastmath=False, cache=False)
+        def vadd(a, b, out):
+            for i in numba.prange(out.shape[0]):
+                out[i] = a[i] + b[i]
+
+        @numba.njit(parallel=True, cache=False)
+        def fused(a, x, y, out):
+            for i in numba.prange(out.shape[0]):
+                out[i] = a * x[i] + y[i] * y[i] - np.float32(3)
+
+        @numba.njit(parallel=True, cache=False)
+        def trivial(out):
+            for i in numba.prange(out.shape[0]):
+                out[i] = 1.0
+
+        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+
+    def vadd(self, n: int) -> Runner:
+        a, b, out = _inputs(n)
+        return (lambda: self._vadd(a, b, out)), None
+
+    def fused(self, n: int) -> Runner:
+        x, y, out = _inputs(n)
+        a = np.float32(2.5)
+        return (lambda: self._fused(a, x, y, out)), None
+
+    def launch(self) -> Runner:
+        out = np.zeros(1, np.float32)
+        return (lambda: self._trivial(out)), None
+
+
+class WarpPeer:
+    name = "warp (cpu)"
+
+    def __init__(self) -> None:
+        import warp as wp
+
+        wp.config.quiet = True
+        wp.init()
+        self.wp = wp
+
+        @wp.kernel
+        def vadd(a: wp.array(dtype=wp.float32), b: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+            i = wp.tid()
+            out[i] = a[i] + b[i]
+
+        @wp.kernel
+        def fused(a: wp.float32, x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.float32),
+                  out: wp.array(dtype=wp.float32)):
+            i = wp.tid()
+            out[i] = a * x[i] + y[i] * y[i] - 3.0
+
+        @wp.kernel
+        def trivial(out: wp.array(dtype=wp.float32)):
+            i = wp.tid()
+            out[i] = 1.0
+
+        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+
+    def _arrays(self, n: int):
+        a, b, out = _inputs(n)
+        wp = self.wp
+        return (wp.array(a, device="cpu"), wp.array(b, device="cpu"), wp.array(out, device="cpu"))
+
+    def vadd(self, n: int) -> Runner:
+        a, b, out = self._arrays(n)
+        return (lambda: self.wp.launch(self._vadd, dim=n, inputs=[a, b, out], device="cpu")), None
+
+    def fused(self, n: int) -> Runner:
+        x, y, out = self._arrays(n)
+        return (lambda: self.wp.launch(self._fused, dim=n, inputs=[2.5, x, y, out], device="cpu")), None
+
+    def launch(self) -> Runner:
+        out = self.wp.zeros(1, dtype=self.wp.float32, device="cpu")
+        return (lambda: self.wp.launch(self._trivial, dim=1, inputs=[out], device="cpu")), None
+
+
+class TaichiPeer:
+    name = "taichi (cpu)"
+
+    def __init__(self) -> None:
+        import taichi as ti
+
+        ti.init(arch=ti.cpu, log_level=ti.ERROR)
+        self.ti = ti
+
+        @ti.kernel
+        def vadd(a: ti.types.ndarray(), b: ti.types.ndarray(), out: ti.types.ndarray()):
+            for i in range(out.shape[0]):
+                out[i] = a[i] + b[i]
+
+        @ti.kernel
+        def fused(a: ti.f32, x: ti.types.ndarray(), y: ti.types.ndarray(), out: ti.types.ndarray()):
+            for i in range(out.shape[0]):
+                out[i] = a * x[i] + y[i] * y[i] - 3.0
+
+        @ti.kernel
+        def trivial(out: ti.types.ndarray()):
+            for i in range(out.shape[0]):
+                out[i] = 1.0
+
+        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+
+    def vadd(self, n: int) -> Runner:
+        a, b, out = _inputs(n)
+        return (lambda: self._vadd(a, b, out)), self.ti.sync
+
+    def fused(self, n: int) -> Runner:
+        x, y, out = _inputs(n)
+        return (lambda: self._fused(2.5, x, y, out)), self.ti.sync
+
+    def launch(self) -> Runner:
+        out = np.zeros(1, np.float32)
+        return (lambda: self._trivial(out)), self.ti.sync
+
+
+PEERS = {"numpy": NumpyPeer, "numba": NumbaPeer, "warp": WarpPeer, "taichi": TaichiPeer}
+
+
+def load(name: str):
+    """Instantiate a peer; raises ImportError (or the peer's own error) when it cannot run here."""
+    return PEERS[name]()

@@ -1,0 +1,157 @@
+"""Run every benchmark in one process and compare dotcompute with numpy and the peers.
+
+    python bench/run.py                 # everything available here
+    python bench/run.py --quick         # fewer repeats (a smoke run)
+    python bench/run.py --only launch,vadd
+
+Prints a table, writes bench/results/results.{json,md,png}. Peers are used when
+installed (``pip install .[bench]``: numba, warp-lang, taichi). Numbers are
+measurements, never pass/fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from harness import Report, Result, best_time, gbps  # noqa: E402
+from peers import PEERS, load  # noqa: E402
+
+LAUNCHES = 10_000
+
+
+def dotcompute_runners() -> list:
+    import dotcompute as dc
+    from dotcompute_workloads import DotComputeRunner
+
+    runners = []
+    for acc in dc.devices():
+        if acc.backend in ("cpu", "opencl", "cuda", "metal"):
+            runners.append(DotComputeRunner(acc))
+    return runners
+
+
+def peer_runners(report: Report) -> list:
+    runners = []
+    for name in PEERS:
+        try:
+            runners.append(load(name))
+        except Exception as exc:  # a missing or broken peer is reported, not fatal
+            report.add(Result("(availability)", name, None, "", True, f"not installed: {exc.__class__.__name__}"))
+    return runners
+
+
+def bench_bandwidth(report: Report, runners: list, workload: str, n: int, repeat: int) -> None:
+    for r in runners:
+        method = getattr(r, workload.split()[0])
+        try:
+            fn, sync = method(n)
+            seconds = best_time(fn, repeat=repeat, number=3, sync=sync)
+            report.add(Result(f"{workload} {n // 2**20}M f32", r.name, gbps(3 * 4 * n, seconds), "GB/s", True))
+        except Exception as exc:
+            report.add(Result(f"{workload} {n // 2**20}M f32", r.name, None, "GB/s", True, f"error: {exc}"))
+
+
+def bench_launch(report: Report, runners: list, launches: int) -> None:
+    for r in runners:
+        try:
+            fn, sync = r.launch()
+            best = float("inf")
+            for _ in range(3):
+                fn()
+                if sync:
+                    sync()
+                t0 = time.perf_counter()
+                for _ in range(launches):
+                    fn()
+                if sync:
+                    sync()
+                best = min(best, (time.perf_counter() - t0) / launches)
+            report.add(Result("launch overhead", r.name, best * 1e6, "us/launch", False))
+        except Exception as exc:
+            report.add(Result("launch overhead", r.name, None, "us/launch", False, f"error: {exc}"))
+
+
+def bench_first_call(report: Report, frameworks: list[str]) -> None:
+    for fw in frameworks:
+        with tempfile.TemporaryDirectory() as cache:
+            times = []
+            for _ in range(2):
+                proc = subprocess.run([sys.executable, str(HERE / "first_call.py"), fw, cache],
+                                      capture_output=True, text=True, env=dict(os.environ))
+                if proc.returncode != 0:
+                    times = None
+                    note = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+                    break
+                times.append(float(proc.stdout.strip().splitlines()[-1]))
+            if times is None:
+                report.add(Result("first call, cold compile", fw, None, "ms", False, note))
+                continue
+            report.add(Result("first call, cold compile", fw, times[0], "ms", False))
+            report.add(Result("first call, disk-cache hit", fw, times[1], "ms", False))
+
+
+def bench_cuda(report: Report) -> None:
+    """The CUDA workloads; they need a GPU and say so when there is none."""
+    import dotcompute as dc
+    import numpy as np
+    from dotcompute_workloads import DotComputeRunner
+
+    try:
+        acc = dc.accelerator("cuda")
+    except dc.BackendUnavailableError as exc:
+        for w in ("vadd 1M", "vadd 16M", "matmul 1K", "h2d+d2h 1 GB", "launch latency"):
+            note = f"skipped: no CUDA device ({exc.reason})"
+            report.add(Result(f"cuda {w}", "dotcompute cuda:0", None, "", True, note))
+        return
+    runner = DotComputeRunner(acc)
+    for n in (2**20, 2**24):
+        bench_bandwidth(report, [runner], "vadd", n, 10)
+    fn, sync = runner.matmul(1024)
+    seconds = best_time(fn, repeat=5, sync=sync)
+    report.add(Result("cuda matmul 1K", runner.name, 2 * 1024**3 / seconds / 1e9, "GFLOP/s", True))
+    host = np.ones(2**28, np.float32)
+    dev = acc.empty(host.shape, np.float32)
+    seconds = best_time(lambda: (dev.copy_from(host), dev.copy_to(host)), repeat=3, sync=acc.synchronize)
+    report.add(Result("cuda h2d+d2h 1 GB", runner.name, gbps(2 * host.nbytes, seconds), "GB/s", True))
+    bench_launch(report, [runner], LAUNCHES)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats and launches")
+    ap.add_argument("--only", default="launch,vadd,fused,first_call,cuda",
+                    help="comma list of: launch, vadd, fused, first_call, cuda")
+    ap.add_argument("--out", default=str(HERE / "results"), help="folder for results.{json,md,png}")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    repeat = 3 if args.quick else 10
+    report = Report()
+    runners = dotcompute_runners() + peer_runners(report)
+    if "launch" in only:
+        bench_launch(report, runners, 1000 if args.quick else LAUNCHES)
+    for workload in ("vadd", "fused"):
+        if workload in only:
+            for n in ((2**20, 2**24) if workload == "vadd" else (2**24,)):
+                bench_bandwidth(report, runners, workload, n, repeat)
+    if "first_call" in only:
+        bench_first_call(report, ["dotcompute"] + [p for p in ("numba", "warp", "taichi")
+                                                   if any(r.name.startswith(p) for r in runners)])
+    if "cuda" in only:
+        bench_cuda(report)
+    print()
+    print(report.table())
+    report.write(Path(args.out))
+    print(f"\nwrote {args.out}/results.json, results.md, results.png")
+
+
+if __name__ == "__main__":
+    main()

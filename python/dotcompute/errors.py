@@ -1,0 +1,106 @@
+"""The exception hierarchy of dotcompute.
+
+Every error the library raises derives from :class:`DotComputeError`. The
+native core's C++ exceptions map one-to-one onto these classes (the bindings
+translate them), so Python code never sees a bare ``RuntimeError`` from C++.
+"""
+
+from __future__ import annotations
+
+
+class DotComputeError(Exception):
+    """Base class of every dotcompute error."""
+
+
+class KernelSyntaxError(DotComputeError, SyntaxError):
+    """A kernel uses Python outside the kernel language.
+
+    Carries ``filename``, ``lineno``, ``offset`` and ``text`` like a
+    :class:`SyntaxError`, so tracebacks and editors point at the user's line.
+    """
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 offset: int | None = None, text: str | None = None, hint: str | None = None) -> None:
+        self.hint = hint
+        self.msg_only = message
+        SyntaxError.__init__(self, message, (filename, lineno, offset, text))
+
+    def __str__(self) -> str:
+        return format_source_error(self.msg_only, self.filename, self.lineno, self.offset, self.text, self.hint)
+
+
+class KernelTypeError(DotComputeError, TypeError):
+    """A type error in a kernel, or arguments that do not match its signature."""
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 offset: int | None = None, text: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.msg_only = message
+        self.filename = filename
+        self.lineno = lineno
+        self.offset = offset
+        self.text = text
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return format_source_error(self.msg_only, self.filename, self.lineno, self.offset, self.text, self.hint)
+
+
+class CompilationError(DotComputeError):
+    """The backend compiler rejected generated or raw source; ``log`` and ``source`` say why."""
+
+    def __init__(self, message: str, log: str = "", source: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+        self.source = source
+
+
+class BackendUnavailableError(DotComputeError):
+    """A backend or device cannot be used here; ``reason`` says why."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+class OutOfMemoryError(DotComputeError, MemoryError):
+    """A device allocation failed even after the pool released its cached blocks."""
+
+
+class LaunchError(DotComputeError):
+    """A kernel could not be launched (bad sizes, device limits) or failed while running."""
+
+
+class KernelIndexError(DotComputeError, IndexError):
+    """A debug-mode bounds check failed inside a kernel."""
+
+
+class PluginError(DotComputeError):
+    """A backend plugin could not be loaded or broke its ABI contract."""
+
+
+def format_source_error(message: str, filename: str | None, lineno: int | None, offset: int | None,
+                        text: str | None, hint: str | None) -> str:
+    """Render ``message`` with ``file:line:col``, the source line and a caret under the column."""
+    parts = []
+    if filename is not None and lineno is not None:
+        col = f":{offset}" if offset else ""
+        parts.append(f"{filename}:{lineno}{col}: {message}")
+    else:
+        parts.append(message)
+    if text:
+        line = text.rstrip("\n")
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        parts.append(f"    {stripped}")
+        if offset:
+            parts.append("    " + " " * max(0, offset - 1 - indent) + "^")
+    if hint:
+        parts.append(f"hint: {hint}")
+    return "\n".join(parts)
+
+
+__all__ = [
+    "DotComputeError", "KernelSyntaxError", "KernelTypeError", "CompilationError",
+    "BackendUnavailableError", "OutOfMemoryError", "LaunchError", "KernelIndexError", "PluginError",
+]
