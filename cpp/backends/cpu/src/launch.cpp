@@ -1,0 +1,206 @@
+#include "launch.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime.h"
+#include "stream.h"
+#include "thread_pool.h"
+
+namespace dccpu {
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, uint64_t local[3]) {
+  local[0] = local[1] = local[2] = 1;
+  if (dims == 1) {
+    // Several groups per thread for balance, yet long inner loops to vectorise.
+    const uint64_t per = ceil_div(global[0], uint64_t{participants} * 4);
+    local[0] = std::min(std::clamp<uint64_t>(per, 1024, 16384), global[0]);
+    return;
+  }
+  local[0] = std::min<uint64_t>(global[0], 256);
+  local[1] = std::min<uint64_t>(global[1], std::max<uint64_t>(1, 256 / local[0]));
+}
+
+struct GroupJob {
+  dc_cpu_kernel_fn fn;
+  const dc_cpu_launch* desc;
+};
+
+void run_group_range(void* ctx, uint64_t begin, uint64_t end, void* scratch) {
+  const auto* job = static_cast<const GroupJob*>(ctx);
+  job->fn(job->desc, begin, end, scratch);
+}
+
+constexpr uint64_t kParallelCopyMin = 4ull << 20;
+constexpr uint64_t kCopyChunk = 1ull << 20;
+
+struct CopyJob {
+  unsigned char* dst;
+  const unsigned char* src;
+  uint8_t value;
+  uint64_t bytes;
+};
+
+void copy_range(void* ctx, uint64_t begin, uint64_t end, void*) {
+  const auto* job = static_cast<const CopyJob*>(ctx);
+  const uint64_t b = begin * kCopyChunk;
+  const uint64_t e = std::min(end * kCopyChunk, job->bytes);
+  std::memcpy(job->dst + b, job->src + b, e - b);
+}
+
+void fill_range(void* ctx, uint64_t begin, uint64_t end, void*) {
+  const auto* job = static_cast<const CopyJob*>(ctx);
+  const uint64_t b = begin * kCopyChunk;
+  const uint64_t e = std::min(end * kCopyChunk, job->bytes);
+  std::memset(job->dst + b, job->value, e - b);
+}
+
+}  // namespace
+
+dc_status plan_geometry(const dc_launch_config* config, uint32_t participants, Geometry& out, std::string& error) {
+  if (config == nullptr) {
+    error = "cpu: launch config is NULL";
+    return DC_ERROR_INVALID_ARGUMENT;
+  }
+  if (config->struct_size < sizeof(dc_launch_config)) {
+    error = "cpu: dc_launch_config.struct_size is " + std::to_string(config->struct_size) + ", expected at least " +
+            std::to_string(sizeof(dc_launch_config));
+    return DC_ERROR_INVALID_ARGUMENT;
+  }
+  if (config->flags & DC_LAUNCH_COOPERATIVE) {
+    error = "cpu: cooperative launches are not supported by the CPU backend";
+    return DC_ERROR_UNSUPPORTED;
+  }
+  const uint32_t dims = config->dims;
+  if (dims < 1 || dims > 3) {
+    error = "cpu: launch dims must be 1, 2 or 3 (got " + std::to_string(dims) + ")";
+    return DC_ERROR_LAUNCH;
+  }
+  if (config->dynamic_shared_bytes > kMaxDynamicShared) {
+    error = "cpu: dynamic_shared_bytes " + std::to_string(config->dynamic_shared_bytes) + " exceeds the limit of " +
+            std::to_string(kMaxDynamicShared);
+    return DC_ERROR_LAUNCH;
+  }
+  dc_cpu_launch& d = out.desc;
+  d = dc_cpu_launch{};
+  d.dims = dims;
+  for (uint32_t i = 0; i < 3; ++i) d.global_size[i] = i < dims ? config->global_size[i] : 1;
+
+  const bool automatic = config->local_size[0] == 0 && config->local_size[1] == 0 && config->local_size[2] == 0;
+  if (automatic) {
+    auto_local(d.global_size, dims, std::max<uint32_t>(participants, 1), d.local_size);
+    // A zero global size still needs a non-zero local size for the division.
+    for (uint64_t& l : d.local_size) l = std::max<uint64_t>(l, 1);
+  } else {
+    uint64_t product = 1;
+    for (uint32_t i = 0; i < 3; ++i) {
+      const uint32_t l = config->local_size[i];
+      if (i < dims && l == 0) {
+        error = "cpu: local_size[" + std::to_string(i) +
+                "] is 0 while other dimensions are set; give every dimension or none";
+        return DC_ERROR_LAUNCH;
+      }
+      if (i >= dims && l > 1) {
+        error = "cpu: local_size[" + std::to_string(i) + "] is " + std::to_string(l) + " but the launch has " +
+                std::to_string(dims) + " dimension(s)";
+        return DC_ERROR_LAUNCH;
+      }
+      d.local_size[i] = i < dims ? l : 1;
+      product *= d.local_size[i];
+    }
+    if (product > kMaxGroupItems) {
+      error = "cpu: work-group of " + std::to_string(product) + " items (local_size " +
+              std::to_string(d.local_size[0]) + "x" + std::to_string(d.local_size[1]) + "x" +
+              std::to_string(d.local_size[2]) + ") exceeds the CPU limit of " + std::to_string(kMaxGroupItems);
+      return DC_ERROR_LAUNCH;
+    }
+  }
+
+  uint64_t groups = 1;
+  uint64_t items = 1;
+  for (uint32_t i = 0; i < 3; ++i) {
+    d.num_groups[i] = ceil_div(d.global_size[i], d.local_size[i]);
+    if (d.num_groups[i] != 0 && groups > UINT64_MAX / d.num_groups[i]) {
+      error = "cpu: the launch has more than 2^64 work-groups";
+      return DC_ERROR_LAUNCH;
+    }
+    groups *= d.num_groups[i];
+    if (d.global_size[i] != 0 && items > UINT64_MAX / d.global_size[i]) {
+      error = "cpu: the launch has more than 2^64 work-items";
+      return DC_ERROR_LAUNCH;
+    }
+    items *= d.global_size[i];
+  }
+  out.total_groups = groups;
+  out.total_items = items;
+  return DC_OK;
+}
+
+void run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t total_groups, uint32_t shared_bytes,
+                Scratch& caller_scratch, bool allow_pool) {
+  if (total_groups == 0) return;
+  void* scratch = caller_scratch.get(shared_bytes);
+  ThreadPool* pool = (allow_pool && total_groups > 1) ? shared_pool() : nullptr;
+  if (pool == nullptr || pool->participants() == 1) {
+    fn(&desc, 0, total_groups, scratch);
+    return;
+  }
+  GroupJob job{fn, &desc};
+  const uint64_t grain = std::max<uint64_t>(1, total_groups / (uint64_t{pool->participants()} * 4));
+  pool->parallel_for(total_groups, grain, run_group_range, &job, shared_bytes, scratch);
+}
+
+void parallel_copy(void* dst, const void* src, uint64_t bytes) {
+  ThreadPool* pool = bytes >= kParallelCopyMin ? shared_pool() : nullptr;
+  if (pool == nullptr) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  const auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  if (s < d + bytes && d < s + bytes) {  // overlapping ranges need memmove's ordering
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  CopyJob job{d, s, 0, bytes};
+  pool->parallel_for(ceil_div(bytes, kCopyChunk), 1, copy_range, &job, 0, nullptr);
+}
+
+void parallel_fill(void* dst, uint8_t value, uint64_t bytes) {
+  ThreadPool* pool = bytes >= kParallelCopyMin ? shared_pool() : nullptr;
+  if (pool == nullptr) {
+    std::memset(dst, value, bytes);
+    return;
+  }
+  CopyJob job{static_cast<unsigned char*>(dst), nullptr, value, bytes};
+  pool->parallel_for(ceil_div(bytes, kCopyChunk), 1, fill_range, &job, 0, nullptr);
+}
+
+void run_task(Task& task, Stream& stream) {
+  switch (task.kind) {
+    case Task::Kind::Launch: {
+      const uint64_t total =
+          task.desc.num_groups[0] * task.desc.num_groups[1] * task.desc.num_groups[2];
+      run_groups(task.fn, task.desc, total, task.shared_bytes, stream.scratch(), true);
+      break;
+    }
+    case Task::Kind::Copy:
+      parallel_copy(task.dst, task.src, task.bytes);
+      break;
+    case Task::Kind::Memset:
+      parallel_fill(task.dst, task.value, task.bytes);
+      break;
+    case Task::Kind::Record:
+      task.event->complete(task.seq);
+      break;
+    case Task::Kind::Wait:
+      task.event->wait(task.seq);
+      break;
+  }
+}
+
+}  // namespace dccpu

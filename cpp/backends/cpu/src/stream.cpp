@@ -1,0 +1,92 @@
+#include "stream.h"
+
+#include <exception>
+
+#include "spin.h"
+
+namespace dccpu {
+
+Stream::~Stream() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_cv_.wait(lock, [&] { return idle_locked(); });
+  stop_ = true;
+  work_cv_.notify_all();
+  lock.unlock();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool Stream::try_begin_inline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!idle_locked()) return false;
+  running_ = true;
+  return true;
+}
+
+void Stream::end_inline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ = false;
+  if (queue_.empty()) {
+    idle_cv_.notify_all();
+  } else if (sleeping_) {
+    work_cv_.notify_one();
+  }
+}
+
+void Stream::enqueue(std::unique_ptr<Task> task) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+  queue_.push_back(std::move(task));
+  queued_.fetch_add(1, std::memory_order_release);
+  if (sleeping_) work_cv_.notify_one();
+}
+
+bool Stream::synchronize(std::string* error) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!idle_locked()) {
+    lock.unlock();
+    // Short waits are common (a launch just enqueued); spinning avoids a futex sleep.
+    spin_until([&] { return queued_.load(std::memory_order_acquire) == 0; }, spin_us_);
+    lock.lock();
+    idle_cv_.wait(lock, [&] { return idle_locked(); });
+  }
+  if (deferred_error_.empty()) return true;
+  if (error != nullptr) *error = std::move(deferred_error_);
+  deferred_error_.clear();
+  return false;
+}
+
+void Stream::worker_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (queue_.empty() || running_) {
+      if (stop_ && queue_.empty()) return;
+      lock.unlock();
+      spin_until([&] { return queued_.load(std::memory_order_acquire) != 0; }, spin_us_);
+      lock.lock();
+      if ((queue_.empty() || running_) && !stop_) {
+        sleeping_ = true;
+        work_cv_.wait(lock, [&] { return (!queue_.empty() && !running_) || stop_; });
+        sleeping_ = false;
+      }
+      continue;
+    }
+    std::unique_ptr<Task> task = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    lock.unlock();
+    std::string failure;
+    try {
+      run_task(*task, *this);
+    } catch (const std::exception& e) {
+      failure = std::string("cpu: queued work failed: ") + e.what();
+    }
+    task.reset();
+    lock.lock();
+    if (!failure.empty() && deferred_error_.empty()) deferred_error_ = std::move(failure);
+    running_ = false;
+    queued_.fetch_sub(1, std::memory_order_release);
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace dccpu

@@ -1,0 +1,36 @@
+// One unit of work queued on a stream. Launch tasks own copies of their
+// argument values, because the caller's arguments die when launch() returns.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dotcompute/cpu_kernel_abi.h"
+#include "event.h"
+
+namespace dccpu {
+
+struct Task {
+  enum class Kind { Launch, Copy, Memset, Record, Wait };
+  Kind kind = Kind::Launch;
+
+  // Launch
+  dc_cpu_kernel_fn fn = nullptr;
+  dc_cpu_launch desc{};  // desc.args points into argv
+  uint32_t shared_bytes = 0;
+  std::vector<void*> argv;
+  std::vector<unsigned char> arg_bytes;
+
+  // Copy / Memset
+  void* dst = nullptr;
+  const void* src = nullptr;
+  uint64_t bytes = 0;
+  uint8_t value = 0;
+
+  // Record / Wait
+  std::shared_ptr<EventState> event;
+  uint64_t seq = 0;
+};
+
+}  // namespace dccpu

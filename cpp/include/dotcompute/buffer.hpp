@@ -1,0 +1,109 @@
+// Typed, n-dimensional, C-contiguous memory on one accelerator.
+//
+// Device memory comes from the accelerator's MemoryPool. A host mirror is
+// made on demand. The transfer state says which copy is newer so that copies
+// happen lazily and at most once:
+//
+//   HostOnly      only the host mirror holds data (no device block yet)
+//   DeviceOnly    only the device block holds data (no host mirror)
+//   Synchronized  both hold the same data
+//   HostDirty     the host mirror is newer (uploaded on the next device_ptr())
+//   DeviceDirty   the device block is newer (downloaded on the next host_data())
+//
+// On unified-memory devices (the CPU backend) the device block *is* host
+// memory: host_data() returns it, nothing is ever copied, and only waiting
+// for queued work remains.
+//
+// All methods are safe to call from several threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "dotcompute/backend_abi.h"
+#include "dotcompute/dtype.hpp"
+#include "dotcompute/export.hpp"
+#include "dotcompute/memory_pool.hpp"
+
+namespace dotcompute {
+
+class Accelerator;
+class Stream;
+
+enum class TransferState : uint8_t { HostOnly, DeviceOnly, Synchronized, HostDirty, DeviceDirty };
+DOTCOMPUTE_API const char* transfer_state_name(TransferState s) noexcept;
+
+using Shape = std::vector<int64_t>;
+
+class DOTCOMPUTE_API Buffer {
+ public:
+  // Use Accelerator::allocate(). Allocates the device block at once.
+  Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtype);
+  ~Buffer();  // returns the block to the pool, ordered after its last stream
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  const Shape& shape() const noexcept { return shape_; }
+  int ndim() const noexcept { return static_cast<int>(shape_.size()); }
+  DType dtype() const noexcept { return dtype_; }
+  int64_t size() const noexcept { return size_; }  // elements
+  uint64_t nbytes() const noexcept { return nbytes_; }
+  Accelerator& accelerator() const noexcept { return *accelerator_; }
+  const std::shared_ptr<Accelerator>& accelerator_ptr() const noexcept { return accelerator_; }
+
+  TransferState state() const;
+
+  // The device handle, after uploading a newer host mirror (enqueued on the
+  // last stream used, or the default stream). Use before enqueuing device work.
+  dc_devptr device_ptr();
+  // The device handle ready for work enqueued on `stream`: a newer host mirror
+  // is uploaded on `stream`, and if another stream may still be using the
+  // buffer, `stream` first waits for it.
+  dc_devptr device_ptr(Stream& stream);
+  // Host memory holding the current data: on unified memory the device block
+  // itself (after waiting for queued work); otherwise the host mirror, after
+  // downloading newer device data. Valid while the buffer lives.
+  void* host_data();
+  // The host mirror was written through host_data(): the device copy is stale.
+  void mark_host_dirty();
+  // Device work wrote the buffer on `stream`: the host mirror is stale and
+  // host_data() must first wait for `stream`. LaunchPlan calls this.
+  void mark_device_dirty(Stream& stream);
+  // The buffer is used by work enqueued on `stream` (read-only use).
+  void mark_used(Stream& stream);
+
+  // Copies `bytes` (must equal nbytes()) from host memory; synchronous.
+  void copy_from_host(const void* src, uint64_t bytes);
+  // Copies the current data to host memory; synchronous.
+  void copy_to_host(void* dst, uint64_t bytes);
+  // Sets every byte to `value` (0 for zeros()); enqueued on the default stream.
+  void fill_bytes(uint8_t value);
+
+  // The stream that last used the buffer, or nullptr.
+  std::shared_ptr<Stream> last_stream() const;
+
+ private:
+  void prepare_locked(Stream& stream);
+  void download_locked();
+  void wait_locked();
+  Stream& stream_locked();
+  void ensure_mirror_locked();
+
+  std::shared_ptr<Accelerator> accelerator_;
+  const dc_backend* api_;
+  Shape shape_;
+  DType dtype_;
+  int64_t size_;
+  uint64_t nbytes_;
+  bool unified_;
+  mutable std::mutex mutex_;
+  Allocation block_;
+  std::vector<unsigned char> mirror_;  // empty on unified memory
+  TransferState state_;
+  std::shared_ptr<Stream> last_stream_;
+  bool pending_ = false;  // device work on last_stream_ may still run
+};
+
+}  // namespace dotcompute

@@ -1,0 +1,221 @@
+#include "dotcompute/buffer.hpp"
+
+#include <cstring>
+
+#include "backend_plugin.hpp"
+#include "dotcompute/accelerator.hpp"
+#include "dotcompute/errors.hpp"
+#include "dotcompute/event.hpp"
+#include "dotcompute/stream.hpp"
+
+namespace dotcompute {
+
+const char* transfer_state_name(TransferState s) noexcept {
+  switch (s) {
+    case TransferState::HostOnly: return "host_only";
+    case TransferState::DeviceOnly: return "device_only";
+    case TransferState::Synchronized: return "synchronized";
+    case TransferState::HostDirty: return "host_dirty";
+    case TransferState::DeviceDirty: return "device_dirty";
+  }
+  return "unknown";
+}
+
+namespace {
+int64_t element_count(const Shape& shape) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) {
+      throw InvalidArgumentError("shape[" + std::to_string(d) + "] is negative (" + std::to_string(shape[d]) + ")",
+                                 "shape");
+    }
+    if (shape[d] != 0 && n > INT64_MAX / shape[d]) throw InvalidArgumentError("shape is too large", "shape");
+    n *= shape[d];
+  }
+  return n;
+}
+
+void check(dc_status st, const dc_backend* api, const Accelerator& acc, const char* what) {
+  if (st != DC_OK) throw_status(st, std::string(what) + " on " + acc.id() + " failed", plugin_error(api));
+}
+}  // namespace
+
+Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtype)
+    : accelerator_(std::move(accelerator)),
+      api_(accelerator_->api()),
+      shape_(std::move(shape)),
+      dtype_(dtype),
+      size_(element_count(shape_)),
+      nbytes_(0),
+      unified_(accelerator_->unified_memory()),
+      state_(TransferState::DeviceOnly) {
+  if (static_cast<uint64_t>(size_) > UINT64_MAX / itemsize(dtype_)) throw InvalidArgumentError("shape is too large", "shape");
+  nbytes_ = static_cast<uint64_t>(size_) * itemsize(dtype_);
+  Stream& s = accelerator_->default_stream();
+  block_ = accelerator_->memory().allocate(nbytes_ == 0 ? 1 : nbytes_, &s);
+  // A recycled block may still be in use by queued work on the default stream.
+  last_stream_ = s.shared();
+  pending_ = true;
+  if (unified_) state_ = TransferState::Synchronized;
+}
+
+Buffer::~Buffer() {
+  StreamKey key = pending_ && last_stream_ ? static_cast<StreamKey>(last_stream_.get()) : nullptr;
+  accelerator_->memory().deallocate(block_, key);
+}
+
+TransferState Buffer::state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return state_;
+}
+
+std::shared_ptr<Stream> Buffer::last_stream() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_stream_;
+}
+
+Stream& Buffer::stream_locked() { return last_stream_ ? *last_stream_ : accelerator_->default_stream(); }
+
+void Buffer::wait_locked() {
+  if (pending_ && last_stream_) last_stream_->synchronize();
+  pending_ = false;
+}
+
+void Buffer::ensure_mirror_locked() {
+  if (!unified_ && mirror_.size() != nbytes_) mirror_.resize(nbytes_);
+}
+
+void Buffer::prepare_locked(Stream& stream) {
+  if (pending_ && last_stream_ && last_stream_.get() != &stream) {
+    // Order this use after the other stream's work on the buffer.
+    auto e = last_stream_->record();
+    stream.wait(*e);
+  }
+  if (!unified_ && (state_ == TransferState::HostDirty || state_ == TransferState::HostOnly)) {
+    if (nbytes_ > 0) {
+      check(api_->memcpy_h2d(stream.handle(), block_.ptr, 0, mirror_.data(), nbytes_), api_, *accelerator_,
+            "uploading a buffer");
+    }
+    state_ = TransferState::Synchronized;
+  }
+  if (last_stream_.get() != &stream) last_stream_ = stream.shared();
+  pending_ = true;
+}
+
+dc_devptr Buffer::device_ptr() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  prepare_locked(stream_locked());
+  return block_.ptr;
+}
+
+dc_devptr Buffer::device_ptr(Stream& stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  prepare_locked(stream);
+  return block_.ptr;
+}
+
+void Buffer::download_locked() {
+  Stream& s = stream_locked();
+  if (nbytes_ > 0) {
+    check(api_->memcpy_d2h(s.handle(), mirror_.data(), block_.ptr, 0, nbytes_), api_, *accelerator_,
+          "downloading a buffer");
+  }
+  s.synchronize();
+  pending_ = false;
+}
+
+void* Buffer::host_data() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unified_) {
+    wait_locked();
+    state_ = TransferState::Synchronized;
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(block_.ptr));
+  }
+  ensure_mirror_locked();
+  if (state_ == TransferState::DeviceOnly || state_ == TransferState::DeviceDirty) {
+    download_locked();
+    state_ = TransferState::Synchronized;
+  } else {
+    // A queued upload may still be reading the mirror.
+    wait_locked();
+  }
+  return mirror_.data();
+}
+
+void Buffer::mark_host_dirty() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unified_) return;  // one memory: nothing to upload
+  if (mirror_.size() != nbytes_) {
+    throw InvalidArgumentError("mark_host_dirty() on a buffer whose host data was never taken", "buffer");
+  }
+  state_ = TransferState::HostDirty;
+}
+
+void Buffer::mark_device_dirty(Stream& stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = TransferState::DeviceDirty;
+  if (last_stream_.get() != &stream) last_stream_ = stream.shared();
+  pending_ = true;
+}
+
+void Buffer::mark_used(Stream& stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (last_stream_.get() != &stream) last_stream_ = stream.shared();
+  pending_ = true;
+}
+
+void Buffer::copy_from_host(const void* src, uint64_t bytes) {
+  if (bytes != nbytes_) {
+    throw InvalidArgumentError("copy_from_host: got " + std::to_string(bytes) + " bytes, the buffer holds " +
+                                   std::to_string(nbytes_),
+                               "src");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unified_) {
+    wait_locked();
+    if (bytes > 0) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(block_.ptr)), src, bytes);
+    state_ = TransferState::Synchronized;
+    return;
+  }
+  Stream& s = stream_locked();
+  if (bytes > 0) check(api_->memcpy_h2d(s.handle(), block_.ptr, 0, src, bytes), api_, *accelerator_, "copy_from_host");
+  // `src` belongs to the caller: the copy must be done when we return.
+  s.synchronize();
+  pending_ = false;
+  state_ = mirror_.empty() ? TransferState::DeviceOnly : TransferState::DeviceDirty;
+}
+
+void Buffer::copy_to_host(void* dst, uint64_t bytes) {
+  if (bytes != nbytes_) {
+    throw InvalidArgumentError("copy_to_host: got room for " + std::to_string(bytes) + " bytes, the buffer holds " +
+                                   std::to_string(nbytes_),
+                               "dst");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unified_) {
+    wait_locked();
+    if (bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(block_.ptr)), bytes);
+    return;
+  }
+  if (state_ == TransferState::HostDirty || state_ == TransferState::HostOnly ||
+      (state_ == TransferState::Synchronized && !mirror_.empty())) {
+    wait_locked();
+    if (bytes > 0) std::memcpy(dst, mirror_.data(), bytes);
+    return;
+  }
+  Stream& s = stream_locked();
+  if (bytes > 0) check(api_->memcpy_d2h(s.handle(), dst, block_.ptr, 0, bytes), api_, *accelerator_, "copy_to_host");
+  s.synchronize();
+  pending_ = false;
+}
+
+void Buffer::fill_bytes(uint8_t value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Stream& s = stream_locked();
+  if (nbytes_ > 0) check(api_->memset_d8(s.handle(), block_.ptr, 0, value, nbytes_), api_, *accelerator_, "memset");
+  pending_ = true;
+  if (!unified_) state_ = mirror_.empty() ? TransferState::DeviceOnly : TransferState::DeviceDirty;
+  else state_ = TransferState::DeviceDirty;
+}
+
+}  // namespace dotcompute

@@ -1,0 +1,67 @@
+// The CUDA driver library, loaded at run time, with every entry point the
+// backend calls resolved up front so a missing one is reported once, clearly.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "driver_api.h"
+#include "dynlib.hpp"
+
+namespace dotcompute::cuda {
+
+class Driver {
+ public:
+  // Loads DOTCOMPUTE_CUDA_DRIVER when set, else libcuda.so.1. On failure
+  // returns null and sets `error` to the reason the user will see.
+  static std::unique_ptr<Driver> load(std::string& error);
+
+  // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", or the number when the driver cannot name it.
+  std::string describe(CUresult result) const;
+  const std::string& path() const { return lib_.path(); }
+
+  PFN_cuInit cuInit = nullptr;
+  PFN_cuDriverGetVersion cuDriverGetVersion = nullptr;
+  PFN_cuGetErrorName cuGetErrorName = nullptr;
+  PFN_cuGetErrorString cuGetErrorString = nullptr;
+  PFN_cuDeviceGetCount cuDeviceGetCount = nullptr;
+  PFN_cuDeviceGet cuDeviceGet = nullptr;
+  PFN_cuDeviceGetName cuDeviceGetName = nullptr;
+  PFN_cuDeviceGetAttribute cuDeviceGetAttribute = nullptr;
+  PFN_cuDeviceTotalMem cuDeviceTotalMem = nullptr;
+  PFN_cuDeviceCanAccessPeer cuDeviceCanAccessPeer = nullptr;
+  PFN_cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRetain = nullptr;
+  PFN_cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease = nullptr;
+  PFN_cuCtxSetCurrent cuCtxSetCurrent = nullptr;
+  PFN_cuMemAlloc cuMemAlloc = nullptr;
+  PFN_cuMemFree cuMemFree = nullptr;
+  PFN_cuMemcpyHtoDAsync cuMemcpyHtoDAsync = nullptr;
+  PFN_cuMemcpyDtoHAsync cuMemcpyDtoHAsync = nullptr;
+  PFN_cuMemcpyDtoDAsync cuMemcpyDtoDAsync = nullptr;
+  PFN_cuMemsetD8Async cuMemsetD8Async = nullptr;
+  PFN_cuStreamCreate cuStreamCreate = nullptr;
+  PFN_cuStreamDestroy cuStreamDestroy = nullptr;
+  PFN_cuStreamSynchronize cuStreamSynchronize = nullptr;
+  PFN_cuStreamWaitEvent cuStreamWaitEvent = nullptr;
+  PFN_cuEventCreate cuEventCreate = nullptr;
+  PFN_cuEventDestroy cuEventDestroy = nullptr;
+  PFN_cuEventRecord cuEventRecord = nullptr;
+  PFN_cuEventSynchronize cuEventSynchronize = nullptr;
+  PFN_cuEventQuery cuEventQuery = nullptr;
+  PFN_cuEventElapsedTime cuEventElapsedTime = nullptr;
+  PFN_cuModuleLoadData cuModuleLoadData = nullptr;
+  PFN_cuModuleUnload cuModuleUnload = nullptr;
+  PFN_cuModuleGetFunction cuModuleGetFunction = nullptr;
+  PFN_cuFuncGetAttribute cuFuncGetAttribute = nullptr;
+  PFN_cuFuncSetAttribute cuFuncSetAttribute = nullptr;
+  PFN_cuOccupancyMaxPotentialBlockSize cuOccupancyMaxPotentialBlockSize = nullptr;
+  PFN_cuLaunchKernel cuLaunchKernel = nullptr;
+  PFN_cuLaunchCooperativeKernel cuLaunchCooperativeKernel = nullptr;
+  // Optional (drivers before CUDA 12.4 lack it): null means "argument sizes unknown".
+  PFN_cuFuncGetParamInfo cuFuncGetParamInfo = nullptr;
+
+ private:
+  DynLib lib_;
+};
+
+}  // namespace dotcompute::cuda

@@ -1,0 +1,61 @@
+// The plugin's process-wide state between initialize() and shutdown(), and
+// the objects behind the ABI's opaque handles.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "driver.hpp"
+#include "nvrtc.hpp"
+
+struct dc_stream_s {
+  int device;
+  CUstream stream;
+};
+
+struct dc_event_s {
+  int device;
+  CUevent event;
+};
+
+struct dc_kernel_s {
+  CUfunction function;
+  std::string name;
+  bool sizes_known;
+  std::vector<size_t> param_sizes;  // from cuFuncGetParamInfo when the driver has it
+  int max_threads;                  // the most threads per block this kernel can launch with
+};
+
+struct dc_module_s {
+  int device;
+  CUmodule module;
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<dc_kernel_s>> kernels;  // owned: the ABI has no kernel release
+};
+
+namespace dotcompute::cuda {
+
+struct State {
+  std::unique_ptr<Driver> driver;  // declared first: destroyed last, after the devices
+  std::vector<std::unique_ptr<Device>> devices;
+  int driver_version = 0;
+
+  std::once_flag nvrtc_once;
+  std::unique_ptr<Nvrtc> nvrtc;
+  std::string nvrtc_error;
+
+  // NVRTC, loaded on first use: compilation is the only thing that needs it.
+  const Nvrtc* compiler() {
+    std::call_once(nvrtc_once, [this] { nvrtc = Nvrtc::load(nvrtc_error); });
+    return nvrtc.get();
+  }
+};
+
+// Null before initialize() succeeded and after shutdown().
+State* state();
+
+}  // namespace dotcompute::cuda

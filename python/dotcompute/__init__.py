@@ -1,0 +1,83 @@
+"""dotcompute: write a compute kernel once in Python; run it on the CPU, CUDA, OpenCL or Metal.
+
+The native runtime loads lazily: ``import dotcompute`` is cheap and works even
+before any backend is touched; ``dc.devices()`` and friends start it.
+"""
+
+from __future__ import annotations
+
+from .dtypes import (
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .errors import (
+    BackendUnavailableError,
+    CompilationError,
+    DotComputeError,
+    KernelIndexError,
+    KernelSyntaxError,
+    KernelTypeError,
+    LaunchError,
+    OutOfMemoryError,
+    PluginError,
+)
+from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
+
+# TEMPORARY while the kernel language is being written: remove once lang.__all__ and launch.py exist.
+try:
+    from .lang import __all__ as _lang_all
+except ImportError:
+    _lang_all = []
+try:
+    from .launch import launch
+except ModuleNotFoundError as _e:
+    if _e.name != "dotcompute.launch":
+        raise
+from .runtime import (
+    Accelerator,
+    BackendInfo,
+    Buffer,
+    Event,
+    Memory,
+    RawKernel,
+    Stream,
+    accelerator,
+    backends,
+    devices,
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dotcompute")
+    except PackageNotFoundError:
+        return "0.1.0"
+
+
+__version__ = _version()
+
+__all__ = [
+    "__version__",
+    # runtime
+    "Accelerator", "BackendInfo", "Buffer", "Event", "Memory", "RawKernel", "Stream",
+    "accelerator", "backends", "devices", "launch",
+    # errors
+    "BackendUnavailableError", "CompilationError", "DotComputeError", "KernelIndexError", "KernelSyntaxError",
+    "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError",
+    # dtypes
+    "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64",
+    *_lang_all,
+]

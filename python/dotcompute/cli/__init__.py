@@ -1,0 +1,1 @@
+"""The ``dotcompute`` command line (entry point: :func:`dotcompute.cli.main.main`)."""

@@ -1,0 +1,237 @@
+"""``dotcompute check FILE...``: report every kernel's problems without running anything.
+
+The file's AST is searched for functions decorated ``@dc.kernel`` / ``@dc.func`` (however the
+module is imported: ``dc.kernel``, ``kernel``, ``dotcompute.kernel``, with or without
+arguments). The module is imported so that constants, imports and device functions resolve
+as they would at run time; decorating is lazy, so a broken kernel does not stop the import.
+When the import itself fails, the functions are checked against a namespace made of the
+file's imports and constant assignments only. Each function is checked on its own, so one
+broken kernel never hides another. Exit status: 0 when clean, 1 when there are problems,
+2 when a file cannot be read or parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import importlib.util
+import io
+import os
+import sys
+import traceback
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import KernelSyntaxError, KernelTypeError
+
+
+@dataclass
+class Found:
+    node: ast.FunctionDef
+    kind: str  # "kernel" | "func"
+    top_level: bool
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FileReport:
+    path: str
+    checked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    unreadable: bool = False
+
+
+def decorator_kind(dec: ast.expr) -> tuple[str | None, dict[str, Any]]:
+    """("kernel" | "func" | None, literal keyword options) of one decorator expression."""
+    options: dict[str, Any] = {}
+    target = dec
+    if isinstance(dec, ast.Call):
+        target = dec.func
+        for kw in dec.keywords:
+            if kw.arg and isinstance(kw.value, ast.Constant):
+                options[kw.arg] = kw.value.value
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+    if name in ("kernel", "func"):
+        return name, options
+    return None, options
+
+
+def find_functions(tree: ast.Module) -> list[Found]:
+    top = {id(n) for n in tree.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                kind, options = decorator_kind(dec)
+                if kind is not None:
+                    out.append(Found(node, kind, id(node) in top, options))  # type: ignore[arg-type]
+                    break
+    out.sort(key=lambda f: f.node.lineno)
+    return out
+
+
+def import_file(path: str) -> tuple[Any | None, str | None]:
+    """Import the file as a fresh module; (module, None) or (None, why it failed)."""
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]
+    name = f"_dotcompute_check_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        return None, "cannot be imported"
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    sys.modules[name] = module
+    try:
+        with redirect_stdout(io.StringIO()):
+            spec.loader.exec_module(module)
+    except BaseException as e:  # noqa: BLE001 -- any failure of the user's module top level
+        sys.modules.pop(name, None)
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return None, f"{type(e).__name__}: {e}"
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    return module, None
+
+
+def static_namespace(tree: ast.Module, filename: str) -> dict[str, Any]:
+    """The file's imports and constant assignments, evaluated alone (nothing else runs)."""
+    ns: dict[str, Any] = {"__name__": "_dotcompute_check_static", "__file__": filename}
+    for node in tree.body:
+        keep = isinstance(node, (ast.Import, ast.ImportFrom))
+        if isinstance(node, ast.Assign):
+            keep = all(isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute))
+                       for n in [node.value])
+        if not keep:
+            continue
+        try:
+            code = compile(ast.Module(body=[node], type_ignores=[]), filename, "exec")
+            exec(code, ns)  # noqa: S102 -- imports and constants of the file being checked
+        except Exception:  # noqa: BLE001 -- a missing import just leaves the name undefined
+            continue
+    return ns
+
+
+def check_file(path: str) -> FileReport:
+    from ..lang.frontend import parse_tree
+    from ..lang.kernel import DeviceFunction, Kernel
+
+    report = FileReport(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        report.unreadable = True
+        report.problems.append(f"{path}: cannot read: {e.strerror or e}")
+        return report
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as e:
+        report.unreadable = True
+        report.problems.append(str(KernelSyntaxError(f"invalid Python: {e.msg}", filename=path, lineno=e.lineno,
+                                                     offset=e.offset, text=e.text)))
+        return report
+    found = find_functions(tree)
+    if not found:
+        return report
+    lines = tuple(text.splitlines(keepends=True))
+    module, failure = import_file(path)
+    if module is not None:
+        namespace = vars(module)
+    else:
+        report.notes.append(f"{path}: note: the module could not be imported ({failure}); "
+                            "checking with its imports and constants only")
+        namespace = static_namespace(tree, path)
+        for f in found:
+            if f.top_level and f.kind == "func":
+                namespace[f.node.name] = DeviceFunction.from_parsed(
+                    parse_tree(f.node, path, lines, namespace))
+    for f in found:
+        label = f"{f.kind} {f.node.name} (line {f.node.lineno})"
+        report.checked.append(label)
+        try:
+            obj = namespace.get(f.node.name) if f.top_level else None
+            if not _is_object_for(obj, f.node):
+                parsed = parse_tree(f.node, path, lines, namespace)
+                obj = Kernel.from_parsed(parsed, name=_option_name(f)) if f.kind == "kernel" \
+                    else DeviceFunction.from_parsed(parsed)
+            obj.check()
+        except (KernelSyntaxError, KernelTypeError) as e:
+            report.problems.append(str(e))
+        except Exception as e:  # noqa: BLE001 -- report the checker's own failure, keep checking the rest
+            tb = traceback.extract_tb(e.__traceback__)[-1]
+            report.problems.append(f"{path}:{f.node.lineno}: internal error while checking {f.node.name!r}: "
+                                   f"{type(e).__name__}: {e} (at {os.path.basename(tb.filename)}:{tb.lineno})")
+    return report
+
+
+def _option_name(f: Found) -> str | None:
+    name = f.options.get("name")
+    return name if isinstance(name, str) and name.isidentifier() else None
+
+
+def _is_object_for(obj: Any, node: ast.FunctionDef) -> bool:
+    from ..lang.kernel import DeviceFunction, Kernel
+
+    if not isinstance(obj, (Kernel, DeviceFunction)):
+        return False
+    code = getattr(obj.pyfunc, "__code__", None)
+    if code is None:
+        return False
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return first <= code.co_firstlineno <= node.lineno
+
+
+def run(args: argparse.Namespace) -> int:
+    status = 0
+    total_checked = 0
+    total_problems = 0
+    for path in args.files:
+        report = check_file(path)
+        for note in report.notes:
+            print(note, file=sys.stderr)
+        for problem in report.problems:
+            print(problem)
+            print()
+        total_checked += len(report.checked)
+        total_problems += len(report.problems)
+        if report.unreadable:
+            status = 2
+        elif report.problems and status == 0:
+            status = 1
+        if getattr(args, "verbose", False):
+            for label in report.checked:
+                print(f"{path}: checked {label}", file=sys.stderr)
+    summary = f"{total_problems} problem(s) in {total_checked} kernel(s) and device function(s)"
+    print(summary if total_problems else f"ok: {summary}", file=sys.stderr)
+    return status
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("check", help="check the kernels in Python files without running them",
+                              description="Find every @dc.kernel and @dc.func in the files, check each, "
+                                          "print every problem; exit 1 if there are any.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="Python files to check")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every function checked")
+    p.set_defaults(func=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dotcompute")
+    sub = parser.add_subparsers(dest="command")
+    register(sub)
+    args = parser.parse_args(["check", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["register", "run", "check_file", "find_functions", "main"]

@@ -1,0 +1,136 @@
+"""``dotcompute info``: what this installation can do, and why not when it cannot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from typing import Any
+
+from .. import config
+from . import compilers
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def collect() -> dict[str, Any]:
+    """Everything ``info`` shows, as plain data (also what ``info --json`` prints)."""
+    import numpy as np
+
+    import dotcompute
+
+    from .. import runtime
+
+    report: dict[str, Any] = {
+        "version": dotcompute.__version__,
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "package_dir": str(runtime.package_dir()),
+        "cmake_dir": str(runtime.cmake_dir()),
+        "errors": [],
+    }
+    try:
+        report["native_version"] = runtime.native.native().version()
+    except ImportError as e:
+        report["errors"].append(str(e))
+        report["native_version"] = None
+    if report["native_version"] is not None:
+        report["backends"] = [
+            {"name": b.name, "version": b.version, "available": b.available, "reason": b.reason,
+             "library": b.library, "manifest": b.manifest, "devices": b.device_count}
+            for b in runtime.backends()
+        ]
+        report["devices"] = [{"id": d.id, **d.info} for d in runtime.devices()]
+        try:
+            report["cache"] = runtime.cache_info()
+        except Exception as e:  # the cache folder may be unreadable; report, do not fail
+            report["errors"].append(f"kernel cache: {e}")
+    report["compilers"] = [c.__dict__ for c in compilers.find()]
+    report["environment"] = config.in_effect()
+    report["unknown_variables"] = config.unknown()
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    out: list[str] = []
+    add = out.append
+    add(f"dotcompute {report['version']} (native {report.get('native_version') or 'not loaded'})")
+    add(f"  python {report['python']}, numpy {report['numpy']}, {report['platform']}")
+    add(f"  package: {report['package_dir']}")
+    add(f"  cmake:   {report['cmake_dir']}")
+    for err in report["errors"]:
+        add(f"  error: {err}")
+
+    if "backends" in report:
+        add("")
+        add("backends:")
+        if not report["backends"]:
+            add("  (no plugins found)")
+        for b in report["backends"]:
+            state = f"available, {b['devices']} device(s)" if b["available"] else f"unavailable: {b['reason']}"
+            add(f"  {b['name']:<8} {b['version'] or '?':<8} {state}")
+            if b["library"]:
+                add(f"           {b['library']}")
+        add("")
+        add("devices:")
+        for d in report["devices"]:
+            add(f"  {d['id']:<10} {d['name']} ({d['type']}, {d['vendor']})")
+            add(f"             memory {_size(d['memory'])}, local memory {_size(d['local_memory'])}, "
+                f"{d['compute_units']} compute units, simd width {d['simd_width']}")
+            add(f"             max work-group {d['max_work_group_size']} {tuple(d['max_work_item_sizes'])}, "
+                f"arch {d['arch']}")
+            add(f"             features: {', '.join(d['features']) or 'none'}")
+            if d.get("compiler"):
+                add(f"             compiler: {d['compiler']}")
+
+    add("")
+    add("host C++ compilers (in the order the CPU backend tries them):")
+    for c in report["compilers"]:
+        where = c["path"] or "not found"
+        add(f"  {c['command']:<10} [{c['source']}] {where}" + (f": {c['version']}" if c["path"] else ""))
+
+    cache = report.get("cache")
+    if cache is not None:
+        add("")
+        add(f"kernel cache: {cache['dir'] or '(memory only)'}")
+        add(f"  {cache['entries']} entries, {_size(cache['bytes'])} of at most {_size(cache['max_bytes'])}; "
+            f"this process: {cache['memory_hits']} memory hits, {cache['disk_hits']} disk hits, "
+            f"{cache['misses']} misses")
+
+    add("")
+    add("environment:")
+    if not report["environment"]:
+        add("  (no DOTCOMPUTE_* variables set)")
+    for name, value in report["environment"].items():
+        note = "  <- unknown to dotcompute" if name in report["unknown_variables"] else ""
+        add(f"  {name}={value}{note}")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = collect()
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(render(report))
+    return 1 if report["errors"] else 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("info", help="version, backends, devices, compilers, cache and settings")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+__all__ = ["collect", "register", "render", "run"]

@@ -1,0 +1,199 @@
+"""Every ``DOTCOMPUTE_*`` environment variable, read in this one place.
+
+The native core reads a few of them too (it runs without Python in C++
+programs), but inside the Python package nothing else looks at ``os.environ``
+for them: callers ask this module, and ``dotcompute info`` lists what it says.
+Values are read when asked for, not at import, so tests can change the
+environment and see the effect.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Every variable dotcompute understands, with what it does (shown by ``dotcompute info``).
+VARIABLES: dict[str, str] = {
+    "DOTCOMPUTE_CACHE_DIR": "kernel cache folder (default: the user cache dir + /dotcompute)",
+    "DOTCOMPUTE_PLUGIN_DIR": "the package's own plugin folder (set by the Python package itself)",
+    "DOTCOMPUTE_PLUGIN_PATH": "extra folders searched for *.plugin.json backend manifests (os.pathsep list)",
+    "DOTCOMPUTE_BACKENDS": "comma list of backends to enable (default: all found)",
+    "DOTCOMPUTE_CXX": "host C++ compiler used by the CPU backend (before CXX, c++, g++, clang++)",
+    "DOTCOMPUTE_DEBUG": "1 turns on bounds checks in every kernel",
+    "DOTCOMPUTE_LOG": "log level of the 'dotcompute' logger (debug, info, warning, error)",
+    "DOTCOMPUTE_CUDA_DRIVER": "explicit path of libcuda",
+    "DOTCOMPUTE_NVRTC": "explicit path of libnvrtc",
+    "DOTCOMPUTE_CPU_THREADS": "size of the CPU backend's thread pool (default: the number of cores)",
+    "DOTCOMPUTE_CPU_SPIN_US": "microseconds CPU worker threads spin for new work before sleeping",
+    "DOTCOMPUTE_INCLUDE_DIR": "folder holding dotcompute/*.h for run-time compiled CPU kernels",
+}
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+def _get(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _flag(name: str) -> bool:
+    value = (_get(name) or "").lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{name}={os.environ[name]!r} is not a boolean; use 1 or 0")
+
+
+def _positive_int(name: str) -> int | None:
+    value = _get(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not an integer") from None
+    if number <= 0:
+        raise ValueError(f"{name}={value!r} must be positive")
+    return number
+
+
+def default_cache_dir() -> Path:
+    """The platform's user cache folder for dotcompute."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "dotcompute"
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA")
+        return (Path(base) if base else Path.home() / "AppData" / "Local") / "dotcompute" / "Cache"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dotcompute"
+
+
+def cache_dir() -> Path:
+    value = _get("DOTCOMPUTE_CACHE_DIR")
+    return Path(value).expanduser() if value else default_cache_dir()
+
+
+def plugin_dir() -> Path | None:
+    value = _get("DOTCOMPUTE_PLUGIN_DIR")
+    return Path(value) if value else None
+
+
+def plugin_path() -> list[Path]:
+    value = _get("DOTCOMPUTE_PLUGIN_PATH")
+    if not value:
+        return []
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p]
+
+
+def backends() -> list[str] | None:
+    """The enabled backends, or None when every backend found is enabled."""
+    value = _get("DOTCOMPUTE_BACKENDS")
+    if value is None:
+        return None
+    return [b.strip().lower() for b in value.split(",") if b.strip()]
+
+
+def cxx() -> str | None:
+    return _get("DOTCOMPUTE_CXX")
+
+
+def debug() -> bool:
+    return _flag("DOTCOMPUTE_DEBUG")
+
+
+def log_level() -> int | None:
+    value = _get("DOTCOMPUTE_LOG")
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    level = logging.getLevelName(value.upper())
+    if not isinstance(level, int):
+        raise ValueError(f"DOTCOMPUTE_LOG={value!r} is not a log level; use debug, info, warning or error")
+    return level
+
+
+def cuda_driver() -> str | None:
+    return _get("DOTCOMPUTE_CUDA_DRIVER")
+
+
+def nvrtc() -> str | None:
+    return _get("DOTCOMPUTE_NVRTC")
+
+
+def cpu_threads() -> int | None:
+    return _positive_int("DOTCOMPUTE_CPU_THREADS")
+
+
+def cpu_spin_us() -> int | None:
+    value = _get("DOTCOMPUTE_CPU_SPIN_US")
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise ValueError(f"DOTCOMPUTE_CPU_SPIN_US={value!r} must be a whole number of microseconds")
+    return int(value)
+
+
+def include_dir() -> Path | None:
+    value = _get("DOTCOMPUTE_INCLUDE_DIR")
+    return Path(value) if value else None
+
+
+def in_effect() -> dict[str, str]:
+    """The ``DOTCOMPUTE_*`` variables set in the environment, known or not."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("DOTCOMPUTE_")}
+
+
+def unknown() -> list[str]:
+    """Set ``DOTCOMPUTE_*`` names that dotcompute does not understand (likely typos)."""
+    return [k for k in in_effect() if k not in VARIABLES]
+
+
+def configure_logging() -> None:
+    """Apply ``DOTCOMPUTE_LOG`` to the ``dotcompute`` logger, with a stderr handler."""
+    level = log_level()
+    if level is None:
+        return
+    logger = logging.getLogger("dotcompute")
+    logger.setLevel(level)
+    if not any(getattr(h, "_dotcompute", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("dotcompute %(levelname)s %(name)s: %(message)s"))
+        handler._dotcompute = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every setting at one moment, as ``dotcompute info`` shows them."""
+
+    cache_dir: Path
+    plugin_dir: Path | None
+    plugin_path: list[Path]
+    backends: list[str] | None
+    cxx: str | None
+    debug: bool
+    log_level: int | None
+    cuda_driver: str | None
+    nvrtc: str | None
+    cpu_threads: int | None
+    cpu_spin_us: int | None
+    include_dir: Path | None
+
+
+def snapshot() -> Snapshot:
+    return Snapshot(cache_dir=cache_dir(), plugin_dir=plugin_dir(), plugin_path=plugin_path(), backends=backends(),
+                    cxx=cxx(), debug=debug(), log_level=log_level(), cuda_driver=cuda_driver(), nvrtc=nvrtc(),
+                    cpu_threads=cpu_threads(), cpu_spin_us=cpu_spin_us(), include_dir=include_dir())
+
+
+__all__ = ["VARIABLES", "default_cache_dir", "cache_dir", "plugin_dir", "plugin_path", "backends", "cxx", "debug",
+           "log_level", "cuda_driver", "nvrtc", "cpu_threads", "cpu_spin_us", "include_dir", "in_effect",
+           "unknown", "configure_logging", "Snapshot", "snapshot"]

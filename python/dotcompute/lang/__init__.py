@@ -1,0 +1,34 @@
+"""The kernel language: ``@dc.kernel`` / ``@dc.func`` Python functions → typed IR → backend source.
+
+See docs/kernel-language.md for the language itself.
+"""
+
+from .builtins import (
+    MATH,
+    atomic_add,
+    atomic_cas,
+    atomic_exchange,
+    atomic_max,
+    atomic_min,
+    atomic_sub,
+    barrier,
+    global_id,
+    global_size,
+    group_id,
+    local_id,
+    local_size,
+    num_groups,
+    shared,
+)
+from .kernel import DeviceFunction, Kernel, func, kernel
+
+globals().update(MATH)
+
+_MATH_EXPORTS = sorted(MATH)
+
+__all__ = [
+    "kernel", "func", "Kernel", "DeviceFunction",
+    "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "shared",
+    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    *_MATH_EXPORTS,
+]

@@ -1,0 +1,159 @@
+"""The Python-side names of the kernel language: ``dc.global_id``, ``dc.barrier``, ``dc.shared``,
+the atomics and ``dc.*`` math.
+
+They are markers: the frontend recognises them by identity when it resolves a name in a
+kernel. Called from ordinary Python, the work-item builtins raise (they have no meaning
+outside a launch), while the math functions compute with numpy so helpers can be tested
+on the host.
+"""
+
+from __future__ import annotations
+
+import builtins as _py
+import math
+from typing import Any
+
+import numpy as np
+
+builtins_min, builtins_max, builtins_abs = _py.min, _py.max, _py.abs
+
+
+class Builtin:
+    """A kernel-only function. ``kind`` is what the frontend dispatches on."""
+
+    def __init__(self, name: str, kind: str, doc: str) -> None:
+        self.name = name
+        self.kind = kind
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = doc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"dc.{self.name}() can only be called inside a @dc.kernel or @dc.func")
+
+    def __repr__(self) -> str:
+        return f"<dotcompute builtin {self.name}>"
+
+
+def _id(name: str, what: str) -> Builtin:
+    return Builtin(name, "id", f"{name}(dim): {what} of the calling work-item along dimension dim (0, 1 or 2).")
+
+
+global_id = _id("global_id", "the global index")
+local_id = _id("local_id", "the index within its work-group")
+group_id = _id("group_id", "the index of the work-group")
+global_size = _id("global_size", "the launch's global size")
+local_size = _id("local_size", "the work-group size")
+num_groups = _id("num_groups", "the number of work-groups")
+
+barrier = Builtin("barrier", "barrier",
+                  "barrier(): every work-item of the group waits here; memory written before is visible after.")
+shared = Builtin("shared", "shared",
+                 "shared(shape, dtype): a work-group array, declared at the top level of a kernel.")
+
+
+def _atomic(op: str, doc: str) -> Builtin:
+    return Builtin(f"atomic_{op}", "atomic", doc)
+
+
+atomic_add = _atomic("add", "atomic_add(buf, index, value): buf[index] += value atomically; returns the old value.")
+atomic_sub = _atomic("sub", "atomic_sub(buf, index, value): buf[index] -= value atomically; returns the old value.")
+atomic_min = _atomic("min", "atomic_min(buf, index, value): buf[index] = min(buf[index], value); returns the old.")
+atomic_max = _atomic("max", "atomic_max(buf, index, value): buf[index] = max(buf[index], value); returns the old.")
+atomic_exchange = _atomic("exchange", "atomic_exchange(buf, index, value): store value; returns the old value.")
+atomic_cas = _atomic("cas", "atomic_cas(buf, index, compare, value): store value if buf[index] == compare; "
+                            "returns the old value.")
+
+ATOMICS = {b: b.name[len("atomic_"):] for b in (atomic_add, atomic_sub, atomic_min, atomic_max,
+                                                  atomic_exchange, atomic_cas)}
+IDS = {b: b.name for b in (global_id, local_id, group_id, global_size, local_size, num_groups)}
+
+
+class MathFunction:
+    """A ``dc.*`` math function: the IR name it lowers to, and a host implementation."""
+
+    def __init__(self, name: str, ir_name: str, host: Any) -> None:
+        self.name = name
+        self.ir_name = ir_name
+        self._host = host
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = f"{name}(...): lowers to the target's {ir_name}; on the host it calls numpy."
+
+    def __call__(self, *args: Any) -> Any:
+        return self._host(*args)
+
+    def __repr__(self) -> str:
+        return f"<dotcompute math function {self.name}>"
+
+
+def _rsqrt(x: Any) -> Any:
+    return 1.0 / np.sqrt(x)
+
+
+def _erf(x: Any) -> Any:
+    return np.vectorize(math.erf)(x)[()]
+
+
+def _erfc(x: Any) -> Any:
+    return np.vectorize(math.erfc)(x)[()]
+
+
+def _lgamma(x: Any) -> Any:
+    return np.vectorize(math.lgamma)(x)[()]
+
+
+def _tgamma(x: Any) -> Any:
+    return np.vectorize(math.gamma)(x)[()]
+
+
+def _host_min(*args: Any) -> Any:
+    # like Python's min for numbers and iterables, numpy's minimum for arrays
+    if len(args) == 2 and any(isinstance(a, np.ndarray) for a in args):
+        return np.minimum(*args)
+    return builtins_min(*args)
+
+
+def _host_max(*args: Any) -> Any:
+    if len(args) == 2 and any(isinstance(a, np.ndarray) for a in args):
+        return np.maximum(*args)
+    return builtins_max(*args)
+
+
+def _host_abs(x: Any) -> Any:
+    return np.abs(x) if isinstance(x, np.ndarray) else builtins_abs(x)
+
+
+_HOST = {
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1,
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "erf": _erf, "erfc": _erfc, "lgamma": _lgamma, "tgamma": _tgamma,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint, "fabs": np.fabs,
+    "atan2": np.arctan2, "pow": np.power, "hypot": np.hypot, "fmod": np.fmod, "copysign": np.copysign,
+    "fmin": np.fmin, "fmax": np.fmax, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "min": _host_min, "max": _host_max, "abs": _host_abs,
+}
+
+MATH: dict[str, MathFunction] = {name: MathFunction(name, name, fn) for name, fn in _HOST.items()}
+# numpy-style aliases
+MATH["arcsin"] = MathFunction("arcsin", "asin", np.arcsin)
+MATH["arccos"] = MathFunction("arccos", "acos", np.arccos)
+MATH["arctan"] = MathFunction("arctan", "atan", np.arctan)
+MATH["arctan2"] = MathFunction("arctan2", "atan2", np.arctan2)
+MATH["minimum"] = MathFunction("minimum", "min", np.minimum)
+MATH["maximum"] = MathFunction("maximum", "max", np.maximum)
+MATH["rint"] = MathFunction("rint", "round", np.rint)
+
+#: What ``dotcompute`` re-exports at top level (``dc.sqrt``, ``dc.global_id``, ...).
+EXPORTS: dict[str, Any] = {
+    **{b.name: b for b in IDS}, "barrier": barrier, "shared": shared,
+    **{b.name: b for b in ATOMICS}, **MATH,
+}
+
+globals().update(MATH)
+
+__all__ = ["Builtin", "MathFunction", "ATOMICS", "IDS", "MATH", "EXPORTS", "global_id", "local_id", "group_id",
+           "global_size", "local_size", "num_groups", "barrier", "shared", "atomic_add", "atomic_sub",
+           "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas"]

@@ -1,0 +1,205 @@
+"""Loop fission for barriers on the CPU: cutting a kernel body into regions.
+
+On the CPU one call runs every work-item of a work-group, so a barrier cannot
+block a thread. Instead the body is cut at each ``barrier()``:
+
+    body            pieces
+    ----            ------
+    a = ...         Region[a = ..., s[l] = a]            (a loop over the group's items)
+    s[l] = a
+    barrier()       --
+    for t in ...:   GroupLoop(for t in ...)              (runs once per group, not per item)
+      x = s[...]      Region[x = s[...], acc += x]
+      acc += x
+      barrier()       --
+      ...             Region[...]
+    out[i] = acc    Region[out[i] = acc]
+
+Every Region becomes ``for each local item { statements }``; a loop or ``if``
+that contains a barrier becomes a GroupLoop/GroupIf executed once per group
+(its condition/bounds are uniform across the group, as barrier semantics
+require on every target, so they are evaluated for local item 0) with its
+own body cut into pieces recursively.
+
+Variables: a local used in only one region that is not inside a group loop
+lives in that region's item loop as a plain scalar. Any other local (used in
+several regions, in a group-level condition, or in a region a group loop
+repeats) is kept per item in an array indexed by the local item number. The
+loop variable and counter of a group ``for`` are group scalars.
+
+Limits, with a clear error from the printer: ``break``/``continue`` directly
+aimed at a loop that contains a barrier (the loop is run per group, so the
+exit would have to be uniform).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ir
+
+
+@dataclass(eq=False)
+class Region:
+    stmts: list[ir.Stmt]
+    rid: int = 0
+    in_group_loop: bool = False
+
+
+@dataclass(eq=False)
+class GroupLoop:
+    stmt: ir.For | ir.While
+    body: list[Piece] = field(default_factory=list)
+    rid: int = 0  # the id under which the loop's own bounds/condition count as a use
+
+
+@dataclass(eq=False)
+class GroupIf:
+    stmt: ir.If
+    then: list[Piece] = field(default_factory=list)
+    orelse: list[Piece] = field(default_factory=list)
+    rid: int = 0
+
+
+Piece = Region | GroupLoop | GroupIf
+
+
+def has_barrier(node: ir.Node) -> bool:
+    return any(isinstance(n, ir.Barrier) for n in ir.walk(node))
+
+
+class Splitter:
+    def __init__(self) -> None:
+        self.next_id = 0
+        self.regions: list[Region] = []
+
+    def _id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def split(self, stmts: list[ir.Stmt], in_loop: bool = False) -> list[Piece]:
+        pieces: list[Piece] = []
+        current: list[ir.Stmt] = []
+
+        def close() -> None:
+            if current:
+                r = Region(list(current), self._id(), in_loop)
+                self.regions.append(r)
+                pieces.append(r)
+                current.clear()
+
+        for s in stmts:
+            if isinstance(s, ir.Barrier):
+                close()
+            elif isinstance(s, (ir.For, ir.While)) and has_barrier(s):
+                close()
+                loop = GroupLoop(s, rid=self._id())
+                loop.body = self.split(s.body, True)
+                pieces.append(loop)
+            elif isinstance(s, ir.If) and has_barrier(s):
+                close()
+                g = GroupIf(s, rid=self._id())
+                g.then = self.split(s.then, in_loop)
+                g.orelse = self.split(s.orelse, in_loop)
+                pieces.append(g)
+            else:
+                current.append(s)
+        close()
+        return pieces
+
+
+def names_in(node: ir.Node) -> set[str]:
+    out: set[str] = set()
+    for n in ir.walk(node):
+        if isinstance(n, (ir.Var, ir.Bind, ir.Assign)):
+            out.add(n.name)
+        elif isinstance(n, ir.For):
+            out.add(n.var)
+            out.add(n.counter)
+    return out
+
+
+def defined_first(stmts: list[ir.Stmt]) -> set[str]:
+    """Locals that a region's straight-line code assigns before anything reads them.
+
+    Such a local needs no per-item array even in a region that a group loop
+    repeats: each pass recomputes it. A ``for`` loop's variable and counter
+    count as assigned by the loop header.
+    """
+    seen: set[str] = set()
+    fresh: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ir.Assign) and s.name not in seen and s.name not in names_in(s.value):
+            fresh.add(s.name)
+        elif isinstance(s, ir.For):
+            header = names_in(s.start) | names_in(s.stop) | names_in(s.step)
+            for n in (s.var, s.counter):
+                if n not in seen and n not in header:
+                    fresh.add(n)
+        seen |= names_in(s)
+    return fresh
+
+
+@dataclass
+class Plan:
+    pieces: list[Piece]
+    regions: list[Region]
+    per_item: set[str]       # locals kept in per-item arrays
+    group_scalars: set[str]  # loop variables/counters of group loops
+    region_locals: dict[int, set[str]]  # region id -> locals declared inside its item loop
+    has_return: bool
+
+
+def plan(kernel: ir.Kernel) -> Plan:
+    sp = Splitter()
+    pieces = sp.split(kernel.body)
+    local_names = {v.name for v in kernel.locals}
+    uses: dict[str, set[int]] = {}
+    in_loop_use: set[str] = set()
+    group_scalars: set[str] = set()
+
+    def note(names: set[str], rid: int, looped: bool) -> None:
+        for n in names & local_names:
+            uses.setdefault(n, set()).add(rid)
+            if looped:
+                in_loop_use.add(n)
+
+    def visit(ps: list[Piece]) -> None:
+        for p in ps:
+            if isinstance(p, Region):
+                names: set[str] = set()
+                for s in p.stmts:
+                    names |= names_in(s)
+                note(names, p.rid, p.in_group_loop)
+            elif isinstance(p, GroupLoop):
+                s = p.stmt
+                if isinstance(s, ir.For):
+                    group_scalars.update((s.var, s.counter))
+                    bounds: set[str] = set()
+                    for e in (s.start, s.stop, s.step):
+                        bounds |= names_in(e)
+                    note(bounds, p.rid, False)
+                else:
+                    note(names_in(s.cond), p.rid, False)
+                visit(p.body)
+            else:
+                note(names_in(p.stmt.cond), p.rid, False)
+                visit(p.then)
+                visit(p.orelse)
+
+    visit(pieces)
+    fresh: dict[int, set[str]] = {r.rid: defined_first(r.stmts) for r in sp.regions}
+    per_item = set()
+    for n, rids in uses.items():
+        if n in group_scalars:
+            continue
+        if len(rids) > 1 or (n in in_loop_use and n not in fresh.get(next(iter(rids)), set())):
+            per_item.add(n)
+    region_locals: dict[int, set[str]] = {}
+    for n, rids in uses.items():
+        if n in per_item or n in group_scalars:
+            continue
+        (rid,) = rids
+        region_locals.setdefault(rid, set()).add(n)
+    has_return = any(isinstance(n, ir.Return) for s in kernel.body for n in ir.walk(s))
+    return Plan(pieces, sp.regions, per_item, group_scalars, region_locals, has_return)

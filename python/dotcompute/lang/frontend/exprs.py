@@ -1,0 +1,446 @@
+"""Lowering of Python expressions to typed IR expressions."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import ir
+from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, BufferType, ScalarType, type_of_python_scalar
+from . import fold
+from .resolve import MISSING
+from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
+
+_BINOP_NAMES = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mult", ast.Div: "TrueDiv", ast.FloorDiv: "FloorDiv",
+                ast.Mod: "Mod", ast.Pow: "Pow", ast.LShift: "LShift", ast.RShift: "RShift",
+                ast.BitAnd: "BitAnd", ast.BitOr: "BitOr", ast.BitXor: "BitXor"}
+_BINOP_SYMBOLS = {"Add": "+", "Sub": "-", "Mult": "*", "TrueDiv": "/", "FloorDiv": "//", "Mod": "%",
+                  "Pow": "**", "LShift": "<<", "RShift": ">>", "BitAnd": "&", "BitOr": "|", "BitXor": "^"}
+_CMP_NAMES = {ast.Eq: "Eq", ast.NotEq: "NotEq", ast.Lt: "Lt", ast.LtE: "LtE", ast.Gt: "Gt", ast.GtE: "GtE"}
+
+_UNSUPPORTED_EXPR = {
+    ast.List: ("lists are not supported in kernels", "use a buffer argument, or dc.shared for work-group arrays"),
+    ast.ListComp: ("list comprehensions are not supported in kernels", "write a for loop over range()"),
+    ast.SetComp: ("set comprehensions are not supported in kernels", None),
+    ast.DictComp: ("dict comprehensions are not supported in kernels", None),
+    ast.GeneratorExp: ("generator expressions are not supported in kernels", "write a for loop over range()"),
+    ast.Dict: ("dicts are not supported in kernels", None),
+    ast.Set: ("sets are not supported in kernels", None),
+    ast.Lambda: ("lambdas are not supported in kernels", "define a device function with @dc.func"),
+    ast.JoinedStr: ("strings are not supported in kernels", None),
+    ast.Yield: ("yield is not supported in kernels", "kernels write results into buffers"),
+    ast.YieldFrom: ("yield is not supported in kernels", "kernels write results into buffers"),
+    ast.Await: ("await is not supported in kernels", None),
+    ast.Starred: ("starred expressions are not supported in kernels", None),
+    ast.Slice: ("slices are not supported in kernels", "index one element at a time: a[i, j]"),
+}
+
+
+@dataclass
+class BufferValue:
+    """A name that refers to a whole array (a buffer parameter or a dc.shared array)."""
+
+    ref: ir.BufferRef
+    node: ast.AST
+
+
+@dataclass
+class StaticValue:
+    """A compile-time Python object (a module, a function, a dtype, a device function, ...)."""
+
+    value: Any
+    node: ast.AST
+
+
+class ExprLowering:
+    """Mixin of FunctionLowerer: every ``ast.expr`` → ``ir.Expr``."""
+
+    # provided by FunctionLowerer
+    rep: Any
+    builder: Any
+
+    def loc(self, node: ast.AST) -> ir.Loc:
+        line, col = self.parsed.info.position(node)  # type: ignore[attr-defined]
+        return ir.Loc(line, col)
+
+    # ----------------------------------------------------------------------------- entry points
+
+    def expr(self, node: ast.expr) -> ir.Expr:
+        """A scalar-valued expression."""
+        v = self.value(node)
+        if isinstance(v, ir.Expr):
+            if isinstance(v, ir.Call) and v.void:
+                raise self.rep.type(node, f"{ast.unparse(node.func)}() returns no value",  # type: ignore[attr-defined]
+                                    hint="call it as a statement, or make it return a value")
+            return v
+        if isinstance(v, BufferValue):
+            raise self.rep.type(node, f"{v.ref.py_name!r} is an array and cannot be used as a number here",
+                                hint=f"index it, e.g. {v.ref.py_name}[i]")
+        return self.static_to_expr(v)
+
+    def cond(self, node: ast.expr) -> ir.Expr:
+        """An expression used for its truth (if/while/conditional tests, `not`): and/or of truth
+        values stay bool, which is equivalent to testing the operand Python would return."""
+        if isinstance(node, ast.BoolOp):
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            return self.fold_boolop(op, [self.cond(v) for v in node.values], self.loc(node))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.cond(node.operand)
+            if isinstance(inner, ir.Const):
+                return ir.Const(value=not inner.value, type=BOOL, weak=inner.weak, loc=self.loc(node))
+            return ir.UnaryOp(op="Not", operand=inner, type=BOOL, loc=self.loc(node))
+        return truth(self.expr(node))
+
+    def static_to_expr(self, v: StaticValue) -> ir.Expr:
+        obj = v.value
+        if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.generic):
+            if isinstance(obj, int) and not isinstance(obj, bool) and not -(1 << 63) <= obj < 1 << 64:
+                raise self.rep.type(v.node, f"the constant {obj} does not fit in 64 bits")
+            t = type_of_python_scalar(obj)
+            return ir.Const(value=obj, type=t, weak=True, loc=self.loc(v.node))
+        if isinstance(obj, np.generic):
+            t = type_of_python_scalar(obj)
+            if t is not None:
+                return ir.Const(value=obj.item(), type=t, loc=self.loc(v.node))
+        if isinstance(obj, str):
+            raise self.rep.syntax(v.node, "strings are not supported in kernels")
+        if obj is None:
+            raise self.rep.syntax(v.node, "None is not a value in kernels")
+        what = type(obj).__name__
+        name = ast.unparse(v.node) if isinstance(v.node, ast.expr) else "this"
+        raise self.rep.type(v.node, f"{name!r} refers to a {what}, which is not a value in kernels",
+                            hint="only numbers, buffers and work-group arrays are values in kernels")
+
+    def value(self, node: ast.expr) -> ir.Expr | BufferValue | StaticValue:
+        """Any expression, including names of arrays and compile-time objects."""
+        kind = type(node)
+        if kind in _UNSUPPORTED_EXPR:
+            msg, hint = _UNSUPPORTED_EXPR[kind]
+            raise self.rep.syntax(node, msg, hint=hint)
+        method = getattr(self, f"x_{kind.__name__}", None)
+        if method is None:
+            raise self.rep.syntax(node, f"{kind.__name__} expressions are not supported in kernels")
+        return method(node)
+
+    # ----------------------------------------------------------------------------- leaves
+
+    def x_Constant(self, node: ast.Constant) -> ir.Expr | StaticValue:
+        v = node.value
+        if isinstance(v, (bool, int, float)):
+            return self.static_to_expr(StaticValue(v, node))
+        if isinstance(v, str):
+            raise self.rep.syntax(node, "strings are not supported in kernels")
+        if isinstance(v, complex):
+            raise self.rep.type(node, "complex numbers are not supported in kernels")
+        return StaticValue(v, node)
+
+    def x_Name(self, node: ast.Name) -> ir.Expr | BufferValue | StaticValue:
+        sym = self.scope.get(node.id)  # type: ignore[attr-defined]
+        if sym is not None:
+            return self.symbol_value(sym, node)  # type: ignore[attr-defined]
+        if node.id in self.local_names:  # type: ignore[attr-defined]
+            raise self.rep.syntax(node, f"local variable {node.id!r} is used before it is assigned")
+        obj = self.lookup(node.id, node)  # type: ignore[attr-defined]
+        if isinstance(obj, (bool, int, float, np.generic)):
+            return self.static_to_expr(StaticValue(obj, node))
+        return StaticValue(obj, node)
+
+    def x_Attribute(self, node: ast.Attribute) -> ir.Expr | BufferValue | StaticValue:
+        base = self.value(node.value)
+        if isinstance(base, BufferValue):
+            return self.buffer_attribute(base, node)
+        if isinstance(base, ir.Expr):
+            raise self.rep.syntax(node, f"numbers have no attribute {node.attr!r} in kernels")
+        obj = getattr(base.value, node.attr, MISSING)
+        if obj is MISSING:
+            raise self.rep.type(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
+        if isinstance(obj, (bool, int, float, np.generic)):
+            return self.static_to_expr(StaticValue(obj, node))
+        return StaticValue(obj, node)
+
+    def buffer_attribute(self, buf: BufferValue, node: ast.Attribute) -> ir.Expr | StaticValue:
+        ref = buf.ref
+        if node.attr == "shape":
+            return StaticValue(("shape", ref), node)
+        if node.attr == "ndim":
+            return ir.Const(value=ref.ndim, type=INT64, weak=True, loc=self.loc(node))
+        if node.attr == "size":
+            return self.buffer_size(ref, node)
+        raise self.rep.syntax(node, f"arrays have no attribute {node.attr!r} in kernels",
+                              hint="use .shape[d], .ndim or .size")
+
+    def buffer_size(self, ref: ir.BufferRef, node: ast.AST) -> ir.Expr:
+        loc = self.loc(node)
+        if ref.shape is not None:
+            n = 1
+            for s in ref.shape:
+                n *= s
+            return ir.Const(value=n, type=INDEX, loc=loc)
+        size: ir.Expr = ir.Shape(buffer=ref, dim=0, type=INDEX, loc=loc)
+        for d in range(1, ref.ndim):
+            size = ir.BinOp(op="Mult", left=size, right=ir.Shape(buffer=ref, dim=d, type=INDEX, loc=loc),
+                            type=INDEX, loc=loc)
+        return size
+
+    def shape_of(self, ref: ir.BufferRef, dim: int, node: ast.AST) -> ir.Expr:
+        if not -ref.ndim <= dim < ref.ndim:
+            raise self.rep.type(node, f"{ref.py_name!r} has {ref.ndim} dimension(s); shape[{dim}] is out of range")
+        dim %= ref.ndim
+        if ref.shape is not None:
+            return ir.Const(value=ref.shape[dim], type=INDEX, loc=self.loc(node))
+        return ir.Shape(buffer=ref, dim=dim, type=INDEX, loc=self.loc(node))
+
+    # ----------------------------------------------------------------------------- subscripts
+
+    def x_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        base = self.value(node.value)
+        if isinstance(base, StaticValue) and isinstance(base.value, tuple) and base.value[:1] == ("shape",):
+            d = self.constant_int(node.slice, "the dimension in .shape[d]")
+            return self.shape_of(base.value[1], d, node)
+        if isinstance(base, BufferValue):
+            ref = base.ref
+            self.note_access(ref, read=True)  # type: ignore[attr-defined]
+            indices = self.indices(ref, node.slice, node)
+            return ir.BufferLoad(buffer=ref, indices=indices, type=ref.dtype, loc=self.loc(node))
+        if isinstance(node.value, ast.Subscript):
+            raise self.rep.syntax(node, "chained indexing a[i][j] is not supported",
+                                  hint="index all dimensions at once: a[i, j]")
+        raise self.rep.type(node, f"{ast.unparse(node.value)!r} cannot be indexed",
+                            hint="only buffers and dc.shared arrays can be indexed in kernels")
+
+    def indices(self, ref: ir.BufferRef, index: ast.expr, node: ast.AST) -> list[ir.Expr]:
+        parts = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+        if len(parts) != ref.ndim:
+            raise self.rep.type(node, f"{ref.py_name!r} has {ref.ndim} dimension(s) but is indexed with "
+                                      f"{len(parts)} index(es)",
+                                hint="give one index per dimension" if len(parts) < ref.ndim else None)
+        out = []
+        for d, p in enumerate(parts):
+            if isinstance(p, ast.Slice):
+                raise self.rep.syntax(p, "slices are not supported in kernels",
+                                      hint="index one element at a time: a[i, j]")
+            e = self.expr(p)
+            if not (e.type.is_int or e.type.is_bool) or e.type.is_bool:
+                raise self.rep.type(p, f"array indices must be integers, not {e.type}",
+                                    hint="convert with int(x)" if e.type.is_float else None)
+            if is_weak(e) and e.value < 0:  # type: ignore[attr-defined]
+                # a constant negative index counts from the end, as in Python
+                e = ir.BinOp(op="Add", left=self.shape_of(ref, d, p),
+                             right=ir.Const(value=e.value, type=INDEX, loc=e.loc),  # type: ignore[attr-defined]
+                             type=INDEX, loc=e.loc)
+            out.append(convert(e, INDEX))
+        return out
+
+    def constant_int(self, node: ast.expr, what: str) -> int:
+        e = self.expr(node)
+        if not isinstance(e, ir.Const) or not isinstance(e.value, int) or isinstance(e.value, bool):
+            raise self.rep.type(node, f"{what} must be a constant integer")
+        return int(e.value)
+
+    # ----------------------------------------------------------------------------- operators
+
+    def x_BinOp(self, node: ast.BinOp) -> ir.Expr:
+        op = _BINOP_NAMES.get(type(node.op))
+        if op is None:
+            raise self.rep.syntax(node, f"the operator {type(node.op).__name__} is not supported in kernels")
+        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+
+    def binop(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
+        loc = self.loc(node)
+        if is_weak(a) and is_weak(b):
+            try:
+                value = fold.binop(op, a.value, b.value)  # type: ignore[attr-defined]
+            except fold.FoldError as e:
+                raise self.rep.type(node, f"invalid constant expression: {e}") from None
+            return ir.Const(value=value, type=type_of_python_scalar(value), weak=True, loc=loc)
+        sym = _BINOP_SYMBOLS[op]
+        t = unify(a, b)
+        if op in ("LShift", "RShift", "BitAnd", "BitOr", "BitXor"):
+            if a.type.is_float or b.type.is_float:
+                raise self.rep.type(node, f"unsupported operand types for {sym}: {a.type} and {b.type}",
+                                    hint="bitwise operators need integers")
+            if t.is_bool and op in ("LShift", "RShift"):
+                t = INT64
+            return ir.BinOp(op=op, left=convert(a, t), right=convert(b, t), type=t, loc=loc)
+        if op == "TrueDiv":
+            ft = t if t.is_float else FLOAT64
+            return ir.BinOp(op=op, left=convert(a, ft), right=convert(b, ft), type=ft, loc=loc)
+        if op == "Pow":
+            return self.power(a, b, t, loc)
+        if t.is_bool:
+            t = INT64
+        return ir.BinOp(op=op, left=convert(a, t), right=convert(b, t), type=t, loc=loc)
+
+    def power(self, a: ir.Expr, b: ir.Expr, t: ScalarType, loc: ir.Loc) -> ir.Expr:
+        if t.is_bool:
+            t = INT64
+        if t.is_int:
+            if is_weak(b) and b.value < 0:  # type: ignore[attr-defined]
+                # Python: an int to a negative power is a float
+                return ir.BinOp(op="Pow", left=convert(a, FLOAT64), right=convert(b, INT32), type=FLOAT64, loc=loc)
+            return ir.BinOp(op="Pow", left=convert(a, t), right=convert(b, t), type=t, loc=loc)
+        # float base: keep an integral exponent integral (x ** 2 stays exact and cheap)
+        if is_weak(b) and isinstance(b.value, int) and not isinstance(b.value, bool):  # type: ignore[attr-defined]
+            exp_t = INT32 if -(1 << 31) <= b.value < 1 << 31 else INT64  # type: ignore[attr-defined]
+            return ir.BinOp(op="Pow", left=convert(a, t), right=convert(b, exp_t), type=t, loc=loc)
+        if not is_weak(b) and (b.type.is_int or b.type.is_bool):
+            right = convert(b, INT32) if b.type.is_bool else b
+            return ir.BinOp(op="Pow", left=convert(a, t), right=right, type=t, loc=loc)
+        return ir.BinOp(op="Pow", left=convert(a, t), right=convert(b, t), type=t, loc=loc)
+
+    def x_UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
+        op = type(node.op).__name__
+        if op == "Not":
+            return self.cond(node)
+        e = self.expr(node.operand)
+        loc = self.loc(node)
+        if is_weak(e):
+            try:
+                value = fold.unary(op, e.value)  # type: ignore[attr-defined]
+            except fold.FoldError as err:
+                raise self.rep.type(node, f"invalid constant expression: {err}") from None
+            return ir.Const(value=value, type=type_of_python_scalar(value), weak=True, loc=loc)
+        if op == "Not":
+            return ir.UnaryOp(op="Not", operand=truth(e), type=BOOL, loc=loc)
+        if op == "UAdd":
+            return convert(e, INT64) if e.type.is_bool else e
+        if op == "USub":
+            if e.type.is_bool:
+                e = convert(e, INT64)
+            return ir.UnaryOp(op="USub", operand=e, type=e.type, loc=loc)
+        if op == "Invert":
+            if e.type.is_float:
+                raise self.rep.type(node, f"bad operand type for unary ~: {e.type}")
+            if e.type.is_bool:
+                e = convert(e, INT64)
+            return ir.UnaryOp(op="Invert", operand=e, type=e.type, loc=loc)
+        raise self.rep.syntax(node, f"the operator {op} is not supported in kernels")
+
+    def x_Compare(self, node: ast.Compare) -> ir.Expr:
+        operands = [node.left, *node.comparators]
+        pairs: list[ir.Expr] = []
+        left = self.expr(operands[0])
+        for i, (op_node, right_node) in enumerate(zip(node.ops, operands[1:], strict=False)):
+            op = _CMP_NAMES.get(type(op_node))
+            if op is None:
+                word = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}.get(type(op_node), "?")
+                raise self.rep.syntax(node, f"the comparison {word!r} is not supported in kernels",
+                                      hint="compare numbers with == or !=" if "is" in word else None)
+            right = self.expr(right_node)
+            later: ir.Expr = right
+            if i < len(node.ops) - 1 and not isinstance(right, (ir.Const, ir.Var)):
+                # evaluate the middle operand once: bind it on first use, reread it after
+                tmp = self.temp(right.type, right_node)  # type: ignore[attr-defined]
+                right_first: ir.Expr = ir.Bind(name=tmp, value=right, type=right.type, loc=right.loc)
+                later = ir.Var(name=tmp, type=right.type, loc=right.loc)
+            else:
+                right_first = right
+            pairs.append(self.compare(op, left, right_first, right_node if i else node))
+            left = later
+        if len(pairs) == 1:
+            return pairs[0]
+        if all(isinstance(p, ir.Const) for p in pairs):
+            return ir.Const(value=all(p.value for p in pairs), type=BOOL, weak=True,  # type: ignore[attr-defined]
+                            loc=self.loc(node))
+        return ir.BoolOp(op="and", values=pairs, type=BOOL, loc=self.loc(node))
+
+    def compare(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
+        loc = self.loc(node)
+        if is_weak(a) and is_weak(b):
+            return ir.Const(value=fold.compare(op, a.value, b.value), type=BOOL, weak=True,  # type: ignore[attr-defined]
+                            loc=loc)
+        t = unify(a, b)
+        return ir.Compare(op=op, left=convert(a, t), right=convert(b, t), type=BOOL, loc=loc)
+
+    def x_BoolOp(self, node: ast.BoolOp) -> ir.Expr:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        values = [self.expr(v) for v in node.values]
+        loc = self.loc(node)
+        if all(v.type.is_bool for v in values):
+            return self.fold_boolop(op, values, loc)
+        # Python returns an operand, not a bool: lower pairwise from the right
+        result = values[-1]
+        for v in reversed(values[:-1]):
+            result = self.value_boolop(op, v, result, node)
+        return result
+
+    def fold_boolop(self, op: str, values: list[ir.Expr], loc: ir.Loc) -> ir.Expr:
+        kept: list[ir.Expr] = []
+        for v in values:
+            if isinstance(v, ir.Const):
+                if bool(v.value) == (op == "or"):
+                    # short-circuits here: later operands never run
+                    kept.append(ir.Const(value=bool(v.value), type=BOOL, loc=v.loc))
+                    break
+                continue  # a neutral constant
+            kept.append(strengthen(v))
+        if not kept:
+            return ir.Const(value=op == "and", type=BOOL, weak=True, loc=loc)
+        if len(kept) == 1:
+            return kept[0]
+        return ir.BoolOp(op=op, values=kept, type=BOOL, loc=loc)
+
+    def value_boolop(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
+        t = unify(a, b)
+        loc = self.loc(node)
+        if isinstance(a, ir.Const):
+            chosen = (b if a.value else a) if op == "and" else (a if a.value else b)
+            return convert(chosen, t) if not is_weak(chosen) or chosen is a else chosen
+        if isinstance(a, ir.Var):
+            first: ir.Expr = a
+            again: ir.Expr = a
+        else:
+            tmp = self.temp(a.type, node)  # type: ignore[attr-defined]
+            first = ir.Bind(name=tmp, value=a, type=a.type, loc=a.loc)
+            again = ir.Var(name=tmp, type=a.type, loc=a.loc)
+        cond = truth(first)
+        if op == "and":
+            return ir.IfExp(cond=cond, then=convert(b, t), orelse=convert(again, t), type=t, loc=loc)
+        return ir.IfExp(cond=cond, then=convert(again, t), orelse=convert(b, t), type=t, loc=loc)
+
+    def x_IfExp(self, node: ast.IfExp) -> ir.Expr:
+        cond = self.cond(node.test)
+        a = self.expr(node.body)
+        b = self.expr(node.orelse)
+        if isinstance(cond, ir.Const):
+            return a if cond.value else b
+        t = unify(a, b)
+        return ir.IfExp(cond=cond, then=convert(a, t), orelse=convert(b, t), type=t, loc=self.loc(node))
+
+    def x_NamedExpr(self, node: ast.NamedExpr) -> ir.Expr:
+        value = self.expr(node.value)
+        name = self.assign_name(node.target, value, node)  # type: ignore[attr-defined]
+        var = self.scope[node.target.id].var  # type: ignore[attr-defined]
+        return ir.Bind(name=name, value=self.coerce_assign(value, var.type, node.target, node.target.id),  # type: ignore[attr-defined]
+                       type=var.type, loc=self.loc(node))
+
+    def x_Tuple(self, node: ast.Tuple) -> ir.Expr:
+        raise self.rep.syntax(node, "tuples are not values in kernels",
+                              hint="tuples may only index arrays (a[i, j]) or be assigned element-wise")
+
+    def x_Call(self, node: ast.Call) -> ir.Expr:
+        return self.call(node)  # type: ignore[attr-defined]
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def coerce_assign(self, value: ir.Expr, t: ScalarType, node: ast.AST, what: str) -> ir.Expr:
+        reason = implicit_ok(value, t)
+        if reason is not None:
+            hint = f"convert explicitly, e.g. dc.{t.name}(...)" if t.name != "bool" else "use bool(...)"
+            if value.type.is_float and t.is_int:
+                hint += f", or give {what!r} a float initial value (0.0)"
+            raise self.rep.type(node, f"cannot assign to {what!r} of type {t}: {reason}", hint=hint)
+        return convert(value, t)
+
+    def buffer_arg(self, v: BufferValue) -> ir.BufferArg:
+        return ir.BufferArg(buffer=v.ref, loc=self.loc(v.node))
+
+
+def buffer_type(ref: ir.BufferRef) -> BufferType:
+    return BufferType(ref.dtype, ref.ndim)
+
+
+__all__ = ["ExprLowering", "BufferValue", "StaticValue", "buffer_type"]

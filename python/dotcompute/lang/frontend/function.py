@@ -1,0 +1,183 @@
+"""Lowering one Python function (kernel or device function) to an IR function."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from .. import ir
+from ..types import VOID, BufferType, ScalarType, scalar_type
+from .calls import CallLowering
+from .exprs import BufferValue, ExprLowering
+from .names import NameAllocator
+from .resolve import MISSING, lookup, static_eval
+from .source import ParsedFunction
+from .stmts import StmtLowering
+from .typing_rules import common_type, convert
+
+
+@dataclass
+class Sym:
+    """What a name in the function's scope is: ``kind`` is "param", "local" or "shared"."""
+
+    kind: str
+    var: Any  # ir.Param | ir.LocalVar | ir.SharedDecl
+    ref: ir.BufferRef | None = None
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    """Names bound anywhere in the function body (Python makes them local to it)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
+
+
+class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
+    def __init__(self, parsed: ParsedFunction, builder: Any, param_types: list[ScalarType | BufferType],
+                 is_kernel: bool, ir_name: str, debug_ids: list[int] | None = None,
+                 return_spec: ScalarType | None | str = None) -> None:
+        self.parsed = parsed
+        self.rep = parsed.reporter
+        self.builder = builder
+        self.is_kernel = is_kernel
+        self.ir_name = ir_name
+        self.scope: dict[str, Sym] = {}
+        self.local_names = assigned_names(parsed.tree)
+        self.names = NameAllocator()
+        self.locals: list[ir.LocalVar] = []
+        self.shared: list[ir.SharedDecl] = []
+        self.params: list[ir.Param] = []
+        self.block: list[ir.Stmt] = []
+        self.loop_depth = 0
+        self.nesting = 0
+        self.uses_barrier = False
+        self.uses_atomics = False
+        self.returns: list[tuple[ir.Return, ast.Return]] = []
+        self.return_spec = return_spec
+        self._param_names: set[str] = set()
+        args = parsed.tree.args
+        for i, (a, t) in enumerate(zip(args.args, param_types, strict=False)):
+            name = self.names.fresh(a.arg)
+            p = ir.Param(name=name, py_name=a.arg, type=t, index=i, loc=self.loc(a))
+            self.params.append(p)
+            self._param_names.add(name)
+            ref = None
+            if isinstance(t, BufferType):
+                did = debug_ids[i] if debug_ids else i
+                ref = ir.BufferRef(name=name, py_name=a.arg, space="global", dtype=t.dtype, ndim=t.ndim,
+                                   param_index=i, debug_id=did)
+            self.scope[a.arg] = Sym("param", p, ref)
+
+    # ----------------------------------------------------------------------------- scope
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        value, cap = lookup(self.parsed, name)
+        if value is MISSING:
+            raise self.rep.syntax(node, f"name {name!r} is not defined")
+        if cap is not None:
+            self.builder.captures.append(cap)
+        return value
+
+    def symbol_value(self, sym: Sym, node: ast.Name) -> ir.Expr | BufferValue:
+        if sym.ref is not None:
+            return BufferValue(sym.ref, node)
+        return ir.Var(name=sym.var.name, type=sym.var.type, loc=self.loc(node))
+
+    def is_param_name(self, name: str) -> bool:
+        return name in self._param_names
+
+    def declare(self, py_name: str, t: ScalarType, node: ast.AST) -> ir.LocalVar:
+        var = ir.LocalVar(name=self.names.fresh(py_name), py_name=py_name, type=t, loc=self.loc(node))
+        self.locals.append(var)
+        self.scope[py_name] = Sym("local", var)
+        return var
+
+    def temp(self, t: ScalarType, node: ast.AST, hint: str = "t") -> str:
+        var = ir.LocalVar(name=self.names.fresh(f"tmp_{hint}"), py_name=f"<{hint}>", type=t, loc=self.loc(node))
+        self.locals.append(var)
+        return var.name
+
+    def declare_shared(self, py_name: str, shape: tuple[int, ...], dtype: ScalarType, node: ast.AST) -> None:
+        name = self.names.fresh(py_name)
+        decl = ir.SharedDecl(name=name, py_name=py_name, dtype=dtype, shape=shape, loc=self.loc(node))
+        self.shared.append(decl)
+        ref = ir.BufferRef(name=name, py_name=py_name, space="shared", dtype=dtype, ndim=len(shape), shape=shape)
+        self.scope[py_name] = Sym("shared", decl, ref)
+
+    def note_access(self, ref: ir.BufferRef, read: bool = False, written: bool = False) -> None:
+        if ref.space != "global" or ref.param_index is None:
+            return
+        p = self.params[ref.param_index]
+        p.read |= read
+        p.written |= written
+
+    def annotation_type(self, node: ast.expr) -> ScalarType:
+        obj = static_eval(self.parsed, node, self.builder.captures)
+        t = scalar_type(obj)
+        if t is None:
+            raise self.rep.type(node, f"{ast.unparse(node)} is not a kernel scalar type",
+                                hint="use dc.bool_, dc.int32, dc.int64, dc.uint32, dc.float32 or dc.float64")
+        return t
+
+    # ----------------------------------------------------------------------------- whole function
+
+    def lower(self) -> ir.Function:
+        for name in self.names_for_reserve():
+            self.names.reserve(name)
+        body = self.stmts(self.parsed.tree.body)
+        loc = self.loc(self.parsed.tree)
+        if self.is_kernel:
+            return ir.Kernel(name=self.ir_name, py_name=self.parsed.name, params=self.params, return_type=VOID,
+                             body=body, locals=self.locals, filename=self.parsed.info.filename, loc=loc,
+                             shared=self.shared, uses_barrier=self.uses_barrier, uses_atomics=self.uses_atomics)
+        rt = self.finish_returns(body)
+        return ir.Function(name=self.ir_name, py_name=self.parsed.name, params=self.params, return_type=rt,
+                           body=body, locals=self.locals, filename=self.parsed.info.filename, loc=loc)
+
+    def names_for_reserve(self) -> list[str]:
+        return [self.ir_name]
+
+    def finish_returns(self, body: list[ir.Stmt]) -> ScalarType | Any:
+        valued = [(r, n) for r, n in self.returns if r.value is not None]
+        bare = [(r, n) for r, n in self.returns if r.value is None]
+        spec = self.return_spec
+        if isinstance(spec, ScalarType):
+            if bare:
+                raise self.rep.type(bare[0][1], f"{self.parsed.name}() must return a {spec} value")
+            for r, _ in valued:
+                assert r.value is not None
+                r.value = convert(r.value, spec)  # the annotation is an explicit conversion
+            rt: ScalarType = spec
+        elif spec == "void" or not valued:
+            if valued:
+                raise self.rep.type(valued[0][1], f"{self.parsed.name}() is declared to return None")
+            return VOID
+        else:
+            if bare:
+                raise self.rep.type(bare[0][1], f"{self.parsed.name}() returns a value elsewhere; "
+                                                "every return must give one")
+            rt = common_type([r.value for r, _ in valued if r.value is not None])
+            for r, _ in valued:
+                assert r.value is not None
+                r.value = convert(r.value, rt)
+        if not always_returns(body):
+            zero_value = 0.0 if rt.is_float else (False if rt.is_bool else 0)
+            zero = ir.Const(value=zero_value, type=rt, loc=self.loc(self.parsed.tree))
+            body.append(ir.Return(value=zero, loc=zero.loc))
+        return rt
+
+
+def always_returns(body: list[ir.Stmt]) -> bool:
+    """Whether every path through ``body`` ends in a return (conservatively)."""
+    for s in body:
+        if isinstance(s, ir.Return):
+            return True
+        if isinstance(s, ir.If) and always_returns(s.then) and always_returns(s.orelse):
+            return True
+    return False
+
+
+__all__ = ["FunctionLowerer", "Sym", "assigned_names", "always_returns"]

@@ -1,0 +1,95 @@
+"""A kernel's or device function's parameters as the language sees them (from annotations)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from .. import ir
+from ..diagnostics import Reporter
+from ..types import BufferAnnotation, BufferType, ScalarType
+from .resolve import Capture, classify_annotation, static_eval
+from .source import ParsedFunction
+from .typing_rules import strengthen
+
+
+@dataclass
+class ParamDecl:
+    """One parameter: ``spec`` is a ScalarType, a BufferAnnotation (maybe generic) or None
+    (unannotated: a scalar or a buffer, fixed by the argument)."""
+
+    name: str
+    spec: ScalarType | BufferAnnotation | None
+    node: ast.arg
+
+    @property
+    def generic(self) -> bool:
+        return self.spec is None or (isinstance(self.spec, BufferAnnotation) and self.spec.generic)
+
+    def buffer_type_for(self, ref: ir.BufferRef, rep: Reporter, node: ast.AST) -> BufferType:
+        spec = self.spec
+        if isinstance(spec, ScalarType):
+            raise rep.type(node, f"parameter {self.name!r} is a {spec} number, but an array was passed")
+        if isinstance(spec, BufferAnnotation):
+            if spec.dtype is not None and spec.dtype != ref.dtype:
+                raise rep.type(node, f"parameter {self.name!r} expects a buffer of {spec.dtype}, "
+                                     f"got one of {ref.dtype}")
+            if spec.ndim is not None and spec.ndim != ref.ndim:
+                raise rep.type(node, f"parameter {self.name!r} expects a {spec.ndim}-d buffer, got a {ref.ndim}-d one")
+        return BufferType(ref.dtype, ref.ndim)
+
+    def scalar_type_for(self, e: ir.Expr, rep: Reporter, node: ast.AST) -> ScalarType:
+        if isinstance(self.spec, BufferAnnotation):
+            raise rep.type(node, f"parameter {self.name!r} expects a buffer, but a number was passed")
+        if isinstance(self.spec, ScalarType):
+            return self.spec
+        return strengthen(e).type
+
+
+def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -> list[ParamDecl]:
+    rep = parsed.reporter
+    args = parsed.tree.args
+    if args.vararg is not None:
+        raise rep.syntax(args.vararg, "*args parameters are not supported in kernels")
+    if args.kwarg is not None:
+        raise rep.syntax(args.kwarg, "**kwargs parameters are not supported in kernels")
+    if args.kwonlyargs:
+        raise rep.syntax(args.kwonlyargs[0], "keyword-only parameters are not supported in kernels")
+    if args.defaults:
+        raise rep.syntax(args.defaults[0], "default parameter values are not supported in kernels")
+    out = []
+    seen = set()
+    for a in [*args.posonlyargs, *args.args]:
+        if a.arg in seen:
+            raise rep.syntax(a, f"duplicate parameter {a.arg!r}")
+        seen.add(a.arg)
+        spec: Any = None
+        if a.annotation is not None:
+            obj = static_eval(parsed, a.annotation, captures)
+            spec = classify_annotation(obj)
+            if isinstance(spec, str):
+                raise rep.type(a.annotation, f"parameter {a.arg!r}: {spec}",
+                               hint="annotate with dc.Buffer[dtype, ndim] or a scalar dtype such as dc.float32")
+        out.append(ParamDecl(a.arg, spec, a))
+    return out
+
+
+def return_spec(parsed: ParsedFunction, captures: list[Capture] | None = None) -> ScalarType | str | None:
+    """The annotated return type, "void" for ``-> None``, None when unannotated."""
+    node = parsed.tree.returns
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "void"
+    obj = static_eval(parsed, node, captures)
+    if obj is None:
+        return "void"
+    spec = classify_annotation(obj)
+    if not isinstance(spec, ScalarType):
+        raise parsed.reporter.type(node, f"{parsed.name}() must return a scalar type, not {ast.unparse(node)}",
+                                   hint="device functions return numbers; write arrays through buffer parameters")
+    return spec
+
+
+__all__ = ["ParamDecl", "param_decls", "return_spec"]

@@ -1,0 +1,90 @@
+"""Getting a kernel's Python source and AST, with positions mapped back to the user's file."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import KernelSyntaxError
+from ..diagnostics import Reporter, SourceInfo
+
+
+@dataclass
+class ParsedFunction:
+    """One Python function's AST and the namespace its free names resolve in."""
+
+    pyfunc: Any
+    name: str
+    tree: ast.FunctionDef
+    info: SourceInfo
+    reporter: Reporter
+    globals: dict[str, Any]
+    closure: dict[str, Any]
+
+
+def _leading_ws(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def parse_function(pyfunc: Any) -> ParsedFunction:
+    """Parse ``pyfunc``'s source. Raises KernelSyntaxError when there is no usable source."""
+    name = getattr(pyfunc, "__name__", repr(pyfunc))
+    code = getattr(pyfunc, "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    if code is None:
+        raise KernelSyntaxError(f"{name!r} is not a Python function; kernels are written as `def` functions",
+                                filename=filename)
+    if name == "<lambda>":
+        raise KernelSyntaxError("a lambda cannot be a kernel or device function", filename=filename,
+                                lineno=code.co_firstlineno, hint="write it as a `def` function")
+    try:
+        lines, start = inspect.getsourcelines(pyfunc)
+    except (OSError, TypeError) as e:
+        raise KernelSyntaxError(f"the source of {name!r} is not available ({e})", filename=filename,
+                                lineno=code.co_firstlineno,
+                                hint="kernels must be defined in a file, not typed at an interactive prompt") from None
+    file_lines = tuple(linecache.getlines(filename)) or tuple(lines)
+    indent = min((_leading_ws(ln) for ln in lines if ln.strip()), default=0)
+    text = "".join(ln[indent:] if ln.strip() else "\n" for ln in lines)
+    info = SourceInfo(filename=filename, line_offset=start - 1, col_offset=indent, file_lines=file_lines)
+    reporter = Reporter(info)
+    try:
+        module = ast.parse(text)
+    except SyntaxError as e:
+        raise reporter.syntax(None, f"cannot parse the source of {name!r}: {e.msg}") from None
+    tree = next((n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if tree is None:
+        raise reporter.syntax(None, f"no function definition found in the source of {name!r}")
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise reporter.syntax(tree, "async functions cannot be kernels", hint="remove `async`")
+    return ParsedFunction(pyfunc=pyfunc, name=name, tree=tree, info=info, reporter=reporter,
+                          globals=getattr(pyfunc, "__globals__", {}), closure=closure_of(pyfunc))
+
+
+def parse_tree(tree: ast.FunctionDef, filename: str, file_lines: tuple[str, ...], namespace: dict[str, Any],
+               pyfunc: Any = None) -> ParsedFunction:
+    """A ParsedFunction for a def found in a whole file's AST (``dotcompute check``)."""
+    info = SourceInfo(filename=filename, line_offset=0, col_offset=0, file_lines=file_lines)
+    return ParsedFunction(pyfunc=pyfunc, name=tree.name, tree=tree, info=info, reporter=Reporter(info),
+                          globals=namespace, closure={} if pyfunc is None else closure_of(pyfunc))
+
+
+def closure_of(pyfunc: Any) -> dict[str, Any]:
+    """The closure variables of ``pyfunc`` that are bound (empty cells are left out)."""
+    code = getattr(pyfunc, "__code__", None)
+    cells = getattr(pyfunc, "__closure__", None) or ()
+    out: dict[str, Any] = {}
+    if code is None:
+        return out
+    for name, cell in zip(code.co_freevars, cells, strict=False):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return out
+
+
+__all__ = ["ParsedFunction", "parse_function", "parse_tree", "closure_of"]

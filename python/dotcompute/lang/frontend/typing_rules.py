@@ -1,0 +1,119 @@
+"""Conversions between IR expressions under the language's type rules (docs/kernel-language.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ir
+from ..types import BOOL, FLOAT32, INT64, ScalarType, fits, literal_type, promote, wrap_int
+
+
+def is_weak(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Const) and e.weak
+
+
+def const_value(value: bool | int | float, t: ScalarType) -> bool | int | float:
+    """``value`` converted to type ``t`` exactly as the generated code would."""
+    if t.is_bool:
+        return bool(value)
+    if t.is_int:
+        if isinstance(value, float):
+            if math.isnan(value):
+                return 0
+            if math.isinf(value):
+                value = 1 << 70 if value > 0 else -(1 << 70)
+            lo, hi = (0, (1 << t.bits) - 1) if t.kind == "u" else (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1)
+            return max(lo, min(hi, int(value)))  # saturating, like the emitted conversion
+        return wrap_int(int(value), t)
+    v = float(value) if not isinstance(value, int) or abs(value) < 1 << 1023 else math.inf
+    if t == FLOAT32:
+        with np.errstate(over="ignore"):
+            v = float(np.float32(v))
+    return v
+
+
+def convert(e: ir.Expr, t: ScalarType, loc: ir.Loc | None = None) -> ir.Expr:
+    """An explicit conversion (a cast the user wrote, or a store into a buffer)."""
+    if e.type == t and not is_weak(e):
+        return e
+    if isinstance(e, ir.Const):
+        return ir.Const(value=const_value(e.value, t), type=t, loc=loc or e.loc)
+    if t.is_bool:
+        return truth(e)
+    return ir.Cast(value=e, type=t, loc=loc or e.loc)
+
+
+def truth(e: ir.Expr) -> ir.Expr:
+    """Python's truth test as a bool expression."""
+    if e.type == BOOL:
+        if is_weak(e):
+            return ir.Const(value=bool(e.value), type=BOOL, loc=e.loc)  # type: ignore[attr-defined]
+        return e
+    if isinstance(e, ir.Const):
+        return ir.Const(value=bool(e.value), type=BOOL, loc=e.loc)
+    zero = ir.Const(value=0.0 if e.type.is_float else 0, type=e.type, loc=e.loc)
+    return ir.Compare(op="NotEq", left=e, right=zero, type=BOOL, loc=e.loc)
+
+
+def strengthen(e: ir.Expr) -> ir.Expr:
+    """A weak literal with its default type (int → int64, float → float64, bool → bool)."""
+    if is_weak(e):
+        assert isinstance(e, ir.Const)
+        return ir.Const(value=e.value, type=e.type, loc=e.loc)
+    return e
+
+
+def unify(a: ir.Expr, b: ir.Expr) -> ScalarType:
+    """The common type of two operands, literals adapting to the other side."""
+    if is_weak(a) and not is_weak(b):
+        return promote(literal_type(a.value, b.type), b.type)  # type: ignore[attr-defined]
+    if is_weak(b) and not is_weak(a):
+        return promote(a.type, literal_type(b.value, a.type))  # type: ignore[attr-defined]
+    return promote(a.type, b.type)
+
+
+def implicit_ok(e: ir.Expr, t: ScalarType) -> str | None:
+    """None when ``e`` may be assigned to a ``t`` without a cast, else the reason it may not."""
+    if e.type == t:
+        return None
+    if is_weak(e):
+        v = e.value  # type: ignore[attr-defined]
+        if isinstance(v, bool) or t.is_float:
+            return None if not (t.is_bool and not isinstance(v, bool)) else f"{v!r} is not a bool"
+        if isinstance(v, int):
+            if t.is_int and fits(v, t):
+                return None
+            if t.is_bool:
+                return f"{v!r} is not a bool"
+            return f"the constant {v} does not fit in {t}"
+        return f"a float constant cannot become {t} implicitly"
+    if promote(e.type, t) == t and not (t.is_bool and not e.type.is_bool):
+        return None
+    return f"a {e.type} value cannot become {t} implicitly"
+
+
+def common_type(values: list[ir.Expr]) -> ScalarType:
+    """The type several values meet in (returns of a device function, range bounds)."""
+    strong = [v.type for v in values if not is_weak(v)]
+    if not strong:
+        t = values[0].type
+        for v in values[1:]:
+            t = promote(t, v.type)
+        return t
+    t = strong[0]
+    for s in strong[1:]:
+        t = promote(t, s)
+    for v in values:
+        if is_weak(v):
+            t = promote(t, literal_type(v.value, t))  # type: ignore[attr-defined]
+    return t
+
+
+def default_int(e: ir.Expr) -> ScalarType:
+    return INT64 if is_weak(e) else e.type
+
+
+__all__ = ["is_weak", "const_value", "convert", "truth", "strengthen", "unify", "implicit_ok", "common_type",
+           "default_int"]

@@ -1,0 +1,247 @@
+"""Launching a kernel-language kernel: specialisation → compiled kernel → launch plan → launch.
+
+Per (accelerator, argument signature, debug) the work is done once and kept in a
+:class:`LaunchEntry`; a launch then only looks the entry up and calls ``plan.launch``
+(which validates and packs the arguments in C++). Debug launches and launches that must
+stage numpy arrays through device buffers take the slower paths below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelIndexError, KernelTypeError, LaunchError
+from .types import BufferType
+
+_INT64 = np.dtype(np.int64)
+
+
+class LaunchEntry:
+    """Everything a launch needs for one kernel specialisation on one accelerator."""
+
+    __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
+                 "debug", "ndims", "names", "max_group")
+
+    def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
+                 ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
+        self.spec = spec
+        self.emitted = emitted
+        self.plan = plan
+        self.nparams = len(names)
+        self.written = written
+        self.buffers = buffers
+        self.ndims = ndims
+        self.names = names
+        self.uses_barrier = emitted.uses_barrier
+        self.gs_params = emitted.global_size_params
+        self.debug = emitted.debug
+        self.max_group = max_group
+
+
+def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
+    """The part of the launch-cache key that depends on the arguments (None: fully annotated)."""
+    generic = kernel._generic
+    if not generic:
+        return None
+    key = []
+    for i in generic:
+        if i >= len(args):
+            return ("<count>", len(args))
+        a = args[i]
+        dt = getattr(a, "dtype", None)
+        key.append((type(a), dt, len(a.shape)) if dt is not None and hasattr(a, "shape") else type(a))
+    return tuple(key)
+
+
+def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> LaunchEntry:
+    from ..runtime import ParamSpec, compile_source
+
+    types = kernel.types_from_args(args)
+    spec = kernel.specialize(types, debug)
+    emitted = spec.emit(acc.backend)
+    k = spec.module.kernel
+    params = k.params
+    specs = []
+    for p in emitted.params:
+        if p.kind == "buffer":
+            src = params[[q.py_name for q in params].index(p.source)]
+            assert isinstance(src.type, BufferType)
+            specs.append(ParamSpec("buffer", src.py_name, src.type.dtype.np_dtype, ndim=src.type.ndim,
+                                   written=src.written))
+        elif p.kind == "scalar":
+            specs.append(ParamSpec("scalar", p.source or p.name, p.dtype.np_dtype))
+        elif p.kind == "extent":
+            if debug:
+                specs.append(ParamSpec("scalar", p.name, _INT64))
+        elif p.kind == "debug":
+            specs.append(ParamSpec("buffer", "<debug report>", _INT64, ndim=1, written=True))
+        elif p.kind == "global_size":
+            specs.append(ParamSpec("scalar", p.name, _INT64))
+        else:
+            raise LaunchError(f"{kernel.name}: the emitter produced an unknown parameter kind {p.kind!r}")
+    native_kernel = compile_source(acc, emitted.text, emitted.entry)
+    # debug launches pass every expanded argument themselves (the report buffer has no extents)
+    plan = native_kernel.plan(specs, raw=debug)
+    written = tuple(p.index for p in params if p.is_buffer and p.written)
+    buffers = tuple(p.index for p in params if p.is_buffer)
+    ndims = tuple(p.type.ndim if isinstance(p.type, BufferType) else 0 for p in params)
+    max_group = int(acc.info.get("max_work_group_size", 256) or 256) if emitted.uses_barrier else 256
+    return LaunchEntry(spec, emitted, plan, written, buffers, ndims, tuple(p.py_name for p in params), max_group)
+
+
+def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+                  args: tuple[Any, ...], stream: Any) -> None:
+    debug = kernel.debug if kernel.debug is not None else _env_debug()
+    if kernel._decls is None:
+        kernel.decls()
+    key = (acc, signature_key(kernel, args), debug)
+    entry = kernel._launches.get(key)
+    if entry is None or (entry.spec.captures and not entry.spec.valid()):
+        entry = prepare(kernel, acc, args, debug)
+        kernel._launches[key] = entry
+    if len(args) != entry.nparams:
+        raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(entry.names)}), "
+                              f"got {len(args)}")
+    if entry.uses_barrier:
+        local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group)
+    if entry.debug:
+        launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
+        return
+    call_args = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
+    try:
+        entry.plan.launch(global_size, local_size, call_args, stream)
+    except _needs_staging():
+        launch_staged(entry, acc, global_size, local_size, args, stream)
+
+
+def _env_debug() -> bool:
+    from .. import config
+
+    return config.debug()
+
+
+_NEEDS_STAGING: Any = None
+
+
+def _needs_staging() -> type[BaseException]:
+    global _NEEDS_STAGING
+    if _NEEDS_STAGING is None:
+        from ..runtime import NeedsStaging
+
+        _NEEDS_STAGING = NeedsStaging
+    return _NEEDS_STAGING
+
+
+def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+                       max_group: int) -> tuple[int, ...]:
+    """A kernel with barriers runs whole groups only: check or choose a dividing local size."""
+    if local_size is not None:
+        if len(local_size) != len(global_size):
+            raise LaunchError(f"{name}: local_size {local_size} and global_size {global_size} have different "
+                              "numbers of dimensions")
+        for g, loc in zip(global_size, local_size, strict=False):
+            if g % loc:
+                raise LaunchError(f"{name} calls barrier(), so global_size {global_size} must be a multiple of "
+                                  f"local_size {local_size} (a partial work-group cannot meet at a barrier)")
+        return local_size
+    budget = max(1, min(max_group, 256))
+    out = []
+    for g in global_size:
+        best = 1
+        for d in range(min(g, budget), 0, -1):
+            if g % d == 0:
+                best = d
+                break
+        out.append(best)
+        budget = max(1, budget // best)
+    return tuple(out)
+
+
+def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...]) -> tuple[list[Any], list[int]]:
+    staged = list(args)
+    host = []
+    for i in buffers:
+        a = args[i]
+        if isinstance(a, np.ndarray):
+            staged[i] = acc.asarray(np.ascontiguousarray(a))
+            host.append(i)
+    return staged, host
+
+
+def launch_staged(entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], local_size: Any,
+                  args: tuple[Any, ...], stream: Any) -> None:
+    """numpy arrays on a device that cannot read host memory: copy in, launch, copy back what was written."""
+    staged, host = _stage(acc, args, entry.buffers)
+    extra = entry.emitted.global_size_args(global_size) if entry.gs_params else ()
+    entry.plan.launch(global_size, local_size, tuple(staged) + extra, stream)
+    _copy_back(acc, entry, args, staged, host, stream)
+
+
+def _copy_back(acc: Any, entry: LaunchEntry, args: tuple[Any, ...], staged: list[Any], host: list[int],
+               stream: Any) -> None:
+    _sync(acc, stream)
+    for i in host:
+        if i in entry.written:
+            out = args[i]
+            result = staged[i].numpy()
+            if out.flags.writeable:
+                out[...] = result
+    _sync(acc, stream)
+
+
+def _sync(acc: Any, stream: Any) -> None:
+    if stream is not None and hasattr(stream, "synchronize"):
+        stream.synchronize()
+    else:
+        acc.synchronize()
+
+
+def launch_debug(kernel: Any, entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], local_size: Any,
+                 args: tuple[Any, ...], stream: Any) -> None:
+    """Pass every expanded argument (the plan is raw), then read the bounds-check report."""
+    unified = bool(getattr(acc, "unified_memory", False))
+    if unified:
+        call = list(args)
+        host: list[int] = []
+    else:
+        call, host = _stage(acc, args, entry.buffers)
+    report = np.zeros(4, dtype=np.int64) if unified else acc.zeros((4,), np.int64)
+    expanded: list[Any] = []
+    for i, a in enumerate(call):
+        expanded.append(a)
+        if entry.ndims[i]:
+            shape = getattr(a, "shape", None)
+            if shape is None or len(shape) != entry.ndims[i]:
+                raise KernelTypeError(f"{kernel.name}(): parameter {entry.names[i]!r} expects a "
+                                      f"{entry.ndims[i]}-d buffer")
+            expanded.extend(np.int64(s) for s in shape)
+    expanded.append(report)
+    if entry.gs_params:
+        expanded.extend(entry.emitted.global_size_args(global_size))
+    entry.plan.launch(global_size, local_size, tuple(expanded), stream)
+    if host:
+        _copy_back(acc, entry, args, call, host, stream)
+    else:
+        _sync(acc, stream)
+    values = report if unified else report.numpy()
+    if int(values[0]):
+        raise index_error(kernel, entry, int(values[1]), int(values[2]), int(values[3]))
+
+
+def index_error(kernel: Any, entry: LaunchEntry, debug_id: int, flat: int, line: int) -> KernelIndexError:
+    module = entry.spec.module
+    what = module.debug_names.get(debug_id, f"buffer #{debug_id}")
+    filename = module.kernel.filename
+    text = ""
+    try:
+        text = kernel.parsed().info.line_text(line) or ""
+    except Exception:
+        text = ""
+    shown = f"\n    {text.strip()}" if text.strip() else ""
+    return KernelIndexError(f"{filename}:{line}: index out of bounds in kernel {kernel.name!r}: {what} "
+                            f"accessed at flat index {flat}{shown}")
+
+
+__all__ = ["launch_kernel", "prepare", "LaunchEntry", "barrier_local_size", "signature_key", "index_error"]

@@ -1,0 +1,274 @@
+"""Types of the kernel language: scalars, buffers, work-group arrays, and the promotion rules.
+
+Scalar types are a closed set (``bool``, ``int32``, ``int64``, ``uint32``,
+``float32``, ``float64``), each a singleton :class:`ScalarType`, so emitters
+compare them with ``is`` or ``==`` and map them by ``.name``. The rules here
+are the ones written down in docs/kernel-language.md; the frontend is the only
+caller of :func:`promote` and :func:`literal_type`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """One scalar type. ``kind`` is numpy's: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float."""
+
+    name: str
+    kind: str
+    bits: int
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return np.dtype(self.name)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def is_int(self) -> bool:
+        """Signed or unsigned integer (bool excluded)."""
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+
+BOOL = ScalarType("bool", "b", 8)
+INT32 = ScalarType("int32", "i", 32)
+INT64 = ScalarType("int64", "i", 64)
+UINT32 = ScalarType("uint32", "u", 32)
+FLOAT32 = ScalarType("float32", "f", 32)
+FLOAT64 = ScalarType("float64", "f", 64)
+
+SCALAR_TYPES: tuple[ScalarType, ...] = (BOOL, INT32, INT64, UINT32, FLOAT32, FLOAT64)
+_BY_NAME = {t.name: t for t in SCALAR_TYPES}
+
+#: The type of every index, global id, size and ``.shape[d]`` in the IR.
+INDEX = INT64
+
+
+@dataclass(frozen=True)
+class BufferType:
+    """A C-contiguous n-d buffer parameter (``dc.Buffer[dtype, ndim]``) in global memory."""
+
+    dtype: ScalarType
+    ndim: int
+
+    def __str__(self) -> str:
+        return f"Buffer[{self.dtype}, {self.ndim}]"
+
+
+@dataclass(frozen=True)
+class SharedType:
+    """A work-group array from ``dc.shared(shape, dtype)``; the shape is known at compile time."""
+
+    dtype: ScalarType
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __str__(self) -> str:
+        return f"shared[{self.dtype}, {self.shape}]"
+
+
+@dataclass(frozen=True)
+class VoidType:
+    """The result of a kernel, of a device function without a return value, of ``barrier()``."""
+
+    def __str__(self) -> str:
+        return "void"
+
+
+VOID = VoidType()
+
+Type = ScalarType | BufferType | SharedType | VoidType
+
+
+def scalar_type(obj: Any) -> ScalarType | None:
+    """The kernel scalar type meant by ``obj`` (``dc.float32``, ``np.dtype('int32')``, ``bool``,
+    ``int``, ``float``, ``"float32"``), or None when it names none of them."""
+    if obj is bool:
+        return BOOL
+    if obj is int:
+        return INT64
+    if obj is float:
+        return FLOAT64
+    if isinstance(obj, ScalarType):
+        return obj
+    if isinstance(obj, str):
+        return _BY_NAME.get("bool" if obj == "bool_" else obj)
+    try:
+        dt = np.dtype(obj)
+    except (TypeError, ValueError):
+        return None
+    return _BY_NAME.get(dt.name)
+
+
+def from_dtype(dt: Any) -> ScalarType:
+    """Like :func:`scalar_type` but raises ``ValueError`` naming the kernel dtypes."""
+    t = scalar_type(dt)
+    if t is None:
+        names = ", ".join(t.name for t in SCALAR_TYPES)
+        raise ValueError(f"{dt!r} is not a kernel dtype; kernels compute with {names}")
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# dc.Buffer[...] annotations
+
+
+@dataclass(frozen=True)
+class BufferAnnotation:
+    """What ``dc.Buffer[dtype]``, ``dc.Buffer[dtype, ndim]`` and bare ``dc.Buffer`` stand for in a
+    signature. ``dtype``/``ndim`` None means generic: fixed per launch from the argument."""
+
+    dtype: ScalarType | None
+    ndim: int | None
+
+    @property
+    def generic(self) -> bool:
+        return self.dtype is None or self.ndim is None
+
+    def resolve(self, dtype: ScalarType | None = None, ndim: int | None = None) -> BufferType:
+        d = self.dtype or dtype
+        n = self.ndim or ndim
+        if d is None or n is None:
+            raise ValueError("a generic buffer annotation needs a dtype and ndim to resolve")
+        return BufferType(d, n)
+
+    def __repr__(self) -> str:
+        if self.dtype is None and self.ndim is None:
+            return "dc.Buffer"
+        d = self.dtype.name if self.dtype else "?"
+        return f"dc.Buffer[{d}, {self.ndim}]" if self.ndim else f"dc.Buffer[{d}]"
+
+
+def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnotation:
+    """The annotation object for ``dc.Buffer[dtype, ndim]`` (called by the runtime's Buffer class).
+
+    ``ndim`` defaults to 1 when a dtype is given (``dc.Buffer[dc.float32]`` is 1-D, as in the
+    design's examples); bare ``dc.Buffer`` (``dtype=None``) is generic in both.
+    """
+    st = None if dtype is None else from_dtype(dtype)
+    if ndim is None:
+        ndim = 1 if st is not None else None
+    if ndim is not None:
+        if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)) or not 1 <= int(ndim) <= 3:
+            raise ValueError(f"dc.Buffer ndim must be 1, 2 or 3, not {ndim!r}")
+        ndim = int(ndim)
+    return BufferAnnotation(st, ndim)
+
+
+# ---------------------------------------------------------------------------------------------
+# Promotion
+
+
+def promote(a: ScalarType, b: ScalarType) -> ScalarType:
+    """The common type of two operands (neither a literal). See docs/kernel-language.md.
+
+    * same type → that type;
+    * bool with anything → the other type (bool counts as the smallest integer);
+    * two floats → the wider; any int with a float → the float (as in C, not float64 as numpy);
+    * two ints of one signedness → the wider; int32/int64 with uint32 → int64.
+    """
+    if a == b:
+        return a
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    if a.is_float and b.is_float:
+        return a if a.bits >= b.bits else b
+    if a.is_float:
+        return a
+    if b.is_float:
+        return b
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    return INT64
+
+
+def fits(value: int, t: ScalarType) -> bool:
+    """Whether the Python int ``value`` is representable in integer type ``t``."""
+    if t.is_bool:
+        return value in (0, 1)
+    if t.kind == "u":
+        return 0 <= value < (1 << t.bits)
+    return -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1))
+
+
+def literal_type(value: bool | int | float, other: ScalarType | None) -> ScalarType:
+    """The type a Python literal takes next to an operand of type ``other`` (None: alone).
+
+    An int literal takes ``other``'s type when ``other`` is an int type it fits in, or a float
+    type; a float literal takes ``other``'s float type; otherwise int64 / float64 / bool.
+    """
+    if isinstance(value, bool):
+        return BOOL if other is None or other.is_bool else other
+    if isinstance(value, int):
+        if other is not None and (other.is_float or (other.is_int and fits(value, other))):
+            return other
+        return INT64
+    if other is not None and other.is_float:
+        return other
+    return FLOAT64
+
+
+def type_of_python_scalar(value: Any) -> ScalarType | None:
+    """The type of a folded constant: bool, int → int64, float → float64, numpy scalars exact."""
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, np.generic):
+        return scalar_type(value.dtype)
+    if isinstance(value, int):
+        return INT64
+    if isinstance(value, float):
+        return FLOAT64
+    return None
+
+
+def wrap_int(value: int, t: ScalarType) -> int:
+    """``value`` wrapped to integer type ``t`` (two's complement), as the generated code does."""
+    if t.is_bool:
+        return int(bool(value))
+    m = value & ((1 << t.bits) - 1)
+    if t.kind == "i" and m >= 1 << (t.bits - 1):
+        m -= 1 << t.bits
+    return m
+
+
+__all__ = ["ScalarType", "BufferType", "SharedType", "VoidType", "VOID", "Type", "BOOL", "INT32", "INT64",
+           "UINT32", "FLOAT32", "FLOAT64", "SCALAR_TYPES", "INDEX", "scalar_type", "from_dtype",
+           "BufferAnnotation", "buffer_annotation", "promote", "fits", "literal_type",
+           "type_of_python_scalar", "wrap_int"]

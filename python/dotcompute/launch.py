@@ -1,0 +1,73 @@
+"""``dc.launch(kernel, global_size, *args, local_size=None, accelerator=None, stream=None)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import LaunchError
+
+
+def _sizes(value: Any, what: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        items: tuple[Any, ...] = (value,)
+    elif isinstance(value, (tuple, list)):
+        items = tuple(value)
+    else:
+        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3 positive ints, "
+                          f"not {type(value).__name__}")
+    if not 1 <= len(items) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {len(items)}: {value!r}")
+    out = []
+    for d, v in enumerate(items):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise LaunchError(f"{what}[{d}] must be an int, not {type(v).__name__} ({v!r})")
+        if v <= 0:
+            raise LaunchError(f"{what}[{d}] must be positive, got {v}")
+        out.append(int(v))
+    return tuple(out)
+
+
+def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -> Any:
+    from .runtime import Buffer
+    from .runtime import accelerator as find
+
+    if accelerator is not None:
+        acc = find(accelerator)
+        if stream is not None and getattr(stream, "accelerator", acc) is not acc:
+            raise LaunchError(f"the stream belongs to {stream.accelerator.id} but accelerator={acc.id} was given")
+        return acc
+    if stream is not None:
+        acc = getattr(stream, "accelerator", None)
+        if acc is not None:
+            return acc
+    for a in args:
+        if isinstance(a, Buffer):
+            return a.accelerator
+    return find("auto")
+
+
+def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, accelerator: Any = None,
+           stream: Any = None) -> None:
+    """Run ``kernel`` over ``global_size`` work-items with ``args``.
+
+    ``global_size``/``local_size``: an int or a tuple of 1 to 3 positive ints (``local_size`` None lets
+    the backend choose). The accelerator is ``accelerator`` if given, else the stream's, else the
+    first ``dc.Buffer`` argument's, else ``dc.accelerator("auto")``. Launches on a stream are
+    asynchronous; a launch given numpy arrays returns with the results in them.
+    """
+    runner = getattr(kernel, "_dc_launch", None)
+    if runner is None:
+        raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}")
+    gsize = _sizes(global_size, "global_size")
+    lsize = None
+    if local_size is not None:
+        lsize = _sizes(local_size, "local_size")
+        if len(lsize) != len(gsize):
+            raise LaunchError(f"local_size {lsize} must have as many dimensions as global_size {gsize}")
+    acc = _resolve_accelerator(accelerator, stream, args)
+    runner(acc, gsize, lsize, args, stream)
+
+
+__all__ = ["launch"]

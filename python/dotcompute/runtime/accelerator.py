@@ -1,0 +1,177 @@
+"""``Accelerator``: one device of one backend, and its memory pool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .buffer import Buffer, normalize_shape
+from .native import native
+from .stream import Stream
+
+
+def _features(bits: int) -> list[str]:
+    return [name for name, bit in native().FEATURES.items() if bits & bit]
+
+
+class Memory:
+    """The accelerator's memory pool: ``stats()``, ``trim()`` and a ``limit`` in bytes (None: none)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native_acc: Any) -> None:
+        self._native = native_acc
+
+    def stats(self) -> dict[str, int]:
+        """Bytes ``in_use`` and ``reserved`` (in use + cached), ``peak``, pool ``hits`` and ``misses``…"""
+        return dict(self._native.memory_stats())
+
+    def trim(self) -> None:
+        """Returns every cached (free) block to the device."""
+        self._native.memory_trim()
+
+    @property
+    def limit(self) -> int | None:
+        value = self._native.memory_limit
+        return value or None
+
+    @limit.setter
+    def limit(self, nbytes: int | None) -> None:
+        if nbytes is not None and (isinstance(nbytes, bool) or int(nbytes) < 0):
+            raise ValueError(f"memory limit must be a byte count >= 0 or None, got {nbytes!r}")
+        self._native.memory_limit = 0 if nbytes is None else int(nbytes)
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return f"<dc.Memory in_use={s['in_use']} reserved={s['reserved']} peak={s['peak']} limit={self.limit}>"
+
+
+class Accelerator:
+    """One device: ``cpu:0``, ``cuda:1``, ``opencl:0``, ``metal:0``. Get one with ``dc.accelerator(spec)``."""
+
+    __slots__ = ("_native", "_default_stream", "_memory", "_info", "__weakref__")
+
+    def __init__(self, native_acc: Any) -> None:
+        self._native = native_acc
+        self._default_stream: Stream | None = None
+        self._memory = Memory(native_acc)
+        self._info: dict[str, Any] | None = None
+
+    # -- identity ---------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        """``"backend:index"``, e.g. ``"cpu:0"``."""
+        return self._native.id
+
+    @property
+    def name(self) -> str:
+        """The device's own name (e.g. the CPU model)."""
+        return self._native.name
+
+    @property
+    def backend(self) -> str:
+        return self._native.backend
+
+    @property
+    def index(self) -> int:
+        return self._native.index
+
+    @property
+    def type(self) -> str:
+        """``"cpu"``, ``"gpu"`` or ``"accelerator"``."""
+        return self._native.type
+
+    @property
+    def unified_memory(self) -> bool:
+        """Device memory is host memory: buffers are viewed by numpy without copies."""
+        return self._native.unified_memory
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Capabilities: memory, compute units, work-group limits, SIMD width, features, backend extras."""
+        if self._info is None:
+            raw = dict(self._native.info)
+            extra_text = raw.pop("extra_json", "{}") or "{}"
+            try:
+                extra = json.loads(extra_text)
+            except ValueError:
+                extra = {"extra_json": extra_text}
+            info: dict[str, Any] = {
+                "name": raw["name"],
+                "vendor": raw["vendor"],
+                "type": raw["type"],
+                "arch": raw["arch"],
+                "memory": raw["global_memory_bytes"],
+                "local_memory": raw["local_memory_bytes"],
+                "compute_units": raw["compute_units"],
+                "max_work_group_size": raw["max_work_group_size"],
+                "max_work_item_sizes": tuple(raw["max_work_item_sizes"]),
+                "simd_width": raw["simd_width"],
+                "features": _features(raw["features"]),
+                "compiler": self._native.compiler_identity,
+            }
+            if isinstance(extra, dict):
+                for key, value in extra.items():
+                    info.setdefault(key, value)
+            else:
+                info["extra"] = extra
+            self._info = info
+        return dict(self._info)
+
+    # -- memory -----------------------------------------------------------------------------------
+    @property
+    def memory(self) -> Memory:
+        return self._memory
+
+    def empty(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
+        """A new buffer with undefined contents."""
+        return Buffer._wrap(self._native.allocate(normalize_shape(shape), np.dtype(dtype)), self)
+
+    def zeros(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
+        buf = self.empty(shape, dtype)
+        buf._native.fill_bytes(0)
+        return buf
+
+    def asarray(self, array: Any, dtype: Any = None) -> Buffer:
+        """A new buffer holding a copy of ``array`` (anything numpy accepts), optionally converted to ``dtype``.
+
+        A :class:`Buffer` of this accelerator with the same dtype is returned as it is.
+        """
+        if isinstance(array, Buffer):
+            if array.accelerator is self and (dtype is None or np.dtype(dtype) == array.dtype):
+                return array
+            array = array.numpy()
+        host = np.ascontiguousarray(array, dtype=dtype)
+        buf = Buffer._wrap(self._native.allocate(host.shape, host.dtype), self)
+        buf._native.copy_from_host(host)
+        return buf
+
+    # -- work -------------------------------------------------------------------------------------
+    @property
+    def default_stream(self) -> Stream:
+        if self._default_stream is None:
+            self._default_stream = Stream(self._native.default_stream, self)
+        return self._default_stream
+
+    def stream(self) -> Stream:
+        """A new in-order stream of this accelerator."""
+        return Stream(self._native.create_stream(), self)
+
+    def synchronize(self) -> None:
+        """Waits for all work queued on every stream of this accelerator."""
+        self._native.synchronize()
+
+    def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None) -> None:
+        """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
+        from ..launch import launch
+
+        launch(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream)
+
+    def __repr__(self) -> str:
+        return f"<dc.Accelerator {self.id} {self.name!r} ({self.type})>"
+
+
+__all__ = ["Accelerator", "Memory"]

@@ -1,0 +1,163 @@
+"""``Buffer``: typed n-d memory on one accelerator, and the ``dc.Buffer[...]`` annotation."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .accelerator import Accelerator
+
+
+def normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    """``5`` -> ``(5,)``; a sequence of ints -> a tuple; negative extents are refused."""
+    if isinstance(shape, bool):
+        raise TypeError("shape must be an int or a sequence of ints, not a bool")
+    try:
+        dims = (operator.index(shape),)  # type: ignore[arg-type]
+    except TypeError:
+        try:
+            dims = tuple(operator.index(d) for d in shape)  # type: ignore[union-attr]
+        except TypeError:
+            raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    for d in dims:
+        if d < 0:
+            raise ValueError(f"shape {dims} has a negative extent")
+    return dims
+
+
+class Buffer:
+    """Typed, C-contiguous n-d memory on one accelerator.
+
+    Made by ``acc.empty``, ``acc.zeros`` and ``acc.asarray``. As an annotation,
+    ``dc.Buffer[dc.float32]`` (1-D), ``dc.Buffer[dc.float32, 2]`` and plain
+    ``dc.Buffer`` declare kernel parameters.
+    """
+
+    __slots__ = ("_native", "_accelerator", "__weakref__")
+
+    _native: Any
+    _accelerator: Accelerator
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("make buffers with acc.empty(shape, dtype), acc.zeros(...) or acc.asarray(array)")
+
+    @classmethod
+    def _wrap(cls, native_buffer: Any, accelerator: Accelerator) -> Buffer:
+        obj = object.__new__(cls)
+        obj._native = native_buffer
+        obj._accelerator = accelerator
+        return obj
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        from ..lang.types import buffer_annotation
+
+        if isinstance(params, tuple):
+            if len(params) != 2:
+                raise TypeError(f"use dc.Buffer[dtype] or dc.Buffer[dtype, ndim], not dc.Buffer{list(params)}")
+            return buffer_annotation(params[0], params[1])
+        return buffer_annotation(params)
+
+    # -- description ------------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._native.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._native.dtype
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return self._native.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._native.nbytes
+
+    @property
+    def ndim(self) -> int:
+        return self._native.ndim
+
+    @property
+    def accelerator(self) -> Accelerator:
+        return self._accelerator
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d buffer")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<dc.Buffer shape={self.shape} dtype={self.dtype} on {self._accelerator.id}>"
+
+    # -- host access ------------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host copy of the contents (after the work queued on the buffer has finished)."""
+        out = np.empty(self.shape, self.dtype)
+        self._native.copy_to_host(out)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # On unified memory the device block is host memory, so numpy reads it in place.
+        if self._accelerator.unified_memory and copy is not True:
+            array = self._native.host_view(True)
+        elif copy is False:
+            raise ValueError(f"a buffer on {self._accelerator.id} cannot be seen by numpy without a copy "
+                             "(its memory is not host memory); use np.asarray(buf) or buf.numpy()")
+        else:
+            array = self.numpy()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"converting the buffer from {array.dtype} to {np.dtype(dtype)} needs a copy")
+            array = array.astype(dtype)
+        return array
+
+    @contextmanager
+    def host(self) -> Iterator[np.ndarray]:
+        """A writable numpy view of the host copy; on exit the host copy is the newer one.
+
+        On the CPU the view is the device memory itself. Elsewhere the device
+        data is downloaded first if it is newer, and uploaded lazily, before
+        the next device use, after the block.
+        """
+        view = self._native.host_view(True)
+        try:
+            yield view
+        finally:
+            self._native.mark_host_dirty()
+
+    def copy_from(self, array: Any) -> None:
+        """Overwrites the buffer with ``array`` (same shape and dtype)."""
+        if isinstance(array, Buffer):
+            array = array.numpy()
+        src = np.asarray(array)
+        self._check_host(src, "copy_from", "source")
+        self._native.copy_from_host(np.ascontiguousarray(src))
+
+    def copy_to(self, out: np.ndarray) -> np.ndarray:
+        """Copies the buffer into the numpy array ``out`` (same shape and dtype, C-contiguous, writable)."""
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"copy_to: out must be a numpy array, got {type(out).__name__}")
+        self._check_host(out, "copy_to", "out")
+        if not out.flags.c_contiguous:
+            raise ValueError("copy_to: out must be C-contiguous (use np.empty(buf.shape, buf.dtype))")
+        if not out.flags.writeable:
+            raise ValueError("copy_to: out is read-only")
+        self._native.copy_to_host(out)
+        return out
+
+    def _check_host(self, array: np.ndarray, method: str, what: str) -> None:
+        if array.shape != self.shape:
+            raise ValueError(f"{method}: {what} has shape {array.shape}, the buffer {self.shape}")
+        if array.dtype != self.dtype:
+            raise TypeError(f"{method}: {what} has dtype {array.dtype}, the buffer {self.dtype} "
+                            f"(convert with .astype(np.{self.dtype.name}))")
+
+
+__all__ = ["Buffer", "normalize_shape"]

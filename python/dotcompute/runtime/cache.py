@@ -1,0 +1,25 @@
+"""The kernel cache as ``dotcompute info`` and ``dotcompute cache clear`` see it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .native import native
+
+
+def cache_info() -> dict[str, Any]:
+    """Folder, size bound, entries and bytes on disk, and this process's hits and misses."""
+    n = native()
+    info: dict[str, Any] = {"dir": n.cache_dir(), "max_bytes": n.cache_max_bytes()}
+    info.update(n.cache_stats())
+    return info
+
+
+def cache_clear() -> dict[str, Any]:
+    """Removes every cached kernel, in memory and on disk; returns what was there before."""
+    before = cache_info()
+    native().cache_clear()
+    return before
+
+
+__all__ = ["cache_clear", "cache_info"]

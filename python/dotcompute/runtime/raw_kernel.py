@@ -1,0 +1,132 @@
+"""``dc.RawKernel``: hand-written backend source launched like any kernel."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from ..errors import LaunchError
+from .accelerator import Accelerator
+from .buffer import Buffer
+from .compile import compile_source
+from .params import ParamSpec
+from .registry import KNOWN_BACKENDS
+from .registry import accelerator as _accelerator
+from .staging import NeedsStaging
+
+_PY_SCALARS = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def _arg_spec(i: int, arg: Any) -> tuple[str, np.dtype, int]:
+    """(kind, dtype, ndim) of one raw argument: buffers by their element type, scalars as CuPy types them."""
+    if isinstance(arg, (Buffer, np.ndarray)):
+        return ("buffer", arg.dtype, arg.ndim)
+    kind = _PY_SCALARS.get(type(arg))
+    if kind is not None:
+        return ("scalar", kind, 0)
+    if isinstance(arg, np.generic):
+        return ("scalar", arg.dtype, 0)
+    for base, dtype in _PY_SCALARS.items():  # subclasses of bool/int/float (IntEnum, np.float64)
+        if isinstance(arg, base):
+            return ("scalar", dtype, 0)
+    raise TypeError(f"RawKernel argument {i}: expected a dc.Buffer, a numpy array or a scalar, "
+                    f"got {type(arg).__name__}")
+
+
+class RawKernel:
+    """A kernel written by hand in the backend's language (C++ against cpu_kernel_abi.h, CUDA C++,
+    OpenCL C or MSL).
+
+    Compiled lazily, once per accelerator, through the kernel cache. Arguments
+    reach the kernel exactly as given: buffers (and numpy arrays) as pointers,
+    numpy scalars as their dtype, Python ``int`` as int64, ``float`` as float64,
+    ``bool`` as bool. numpy arrays are staged through device buffers where the
+    device cannot read host memory, and hold the results when the launch returns.
+    """
+
+    def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "") -> None:
+        if not isinstance(source, str) or not source.strip():
+            raise ValueError("RawKernel: source is empty")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"RawKernel: name must be the kernel function's identifier, got {name!r}")
+        if backend not in KNOWN_BACKENDS:
+            raise ValueError(f"RawKernel: backend must be one of {', '.join(KNOWN_BACKENDS)}, got {backend!r}")
+        self._source = source
+        self.name = name
+        self.backend = backend
+        self.options = options
+        self._lock = threading.Lock()
+        self._kernels: dict[str, Any] = {}
+        self._plans: dict[tuple[Any, ...], Any] = {}
+
+    def source(self, backend: str | None = None) -> str:
+        """The hand-written source (only for the backend it was written for)."""
+        if backend is not None and backend != self.backend:
+            raise ValueError(f"RawKernel {self.name!r} is written for {self.backend}, it has no {backend} source")
+        return self._source
+
+    def compile(self, acc: Accelerator | str | None = None) -> Any:
+        """The native kernel for ``acc`` (default: the first device of this kernel's backend)."""
+        acc = _accelerator(acc if acc is not None else self.backend)
+        if acc.backend != self.backend:
+            raise LaunchError(f"RawKernel {self.name!r} is written for the {self.backend} backend and cannot run "
+                              f"on {acc.id}")
+        kernel = self._kernels.get(acc.id)
+        if kernel is None:
+            kernel = compile_source(acc, self._source, self.name, self.options)
+            with self._lock:
+                kernel = self._kernels.setdefault(acc.id, kernel)
+        return kernel
+
+    def _plan(self, acc: Accelerator, args: tuple[Any, ...]) -> Any:
+        specs = tuple(_arg_spec(i, a) for i, a in enumerate(args))
+        key = (acc.id, specs)
+        plan = self._plans.get(key)
+        if plan is None:
+            params = [ParamSpec(kind, f"arg{i}", dtype, ndim=ndim, written=kind == "buffer")
+                      for i, (kind, dtype, ndim) in enumerate(specs)]
+            plan = self.compile(acc).plan(params, raw=True)
+            with self._lock:
+                plan = self._plans.setdefault(key, plan)
+        return plan
+
+    def _dc_launch(self, acc: Accelerator | str | None, global_size: tuple[int, ...],
+                   local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
+        """The launch protocol of ``dotcompute.launch`` (``acc`` None: the first device of this backend)."""
+        acc = _accelerator(acc if acc is not None else self.backend)
+        if stream is not None and getattr(stream, "accelerator", acc) is not acc:
+            raise LaunchError(f"RawKernel {self.name!r}: the stream belongs to {stream.accelerator.id}, "
+                              f"the launch to {acc.id}")
+        plan = self._plan(acc, args)
+        host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        if host and not (acc.unified_memory and all(args[i].flags.c_contiguous for i in host)):
+            self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
+            return
+        try:
+            plan.launch(global_size, local_size, args, stream)
+        except NeedsStaging:  # the core knows best which devices read host memory
+            self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
+
+    def _launch_staged(self, acc: Accelerator, plan: Any, global_size: Any, local_size: Any,
+                       args: tuple[Any, ...], stream: Any, host: list[int]) -> None:
+        staged = list(args)
+        for i in host:
+            staged[i] = acc.asarray(args[i])
+        plan.launch(global_size, local_size, staged, stream)
+        # Raw kernels do not say what they write: every writable array gets its results back.
+        for i in host:
+            out = args[i]
+            if not out.flags.writeable:
+                continue
+            if out.flags.c_contiguous:
+                staged[i].copy_to(out)
+            else:
+                np.copyto(out, staged[i].numpy())
+
+    def __repr__(self) -> str:
+        return f"<dc.RawKernel {self.name!r} ({self.backend})>"
+
+
+__all__ = ["RawKernel"]

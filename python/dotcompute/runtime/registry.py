@@ -1,0 +1,110 @@
+"""Finding backends and devices: ``dc.backends()``, ``dc.devices()``, ``dc.accelerator(spec)``.
+
+One Python :class:`Accelerator` exists per native device, so ``dc.accelerator("cpu")``
+returns the same object every time and buffers can compare accelerators with ``is``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BackendUnavailableError
+from .accelerator import Accelerator
+from .native import entry_point_failures, native
+
+KNOWN_BACKENDS = ("cpu", "opencl", "cuda", "metal")
+
+_lock = threading.Lock()
+_wrappers: dict[str, Accelerator] = {}
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One backend plugin found by the runtime, usable or not."""
+
+    name: str
+    version: str
+    available: bool
+    reason: str
+    library: str
+    manifest: str = ""
+    abi_version: int = 0
+    device_count: int = 0
+
+    def __repr__(self) -> str:
+        state = "available" if self.available else f"unavailable: {self.reason}"
+        return f"<dc.BackendInfo {self.name} {self.version or '?'} ({state})>"
+
+
+def wrap(native_acc: Any) -> Accelerator:
+    """The one Python Accelerator of a native one."""
+    key = native_acc.id
+    acc = _wrappers.get(key)
+    if acc is None:
+        with _lock:
+            acc = _wrappers.get(key)
+            if acc is None:
+                acc = Accelerator(native_acc)
+                _wrappers[key] = acc
+    return acc
+
+
+def backends() -> list[BackendInfo]:
+    """Every backend plugin found, in discovery order; unavailable ones say why."""
+    out = [BackendInfo(name=s.name, version=s.version, available=s.available, reason=s.reason,
+                       library=s.library, manifest=s.manifest, abi_version=s.abi_version,
+                       device_count=s.device_count)
+           for s in native().backends()]
+    for failure in entry_point_failures():
+        out.append(BackendInfo(name=failure.name, version="", available=False, reason=failure.reason,
+                               library=failure.value))
+    return out
+
+
+def devices() -> list[Accelerator]:
+    """Every device of every available backend (``cpu:0`` is always among them)."""
+    return [wrap(a) for a in native().devices()]
+
+
+def _describe_available() -> str:
+    ids = [a.id for a in native().devices()]
+    return ", ".join(ids) if ids else "none"
+
+
+def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
+    """The device named by ``spec``: ``"auto"``, ``"cpu"``, ``"cpu:0"``, ``"cuda:1"``, ``"opencl"``, ``"metal"``.
+
+    ``"auto"`` prefers a GPU (CUDA, Metal, then an OpenCL GPU) and falls back to
+    the CPU. An unknown or unavailable backend, or a device index that does not
+    exist, raises :class:`BackendUnavailableError` saying why and listing what
+    is available.
+    """
+    if isinstance(spec, Accelerator):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"accelerator spec must be a string like 'cpu' or 'cuda:0', got {type(spec).__name__}")
+    text = spec.strip().lower()
+    backend, _, index = text.partition(":")
+    if index and not index.isdigit():
+        raise ValueError(f"accelerator spec {spec!r}: the device index after ':' must be a number")
+    if backend != "auto" and backend not in KNOWN_BACKENDS and not _is_plugin(backend):
+        known = ", ".join(KNOWN_BACKENDS)
+        raise BackendUnavailableError(
+            f"no backend named {backend!r} (known: {known}); available devices: {_describe_available()}",
+            reason=f"unknown backend {backend!r}")
+    try:
+        return wrap(native().accelerator(text))
+    except BackendUnavailableError as e:
+        message = str(e)
+        if "available devices" not in message:
+            message = f"{message}; available devices: {_describe_available()}"
+        raise BackendUnavailableError(message, reason=getattr(e, "reason", "") or str(e)) from None
+
+
+def _is_plugin(name: str) -> bool:
+    return any(b.name == name for b in native().backends())
+
+
+__all__ = ["BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices", "wrap"]

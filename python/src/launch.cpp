@@ -1,0 +1,155 @@
+// Kernels and launch plans: the per-call path from Python arguments to
+// LaunchPlan::launch. It runs on every launch, so it touches each argument
+// once with the cheapest checks first and allocates nothing for typical
+// argument counts.
+#include <pybind11/stl.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace dc = dotcompute;
+
+namespace dcpy {
+namespace {
+
+static_assert(sizeof(py::ssize_t) == sizeof(int64_t), "numpy shapes are handed to the core as int64");
+
+std::string type_name(py::handle obj) { return py::str(py::type::of(obj).attr("__name__")).cast<std::string>(); }
+
+std::string param_label(const dc::LaunchPlan& plan, size_t i) {
+  const auto& params = plan.params();
+  if (i < params.size() && !params[i].name.empty()) return "argument '" + params[i].name + "'";
+  return "argument " + std::to_string(i);
+}
+
+dc::ParamSpec to_param(py::handle spec) {
+  dc::ParamSpec p;
+  const auto kind = py::getattr(spec, "kind").cast<std::string>();
+  if (kind == "buffer") {
+    p.kind = dc::ParamKind::Buffer;
+  } else if (kind == "scalar") {
+    p.kind = dc::ParamKind::Scalar;
+  } else {
+    throw py::value_error("ParamSpec.kind must be 'buffer' or 'scalar', got '" + kind + "'");
+  }
+  p.name = py::getattr(spec, "name").cast<std::string>();
+  p.dtype = to_dtype_any(py::getattr(spec, "dtype"), p.name.c_str());
+  p.ndim = py::getattr(spec, "ndim", py::int_(0)).cast<int>();
+  p.written = py::getattr(spec, "written", py::bool_(false)).cast<bool>();
+  return p;
+}
+
+int64_t to_int64(py::handle obj, const std::string& label) {
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) throw py::value_error(label + ": the integer " + py::str(obj).cast<std::string>() +
+                                           " does not fit in 64 bits");
+  return static_cast<int64_t>(v);
+}
+
+// One Python argument as a core ArgValue. Numbers first: they are cheapest to
+// recognise; numpy scalars (which carry a dtype) last.
+dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
+  PyObject* p = obj.ptr();
+  if (PyBool_Check(p)) return p == Py_True;
+  if (PyLong_Check(p)) return to_int64(obj, param_label(plan, i));
+  if (PyFloat_Check(p)) return PyFloat_AS_DOUBLE(p);
+  if (py::isinstance<py::array>(obj)) {
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    dc::HostArray host;
+    host.data = const_cast<void*>(arr.data());
+    const std::string label = param_label(plan, i);
+    host.dtype = to_dtype(arr.dtype(), label.c_str());
+    host.ndim = static_cast<int>(arr.ndim());
+    host.shape = reinterpret_cast<const int64_t*>(arr.shape());
+    host.contiguous = (arr.flags() & py::array::c_style) != 0;
+    host.writable = arr.writeable();
+    return host;
+  }
+  if (dc::Buffer* buf = as_buffer(obj)) return buf;
+  if (py::hasattr(obj, "dtype")) {  // a numpy scalar
+    const char kind = py::dtype::from_args(py::getattr(obj, "dtype")).kind();
+    if (kind == 'b') return PyObject_IsTrue(p) == 1;
+    if (kind == 'i' || kind == 'u') return to_int64(obj, param_label(plan, i));
+    if (kind == 'f') {
+      const double v = PyFloat_AsDouble(p);
+      if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      return v;
+    }
+  }
+  throw dc::InvalidArgumentError(param_label(plan, i) + ": expected a dotcompute Buffer, a numpy array or a "
+                                     "scalar, got " + type_name(obj),
+                                 i < plan.params().size() ? plan.params()[i].name : std::string());
+}
+
+void launch(dc::LaunchPlan& plan, py::handle global_size, py::handle local_size, py::handle args,
+            py::handle stream, uint32_t shared_bytes) {
+  const dc::LaunchConfig config =
+      dc::LaunchConfig::make(to_sizes(global_size, "global_size"), to_sizes(local_size, "local_size"), shared_bytes);
+  dc::Stream* s = as_stream(stream);
+
+  py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
+  if (!seq) throw py::error_already_set();
+  const auto n = static_cast<size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+
+  std::array<dc::ArgValue, 32> inline_args;
+  std::vector<dc::ArgValue> heap_args;
+  dc::ArgValue* values = inline_args.data();
+  if (n > inline_args.size()) {
+    heap_args.resize(n);
+    values = heap_args.data();
+  }
+  for (size_t i = 0; i < n; ++i) values[i] = to_arg(items[i], plan, i);
+
+  // `seq` keeps every argument (and so its memory) alive until the launch returns.
+  py::gil_scoped_release release;
+  plan.launch(config, values, n, s);
+}
+
+py::dict param_dict(const dc::ParamSpec& p) {
+  py::dict d;
+  d["kind"] = p.kind == dc::ParamKind::Buffer ? "buffer" : "scalar";
+  d["name"] = p.name;
+  d["dtype"] = to_numpy(p.dtype);
+  d["ndim"] = p.ndim;
+  d["written"] = p.written;
+  return d;
+}
+
+}  // namespace
+
+void bind_launch(py::module_& m) {
+  py::class_<dc::Kernel, std::shared_ptr<dc::Kernel>>(m, "Kernel")
+      .def_property_readonly("name", &dc::Kernel::name)
+      .def_property_readonly("accelerator", [](const dc::Kernel& k) { return k.accelerator().shared_from_this(); })
+      .def(
+          "plan",
+          [](dc::Kernel& k, py::handle params, bool raw) {
+            std::vector<dc::ParamSpec> specs;
+            for (py::handle spec : py::iter(params)) specs.push_back(to_param(spec));
+            py::gil_scoped_release release;
+            return k.plan(std::move(specs), raw);
+          },
+          py::arg("params"), py::arg("raw") = false);
+
+  py::class_<dc::LaunchPlan, std::shared_ptr<dc::LaunchPlan>>(m, "LaunchPlan")
+      .def("launch", &launch, py::arg("global_size"), py::arg("local_size") = py::none(),
+           py::arg("args") = py::tuple(), py::arg("stream") = py::none(), py::arg("shared_bytes") = 0)
+      .def_property_readonly("params",
+                             [](const dc::LaunchPlan& p) {
+                               py::list out;
+                               for (const auto& spec : p.params()) out.append(param_dict(spec));
+                               return out;
+                             })
+      .def_property_readonly("raw", &dc::LaunchPlan::raw)
+      .def_property_readonly("expanded_count", &dc::LaunchPlan::expanded_count)
+      .def_property_readonly("kernel", [](const dc::LaunchPlan& p) { return p.kernel().shared_from_this(); });
+}
+
+}  // namespace dcpy

@@ -1,0 +1,67 @@
+"""Fixtures shared by every Python test suite.
+
+``accelerator``: one test body run on every available device (ids like ``cpu:0``).
+``tmp_cache``: a private kernel-cache folder in DOTCOMPUTE_CACHE_DIR. The
+in-process runtime reads the variable once, when it starts, so the folder
+isolates the subprocesses a test starts (and a test run whose first runtime
+use comes after it is set); in-process kernels share the session's cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dotcompute as dc
+
+
+def _device_ids() -> list[str]:
+    try:
+        return [d.id for d in dc.devices()]
+    except ImportError:  # the native module is not built: only the pure-Python suites can run
+        return []
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "accelerator" in metafunc.fixturenames:
+        ids = _device_ids()
+        metafunc.parametrize("accelerator", ids, ids=ids, indirect=True)
+
+
+@pytest.fixture
+def accelerator(request: pytest.FixtureRequest) -> dc.Accelerator:
+    """Every available device in turn (parametrized in pytest_generate_tests)."""
+    return dc.accelerator(request.param)
+
+
+@pytest.fixture
+def cpu() -> dc.Accelerator:
+    return dc.accelerator("cpu")
+
+
+@pytest.fixture
+def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh kernel-cache folder, set as DOTCOMPUTE_CACHE_DIR for the test."""
+    path = tmp_path / "kernel-cache"
+    path.mkdir()
+    monkeypatch.setenv("DOTCOMPUTE_CACHE_DIR", str(path))
+    return path
+
+
+def _run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120,
+                cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
+                          timeout=timeout, cwd=cwd)
+
+
+@pytest.fixture
+def run_python():
+    """``run_python(code, env=None, timeout=120, cwd=None)``: runs ``code`` in a fresh interpreter
+    (so a fresh runtime), with ``env`` added to this environment; returns the CompletedProcess."""
+    return _run_python

@@ -1,0 +1,125 @@
+"""dc.RawKernel on the CPU: hand-written C++ against cpu_kernel_abi.h, launched through dc.launch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+KERNELS = Path(__file__).parent / "kernels"
+
+
+def _source(name: str) -> str:
+    return (KERNELS / name).read_text()
+
+
+@pytest.fixture(scope="module")
+def vadd() -> dc.RawKernel:
+    return dc.RawKernel(_source("vadd.cpp"), "vadd_scaled", backend="cpu")
+
+
+def test_buffers_and_a_scalar(cpu, vadd):
+    n = 1000
+    a = cpu.asarray(np.arange(n, dtype=np.float32))
+    b = cpu.asarray(np.ones(n, np.float32))
+    out = cpu.empty((n,), np.float32)
+    dc.launch(vadd, n, a, b, out, 2.0, accelerator=cpu)
+    cpu.synchronize()
+    np.testing.assert_allclose(out.numpy(), np.arange(n) * 2.0 + 1.0)
+
+
+def test_numpy_arrays_are_results_when_launch_returns(cpu, vadd):
+    n = 777  # not a multiple of any group size: the last group is partial
+    a = np.linspace(0, 1, n, dtype=np.float32)
+    b = np.full(n, 3.0, np.float32)
+    out = np.zeros(n, np.float32)
+    dc.launch(vadd, n, a, b, out, 0.5, accelerator=cpu, local_size=64)
+    np.testing.assert_allclose(out, a * 0.5 + 3.0, rtol=1e-6)
+
+
+def test_non_contiguous_numpy_output_gets_its_results(cpu, vadd):
+    n = 64
+    a = np.arange(n, dtype=np.float32)
+    b = np.zeros(n, np.float32)
+    backing = np.zeros(2 * n, np.float32)
+    out = backing[::2]
+    dc.launch(vadd, n, a, b, out, 1.0, accelerator=cpu)
+    np.testing.assert_array_equal(out, a)
+    assert (backing[1::2] == 0).all()
+
+
+def test_scalars_are_passed_by_their_types(cpu):
+    k = dc.RawKernel(_source("scalars.cpp"), "echo_scalars")
+    ints = np.zeros(5, np.int64)
+    floats = np.zeros(2, np.float64)
+    dc.launch(k, 1, ints, floats, 2**40 + 3, 0.1, True, np.float32(1.5), np.int32(-7), np.uint8(200),
+              accelerator=cpu)
+    assert ints.tolist() == [2**40 + 3, 1, -7, 200, 8]
+    assert floats[0] == 0.1 and floats[1] == 1.5
+
+
+def test_tiled_matmul_with_local_size_and_shared_memory(cpu):
+    k = dc.RawKernel(_source("tiled_matmul.cpp"), "tiled_matmul", backend="cpu")
+    rng = np.random.default_rng(0)
+    M, N, K = 40, 56, 36  # K is not a multiple of the tile: the last tile is padded
+    A = rng.standard_normal((M, K), dtype=np.float32)
+    B = rng.standard_normal((K, N), dtype=np.float32)
+    C = cpu.zeros((M, N), np.float32)
+    dc.launch(k, (N, M), cpu.asarray(A), cpu.asarray(B), C, M, N, K, local_size=(8, 8), accelerator=cpu)
+    np.testing.assert_allclose(C.numpy(), A @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_launch_on_a_stream(cpu, vadd):
+    s = cpu.stream()
+    n = 4096
+    a = cpu.asarray(np.ones(n, np.float32))
+    out = cpu.empty((n,), np.float32)
+    start = s.record()
+    dc.launch(vadd, n, a, a, out, 3.0, accelerator=cpu, stream=s)
+    end = s.record()
+    end.synchronize()
+    assert start.elapsed(end) >= 0.0
+    np.testing.assert_array_equal(out.numpy(), 4.0)
+
+
+def test_compiled_once_per_accelerator(cpu, vadd):
+    assert vadd.compile(cpu) is vadd.compile("cpu:0")
+
+
+def test_compile_errors_carry_log_and_source(cpu):
+    bad = dc.RawKernel('extern "C" void broken(const void*) { this is not C++ }', "broken")
+    with pytest.raises(dc.CompilationError) as info:
+        bad.compile(cpu)
+    assert info.value.log and "broken" in info.value.source
+
+
+def test_missing_entry_is_a_compilation_error(cpu):
+    k = dc.RawKernel(_source("vadd.cpp"), "no_such_kernel")
+    with pytest.raises(dc.CompilationError, match="no_such_kernel"):
+        k.compile(cpu)
+
+
+def test_argument_errors(cpu, vadd):
+    with pytest.raises(TypeError, match="argument 2"):
+        dc.launch(vadd, 4, np.zeros(4, np.float32), np.zeros(4, np.float32), {"no": 1}, 1.0, accelerator=cpu)
+
+
+def test_wrong_backend(cpu):
+    k = dc.RawKernel("__kernel void f() {}", "f", backend="opencl")
+    with pytest.raises(dc.LaunchError, match="opencl"):
+        k.compile(cpu)
+    assert k.source("opencl").startswith("__kernel")
+    with pytest.raises(ValueError):
+        k.source("cpu")
+
+
+def test_constructor_validation():
+    with pytest.raises(ValueError, match="backend"):
+        dc.RawKernel("x", "f", backend="vulkan")
+    with pytest.raises(ValueError, match="name"):
+        dc.RawKernel("x", "not an identifier")
+    with pytest.raises(ValueError, match="empty"):
+        dc.RawKernel("   ", "f")

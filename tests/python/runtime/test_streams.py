@@ -1,0 +1,51 @@
+"""Streams and events: ordering, waiting, polling and timing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+
+def test_default_stream_is_stable(accelerator):
+    s = accelerator.default_stream
+    assert s is accelerator.default_stream
+    assert s.accelerator is accelerator
+    assert "default" in repr(s)
+
+
+def test_record_synchronize_query_elapsed(accelerator):
+    s = accelerator.stream()
+    assert isinstance(s, dc.Stream) and s.accelerator is accelerator
+    e1 = s.record()
+    e2 = s.record()
+    s.synchronize()
+    assert e1.query() and e2.query()
+    e2.synchronize()
+    ms = e1.elapsed(e2)
+    assert isinstance(ms, float) and ms >= 0.0
+    assert e1.accelerator is accelerator
+
+
+def test_wait_orders_streams(accelerator):
+    a, b = accelerator.stream(), accelerator.stream()
+    e = a.record()
+    b.wait(e)
+    done = b.record()
+    done.synchronize()
+    assert e.query()
+
+
+def test_type_errors():
+    s = dc.accelerator("cpu").stream()
+    with pytest.raises(TypeError):
+        s.wait(s)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s.record().elapsed(1.0)  # type: ignore[arg-type]
+
+
+def test_synchronize_makes_buffers_current(accelerator):
+    b = accelerator.asarray(np.ones(100, np.float32))
+    accelerator.synchronize()
+    np.testing.assert_array_equal(b.numpy(), 1.0)
