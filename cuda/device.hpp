@@ -24,6 +24,7 @@ class Device {
 
   int ordinal() const { return ordinal_; }
   CUdevice handle() const { return device_; }
+  CUcontext context() const { return context_; }
   int cc_major() const { return cc_major_; }
   int cc_minor() const { return cc_minor_; }
   int sm() const { return cc_major_ * 10 + cc_minor_; }

@@ -78,6 +78,17 @@ std::unique_ptr<Driver> Driver::load(std::string& error) {
   }
   std::string optional_missing;
   resolve(lib, d->cuFuncGetParamInfo, "cuFuncGetParamInfo", optional_missing);
+  resolve(lib, d->cuMemHostAlloc, "cuMemHostAlloc", optional_missing);
+  resolve(lib, d->cuMemFreeHost, "cuMemFreeHost", optional_missing);
+  resolve(lib, d->cuMemAllocManaged, "cuMemAllocManaged", optional_missing);
+  resolve(lib, d->cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", optional_missing);
+  resolve(lib, d->cuMemcpyPeerAsync, "cuMemcpyPeerAsync", optional_missing);
+  resolve(lib, d->cuStreamBeginCapture, "cuStreamBeginCapture_v2", optional_missing);
+  resolve(lib, d->cuStreamEndCapture, "cuStreamEndCapture", optional_missing);
+  resolve(lib, d->cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", optional_missing);
+  resolve(lib, d->cuGraphLaunch, "cuGraphLaunch", optional_missing);
+  resolve(lib, d->cuGraphExecDestroy, "cuGraphExecDestroy", optional_missing);
+  resolve(lib, d->cuGraphDestroy, "cuGraphDestroy", optional_missing);
   d->lib_ = std::move(lib);
   return d;
 }

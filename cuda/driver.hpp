@@ -57,8 +57,20 @@ class Driver {
   PFN_cuOccupancyMaxPotentialBlockSize cuOccupancyMaxPotentialBlockSize = nullptr;
   PFN_cuLaunchKernel cuLaunchKernel = nullptr;
   PFN_cuLaunchCooperativeKernel cuLaunchCooperativeKernel = nullptr;
-  // Optional (drivers before CUDA 12.4 lack it): null means "argument sizes unknown".
+  // Optional, null when the driver lacks them: cuFuncGetParamInfo (CUDA 12.4+; null means
+  // "argument sizes unknown") and the entry points of the extension table (cuda_ext.h).
   PFN_cuFuncGetParamInfo cuFuncGetParamInfo = nullptr;
+  PFN_cuMemHostAlloc cuMemHostAlloc = nullptr;
+  PFN_cuMemFreeHost cuMemFreeHost = nullptr;
+  PFN_cuMemAllocManaged cuMemAllocManaged = nullptr;
+  PFN_cuCtxEnablePeerAccess cuCtxEnablePeerAccess = nullptr;
+  PFN_cuMemcpyPeerAsync cuMemcpyPeerAsync = nullptr;
+  PFN_cuStreamBeginCapture cuStreamBeginCapture = nullptr;
+  PFN_cuStreamEndCapture cuStreamEndCapture = nullptr;
+  PFN_cuGraphInstantiateWithFlags cuGraphInstantiateWithFlags = nullptr;
+  PFN_cuGraphLaunch cuGraphLaunch = nullptr;
+  PFN_cuGraphExecDestroy cuGraphExecDestroy = nullptr;
+  PFN_cuGraphDestroy cuGraphDestroy = nullptr;
 
  private:
   DynLib lib_;

@@ -26,6 +26,8 @@ typedef struct CUevent_st* CUevent;
 typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphExec_st* CUgraphExec;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -39,9 +41,11 @@ enum {
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+  CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
   CUDA_ERROR_INVALID_PTX = 218,
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_ILLEGAL_STATE = 401,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
@@ -53,8 +57,12 @@ enum {
   CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
   CUDA_ERROR_INVALID_PC = 718,
   CUDA_ERROR_LAUNCH_FAILED = 719,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
   CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
   CUDA_ERROR_UNKNOWN = 999
 };
 
@@ -96,6 +104,10 @@ typedef enum CUfunction_attribute {
 #define CU_STREAM_NON_BLOCKING 0x1u
 #define CU_EVENT_DEFAULT 0x0u
 #define CU_EVENT_DISABLE_TIMING 0x2u
+#define CU_MEMHOSTALLOC_PORTABLE 0x1u
+#define CU_MEM_ATTACH_GLOBAL 0x1u
+/* Relaxed capture: other threads (and the memory pool) may allocate while a stream is captured. */
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 
 /* Function pointer types, one per entry point, named after the function. */
 typedef CUresult (*PFN_cuInit)(unsigned int flags);
@@ -144,6 +156,20 @@ typedef CUresult (*PFN_cuLaunchCooperativeKernel)(CUfunction f, unsigned int gri
                                                   unsigned int grid_z, unsigned int block_x, unsigned int block_y,
                                                   unsigned int block_z, unsigned int shared_bytes, CUstream stream,
                                                   void** params);
+
+/* Optional entry points (cuda_ext.h): a driver without them reports DC_ERROR_UNSUPPORTED for that feature. */
+typedef CUresult (*PFN_cuMemHostAlloc)(void** ptr, size_t bytes, unsigned int flags);
+typedef CUresult (*PFN_cuMemFreeHost)(void* ptr);
+typedef CUresult (*PFN_cuMemAllocManaged)(CUdeviceptr* ptr, size_t bytes, unsigned int flags);
+typedef CUresult (*PFN_cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
+typedef CUresult (*PFN_cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                                          size_t bytes, CUstream stream);
+typedef CUresult (*PFN_cuStreamBeginCapture)(CUstream stream, int mode);
+typedef CUresult (*PFN_cuStreamEndCapture)(CUstream stream, CUgraph* graph);
+typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);
+typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec exec);
+typedef CUresult (*PFN_cuGraphDestroy)(CUgraph graph);
 
 #ifdef __cplusplus
 }

@@ -28,7 +28,7 @@ DynLib preload_builtins(const std::string& dir) {
   closedir(d);
   std::sort(names.rbegin(), names.rend());
   for (const auto& name : names) {
-    lib = DynLib::open(dir + "/" + name, RTLD_NOW | RTLD_GLOBAL, nullptr);
+    lib = DynLib::open(dir + "/" + name, RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE, nullptr);
     if (lib) break;
   }
   return lib;
@@ -49,7 +49,9 @@ std::unique_ptr<Nvrtc> Nvrtc::load(std::string& error) {
     auto n = std::unique_ptr<Nvrtc>(new Nvrtc());
     n->builtins_ = preload_builtins(directory_of(candidate));
     std::string why;
-    n->lib_ = DynLib::open(candidate, RTLD_NOW | RTLD_LOCAL, &why);
+    // Never unloaded: NVRTC keeps process-wide allocations that a dlclose would strand,
+    // and a re-initialized backend then finds it already loaded.
+    n->lib_ = DynLib::open(candidate, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE, &why);
     if (!n->lib_) {
       tried += "\n  " + candidate + ": " + why;
       continue;

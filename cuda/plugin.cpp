@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "compile_policy.hpp"
+#include "entry.hpp"
 #include "dotcompute/backend_abi.h"
 #include "launch_geometry.hpp"
 #include "state.hpp"
@@ -14,14 +15,8 @@
 namespace dotcompute::cuda {
 
 namespace {
-
 std::unique_ptr<State> g_state;
-
-#define DC_TRY(expr)                    \
-  do {                                  \
-    const dc_status dc_try_s_ = (expr); \
-    if (dc_try_s_ != DC_OK) return dc_try_s_; \
-  } while (0)
+}  // namespace
 
 dc_status need_state(State*& s) {
   s = g_state.get();
@@ -38,7 +33,6 @@ dc_status need_device(int32_t device, State*& s, Device*& dev) {
   return dev->make_current();
 }
 
-// A null stream means the device-0 legacy default stream.
 dc_status enter_stream(dc_stream st, State*& s, CUstream& cu) {
   Device* dev = nullptr;
   DC_TRY(need_device(st ? st->device : 0, s, dev));
@@ -47,6 +41,8 @@ dc_status enter_stream(dc_stream st, State*& s, CUstream& cu) {
 }
 
 const Driver& drv() { return *g_state->driver; }
+
+namespace {
 
 // ---- lifecycle ----
 
@@ -408,7 +404,8 @@ dc_status cu_launch(dc_stream st, dc_kernel k, const dc_launch_config* cfg, cons
   }
 
   unsigned block[3] = {1, 1, 1};
-  const bool chosen = cfg->local_size[0] == 0 && cfg->local_size[1] == 0 && cfg->local_size[2] == 0;
+  bool chosen = true;
+  for (uint32_t d = 0; d < cfg->dims; ++d) chosen = chosen && cfg->local_size[d] == 0;
   if (chosen) {
     int min_grid = 0, threads = 0;
     DC_TRY(check(drv(), drv().cuOccupancyMaxPotentialBlockSize(&min_grid, &threads, k->function, nullptr, shared, 0),
@@ -444,22 +441,6 @@ dc_status cu_launch(dc_stream st, dc_kernel k, const dc_launch_config* cfg, cons
                                            shared, cu, params, nullptr),
                ("cuLaunchKernel(" + k->name + ")").c_str());
 }
-
-// No exception may cross the C ABI: every entry point runs inside this guard.
-template <auto Fn>
-struct Guard;
-template <typename... A, dc_status (*Fn)(A...)>
-struct Guard<Fn> {
-  static dc_status call(A... a) noexcept {
-    try {
-      return Fn(a...);
-    } catch (const std::exception& e) {
-      return fail(DC_ERROR_INTERNAL, std::string("internal error in the CUDA backend: ") + e.what());
-    } catch (...) {
-      return fail(DC_ERROR_INTERNAL, "internal error in the CUDA backend");
-    }
-  }
-};
 
 const dc_backend kBackend = {
     sizeof(dc_backend),
@@ -497,8 +478,6 @@ const dc_backend kBackend = {
 };
 
 }  // namespace
-
-State* state() { return g_state.get(); }
 
 }  // namespace dotcompute::cuda
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <map>
+#include <set>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,12 +39,21 @@ struct dc_module_s {
   std::map<std::string, std::unique_ptr<dc_kernel_s>> kernels;  // owned: the ABI has no kernel release
 };
 
+struct dc_cuda_graph_s {
+  int device;
+  CUgraph graph;
+  CUgraphExec exec;
+};
+
 namespace dotcompute::cuda {
 
 struct State {
   std::unique_ptr<Driver> driver;  // declared first: destroyed last, after the devices
   std::vector<std::unique_ptr<Device>> devices;
   int driver_version = 0;
+
+  std::mutex peer_mutex;
+  std::set<std::pair<int, int>> peers_enabled;  // (device, peer): device can read peer's memory
 
   std::once_flag nvrtc_once;
   std::unique_ptr<Nvrtc> nvrtc;
@@ -55,7 +66,5 @@ struct State {
   }
 };
 
-// Null before initialize() succeeded and after shutdown().
-State* state();
 
 }  // namespace dotcompute::cuda

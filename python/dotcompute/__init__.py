@@ -32,17 +32,8 @@ from .errors import (
     PluginError,
 )
 from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
-
-# TEMPORARY while the kernel language is being written: remove once lang.__all__ and launch.py exist.
-try:
-    from .lang import __all__ as _lang_all
-except ImportError:
-    _lang_all = []
-try:
-    from .launch import launch
-except ModuleNotFoundError as _e:
-    if _e.name != "dotcompute.launch":
-        raise
+from .lang import __all__ as _lang_all
+from .launch import launch
 from .runtime import (
     Accelerator,
     BackendInfo,

@@ -10,6 +10,11 @@ from .errors import LaunchError
 
 
 def _sizes(value: Any, what: str) -> tuple[int, ...]:
+    # fast paths for the common spellings; everything else is checked below with messages
+    if type(value) is int and value > 0:
+        return (value,)
+    if type(value) is tuple and 1 <= len(value) <= 3 and all(type(v) is int and v > 0 for v in value):
+        return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         items: tuple[Any, ...] = (value,)
     elif isinstance(value, (tuple, list)):
@@ -29,12 +34,23 @@ def _sizes(value: Any, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -> Any:
-    from .runtime import Buffer
-    from .runtime import accelerator as find
+_runtime: Any = None
 
+
+def _rt() -> Any:
+    global _runtime
+    if _runtime is None:
+        from . import runtime
+
+        _runtime = runtime
+    return _runtime
+
+
+def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -> Any:
+    rt = _rt()
+    Buffer = rt.Buffer
     if accelerator is not None:
-        acc = find(accelerator)
+        acc = accelerator if type(accelerator) is rt.Accelerator else rt.accelerator(accelerator)
         if stream is not None and getattr(stream, "accelerator", acc) is not acc:
             raise LaunchError(f"the stream belongs to {stream.accelerator.id} but accelerator={acc.id} was given")
         return acc
@@ -45,7 +61,7 @@ def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -
     for a in args:
         if isinstance(a, Buffer):
             return a.accelerator
-    return find("auto")
+    return rt.accelerator("auto")
 
 
 def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, accelerator: Any = None,

@@ -15,6 +15,12 @@
 namespace dc = dotcompute;
 
 namespace dcpy {
+
+// Set once at import: the exact native Buffer type and the interned "_native"
+// name, so the per-argument checks on the launch path are pointer compares.
+static PyTypeObject* g_buffer_type = nullptr;
+static PyObject* g_native_name = nullptr;
+
 namespace {
 
 // The Python exception classes, looked up once at import and kept for the
@@ -247,7 +253,10 @@ void bind_objects(py::module_& m) {
             a.memory().set_limit(bytes);
           });
 
-  py::class_<dc::Buffer, std::shared_ptr<dc::Buffer>>(m, "Buffer")
+  py::class_<dc::Buffer, std::shared_ptr<dc::Buffer>> buffer(m, "Buffer");
+  g_buffer_type = reinterpret_cast<PyTypeObject*>(buffer.ptr());
+  g_native_name = PyUnicode_InternFromString("_native");
+  buffer
       .def_property_readonly("shape", [](const dc::Buffer& b) { return shape_tuple(b.shape()); })
       .def_property_readonly("ndim", &dc::Buffer::ndim)
       .def_property_readonly("dtype", [](const dc::Buffer& b) { return to_numpy(b.dtype()); })
@@ -349,17 +358,21 @@ py::dtype to_numpy(dc::DType t) {
   return py::reinterpret_borrow<py::dtype>(cache[i]);
 }
 
+static dc::Buffer* native_buffer(PyObject* obj) {
+  if (Py_TYPE(obj) == g_buffer_type) return py::handle(obj).cast<dc::Buffer*>();
+  return nullptr;
+}
+
 dc::Buffer* as_buffer(py::handle obj) {
-  if (py::isinstance<dc::Buffer>(obj)) return obj.cast<dc::Buffer*>();
-  PyObject* inner = PyObject_GetAttrString(obj.ptr(), "_native");
-  if (!inner) {
+  if (dc::Buffer* b = native_buffer(obj.ptr())) return b;
+  PyObject* inner = PyObject_GetAttr(obj.ptr(), g_native_name);
+  if (inner == nullptr) {
     PyErr_Clear();
     return nullptr;
   }
-  py::object holder = py::reinterpret_steal<py::object>(inner);
   // The wrapper keeps the native object alive; only the pointer travels.
-  if (py::isinstance<dc::Buffer>(holder)) return holder.cast<dc::Buffer*>();
-  return nullptr;
+  py::object holder = py::reinterpret_steal<py::object>(inner);
+  return native_buffer(holder.ptr());
 }
 
 dc::Stream* as_stream(py::handle obj) {

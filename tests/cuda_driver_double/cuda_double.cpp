@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,9 +26,16 @@ constexpr uint64_t kMemory = 80ull << 30;
 constexpr int kMaxSharedDefault = 48 * 1024;
 constexpr int kMaxSharedOptin = 227 * 1024;
 
+using Op = std::function<CUresult()>;
+
 struct Stream {
   uint64_t id;
   unsigned flags;
+  bool capturing = false;
+  std::vector<Op> captured;
+};
+struct Graph {
+  std::vector<Op> ops;
 };
 struct Event {
   uint64_t id;
@@ -64,6 +72,10 @@ struct Double {
   std::map<Event*, std::unique_ptr<Event>> events;
   std::map<Module*, std::unique_ptr<Module>> modules;
   std::vector<std::unique_ptr<Function>> functions;
+  std::map<Graph*, std::unique_ptr<Graph>> graphs;
+  std::map<Graph*, std::unique_ptr<Graph>> execs;  // instantiated graphs: their own copy of the ops
+  std::set<void*> host_allocations;
+  std::set<std::pair<int, int>> peers_enabled;
   Context contexts[8] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
   uint64_t next_id = 1;
   uint64_t clock_ns = 0;
@@ -117,6 +129,21 @@ uint64_t stream_id(CUstream s) { return s ? reinterpret_cast<Stream*>(s)->id : 0
 void tick(Double& d, uint64_t bytes) { d.clock_ns += 1000 + bytes / 16; }
 
 void op(Double& d, const std::string& line) { d.ops += line + "\n"; }
+
+// Runs `work` now, or, while `s` is being captured, keeps it for the graph (as the driver does).
+CUresult issue(Double& d, CUstream s, const std::string& what, Op work) {
+  if (s) {
+    Stream* st = reinterpret_cast<Stream*>(s);
+    if (st->capturing) {
+      st->captured.push_back(std::move(work));
+      op(d, "capture " + what + " stream=" + std::to_string(st->id));
+      return CUDA_SUCCESS;
+    }
+  }
+  return work();
+}
+
+bool capturing(CUstream s) { return s && reinterpret_cast<Stream*>(s)->capturing; }
 
 }  // namespace
 
@@ -376,10 +403,12 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t by
   NEED_CONTEXT();
   if (!valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
   if (!src || !inside_allocation(d, dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
-  tick(d, bytes);
-  op(d, "htod stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
-  return CUDA_SUCCESS;
+  return issue(d, s, "htod", [&d, dst, src, bytes, s] {
+    std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    tick(d, bytes);
+    op(d, "htod stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
+    return CUDA_SUCCESS;
+  });
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
@@ -387,10 +416,12 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, C
   NEED_CONTEXT();
   if (!valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
   if (!dst || !inside_allocation(d, src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
-  tick(d, bytes);
-  op(d, "dtoh stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
-  return CUDA_SUCCESS;
+  return issue(d, s, "dtoh", [&d, dst, src, bytes, s] {
+    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+    tick(d, bytes);
+    op(d, "dtoh stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
+    return CUDA_SUCCESS;
+  });
 }
 
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
@@ -398,10 +429,12 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t by
   NEED_CONTEXT();
   if (!valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
   if (!inside_allocation(d, dst, bytes) || !inside_allocation(d, src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
-  tick(d, bytes);
-  op(d, "dtod stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
-  return CUDA_SUCCESS;
+  return issue(d, s, "dtod", [&d, dst, src, bytes, s] {
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    tick(d, bytes);
+    op(d, "dtod stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(bytes));
+    return CUDA_SUCCESS;
+  });
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream s) {
@@ -409,17 +442,21 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t cou
   NEED_CONTEXT();
   if (!valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
   if (!inside_allocation(d, dst, count)) return CUDA_ERROR_INVALID_VALUE;
-  std::memset(reinterpret_cast<void*>(dst), value, count);
-  tick(d, count);
-  op(d, "memset stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(count) +
-            " value=" + std::to_string(value));
-  return CUDA_SUCCESS;
+  return issue(d, s, "memset", [&d, dst, value, count, s] {
+    std::memset(reinterpret_cast<void*>(dst), value, count);
+    tick(d, count);
+    op(d, "memset stream=" + std::to_string(stream_id(s)) + " bytes=" + std::to_string(count) +
+              " value=" + std::to_string(value));
+    return CUDA_SUCCESS;
+  });
 }
 
 EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   ENTER("cuStreamCreate");
   NEED_CONTEXT();
-  auto s = std::make_unique<Stream>(Stream{d.next_id++, flags});
+  auto s = std::make_unique<Stream>();
+  s->id = d.next_id++;
+  s->flags = flags;
   *stream = reinterpret_cast<CUstream>(s.get());
   d.streams[s.get()] = std::move(s);
   op(d, "create stream=" + std::to_string(stream_id(*stream)) + " flags=" + std::to_string(flags));
@@ -436,6 +473,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   ENTER("cuStreamSynchronize");
   NEED_CONTEXT();
   if (!valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
+  if (capturing(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   op(d, "sync stream=" + std::to_string(stream_id(s)));
   return CUDA_SUCCESS;
 }
@@ -469,6 +507,7 @@ EXPORT CUresult cuEventRecord(CUevent event, CUstream s) {
   NEED_CONTEXT();
   auto it = d.events.find(reinterpret_cast<Event*>(event));
   if (it == d.events.end() || !valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
+  if (capturing(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // event nodes are not modelled
   tick(d, 0);
   it->second->recorded = true;
   it->second->time_ns = d.clock_ns;
@@ -632,11 +671,15 @@ CUresult record_launch(Double& d, CUfunction function, const unsigned grid[3], c
       std::memcpy(l.param_bytes[i], params[i], sizes[i] < 16 ? sizes[i] : 16);
     }
   }
-  d.launches.push_back(l);
-  tick(d, 0);
-  op(d, std::string(cooperative ? "cooperative " : "") + "launch " + f->name + " stream=" +
-            std::to_string(stream_id(s)));
-  return CUDA_SUCCESS;
+  const std::string line = std::string(cooperative ? "cooperative " : "") + "launch " + f->name + " stream=" +
+                           std::to_string(stream_id(s));
+  // The parameter values are copied now, at launch (or capture) time, as the driver does.
+  return issue(d, s, "launch " + f->name, [&d, l, line] {
+    d.launches.push_back(l);
+    tick(d, 0);
+    op(d, line);
+    return CUDA_SUCCESS;
+  });
 }
 
 }  // namespace
@@ -656,4 +699,123 @@ EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy
   NEED_CONTEXT();
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   return record_launch(d, f, grid, block, shared, s, params, true);
+}
+
+// ---------------------------------------------------------------- optional entry points
+
+EXPORT CUresult cuMemHostAlloc(void** ptr, size_t bytes, unsigned int flags) {
+  ENTER("cuMemHostAlloc");
+  NEED_CONTEXT();
+  if (!ptr || bytes == 0 || (flags & ~0xFu)) return CUDA_ERROR_INVALID_VALUE;
+  void* p = std::malloc(bytes);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  d.host_allocations.insert(p);
+  *ptr = p;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeHost(void* ptr) {
+  ENTER("cuMemFreeHost");
+  if (!d.host_allocations.erase(ptr)) return CUDA_ERROR_INVALID_VALUE;
+  std::free(ptr);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr* ptr, size_t bytes, unsigned int flags) {
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != 2u) return CUDA_ERROR_INVALID_VALUE;
+  {
+    Double& d = g();
+    Lock lock(d.mutex);
+    if (CUresult r = injected(d, "cuMemAllocManaged"); r != CUDA_SUCCESS) return r;
+    op(d, "managed bytes=" + std::to_string(bytes));
+  }
+  // Host memory already is what managed memory looks like from the host.
+  return cuMemAlloc_v2(ptr, bytes);
+}
+
+EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+  ENTER("cuCtxEnablePeerAccess");
+  NEED_CONTEXT();
+  auto* p = reinterpret_cast<Context*>(peer);
+  if (flags != 0 || !p || p < d.contexts || p >= d.contexts + 8 || p->retained == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const int from = t_current->device, to = p->device;
+  if (from == to || from >= 2 || to >= 2) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  if (!d.peers_enabled.emplace(from, to).second) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  op(d, "peer enable " + std::to_string(from) + "->" + std::to_string(to));
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                                  size_t bytes, CUstream s) {
+  ENTER("cuMemcpyPeerAsync");
+  NEED_CONTEXT();
+  if (!dst_ctx || !src_ctx || !valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!inside_allocation(d, dst, bytes) || !inside_allocation(d, src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  const int to = reinterpret_cast<Context*>(dst_ctx)->device, from = reinterpret_cast<Context*>(src_ctx)->device;
+  return issue(d, s, "peer", [&d, dst, src, bytes, s, to, from] {
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    tick(d, bytes);
+    op(d, "peer " + std::to_string(from) + "->" + std::to_string(to) + " stream=" + std::to_string(stream_id(s)) +
+              " bytes=" + std::to_string(bytes));
+    return CUDA_SUCCESS;
+  });
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
+  ENTER("cuStreamBeginCapture");
+  NEED_CONTEXT();
+  if (!s || !valid_stream(d, s) || mode < 0 || mode > 2) return CUDA_ERROR_INVALID_VALUE;
+  Stream* st = reinterpret_cast<Stream*>(s);
+  if (st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  st->capturing = true;
+  st->captured.clear();
+  op(d, "begin capture stream=" + std::to_string(st->id));
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph* graph) {
+  ENTER("cuStreamEndCapture");
+  if (!s || !valid_stream(d, s) || !graph) return CUDA_ERROR_INVALID_VALUE;
+  Stream* st = reinterpret_cast<Stream*>(s);
+  if (!st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  st->capturing = false;
+  auto gr = std::make_unique<Graph>();
+  gr->ops = std::move(st->captured);
+  st->captured.clear();
+  op(d, "end capture stream=" + std::to_string(st->id) + " ops=" + std::to_string(gr->ops.size()));
+  *graph = reinterpret_cast<CUgraph>(gr.get());
+  d.graphs[gr.get()] = std::move(gr);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
+  ENTER("cuGraphInstantiateWithFlags");
+  auto it = d.graphs.find(reinterpret_cast<Graph*>(graph));
+  if (!exec || it == d.graphs.end() || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto e = std::make_unique<Graph>(*it->second);
+  *exec = reinterpret_cast<CUgraphExec>(e.get());
+  d.execs[e.get()] = std::move(e);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
+  ENTER("cuGraphLaunch");
+  NEED_CONTEXT();
+  auto it = d.execs.find(reinterpret_cast<Graph*>(exec));
+  if (it == d.execs.end() || !valid_stream(d, s)) return CUDA_ERROR_INVALID_HANDLE;
+  op(d, "graph launch stream=" + std::to_string(stream_id(s)) + " ops=" + std::to_string(it->second->ops.size()));
+  for (auto& work : it->second->ops)
+    if (CUresult r = work(); r != CUDA_SUCCESS) return r;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  ENTER("cuGraphExecDestroy");
+  return d.execs.erase(reinterpret_cast<Graph*>(exec)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph graph) {
+  ENTER("cuGraphDestroy");
+  return d.graphs.erase(reinterpret_cast<Graph*>(graph)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

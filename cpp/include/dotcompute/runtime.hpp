@@ -41,7 +41,7 @@ struct BackendStatus {
   int32_t device_count = 0;
 };
 
-struct RuntimeOptions {
+struct DOTCOMPUTE_API RuntimeOptions {
   // Folders searched for manifests, in order (the plugin dir first).
   std::vector<std::string> plugin_dirs;
   // Backends to enable; nullopt: all.

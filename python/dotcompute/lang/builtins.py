@@ -124,14 +124,25 @@ def _host_abs(x: Any) -> Any:
     return np.abs(x) if isinstance(x, np.ndarray) else builtins_abs(x)
 
 
+def _host_round(x: Any, *ndigits: Any) -> Any:
+    # `from dotcompute import *` must not break Python's round(x, 2)
+    return np.rint(x) if isinstance(x, np.ndarray) else _py.round(x, *ndigits)
+
+
+def _host_pow(a: Any, b: Any, *mod: Any) -> Any:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.power(a, b)
+    return _py.pow(a, b, *mod)
+
+
 _HOST = {
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1,
     "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "erf": _erf, "erfc": _erfc, "lgamma": _lgamma, "tgamma": _tgamma,
-    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint, "fabs": np.fabs,
-    "atan2": np.arctan2, "pow": np.power, "hypot": np.hypot, "fmod": np.fmod, "copysign": np.copysign,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _host_round, "fabs": np.fabs,
+    "atan2": np.arctan2, "pow": _host_pow, "hypot": np.hypot, "fmod": np.fmod, "copysign": np.copysign,
     "fmin": np.fmin, "fmax": np.fmax, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "min": _host_min, "max": _host_max, "abs": _host_abs,
 }

@@ -24,6 +24,7 @@ from .frontend.module import ModuleBuilder
 from .frontend.names import short_hash
 from .frontend.resolve import Capture, capture_still_valid, is_buffer_class
 from .frontend.signature import ParamDecl
+from .launching import launch_kernel
 from .types import (
     BOOL,
     FLOAT32,
@@ -255,8 +256,6 @@ class Kernel:
 
     def _dc_launch(self, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
                    args: tuple[Any, ...], stream: Any) -> None:
-        from .launching import launch_kernel
-
         launch_kernel(self, acc, global_size, local_size, args, stream)
 
 

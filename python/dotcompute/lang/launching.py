@@ -8,6 +8,7 @@ stage numpy arrays through device buffers take the slower paths below.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group")
+                 "debug", "ndims", "names", "max_group", "caps")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -34,10 +35,12 @@ class LaunchEntry:
         self.buffers = buffers
         self.ndims = ndims
         self.names = names
-        self.uses_barrier = emitted.uses_barrier
+        # whole work-groups only: barriers cannot be met by partial groups, shared arrays are per group
+        self.uses_barrier = emitted.uses_barrier or bool(spec.module.kernel.shared)
         self.gs_params = emitted.global_size_params
         self.debug = emitted.debug
         self.max_group = max_group
+        self.caps = shared_caps(spec.module.kernel)
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -87,7 +90,7 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     written = tuple(p.index for p in params if p.is_buffer and p.written)
     buffers = tuple(p.index for p in params if p.is_buffer)
     ndims = tuple(p.type.ndim if isinstance(p.type, BufferType) else 0 for p in params)
-    max_group = int(acc.info.get("max_work_group_size", 256) or 256) if emitted.uses_barrier else 256
+    max_group = int(acc.info.get("max_work_group_size", 256) or 256)
     return LaunchEntry(spec, emitted, plan, written, buffers, ndims, tuple(p.py_name for p in params), max_group)
 
 
@@ -105,7 +108,7 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(entry.names)}), "
                               f"got {len(args)}")
     if entry.uses_barrier:
-        local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group)
+        local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group, entry.caps)
     if entry.debug:
         launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
         return
@@ -116,10 +119,25 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         launch_staged(entry, acc, global_size, local_size, args, stream)
 
 
-def _env_debug() -> bool:
-    from .. import config
+_last_env: tuple[object, bool] = (None, False)
+# os.environ.get costs microseconds (key encoding, a KeyError when unset); launches are benchmarked,
+# so read the mapping's backing dict where CPython has one, and parse only when the text changes.
+_ENV_DATA: dict | None = getattr(os.environ, "_data", None)
+try:
+    _ENV_KEY: object = os.environ.encodekey("DOTCOMPUTE_DEBUG")  # type: ignore[attr-defined]
+except AttributeError:
+    _ENV_DATA = None
+    _ENV_KEY = "DOTCOMPUTE_DEBUG"
 
-    return config.debug()
+
+def _env_debug() -> bool:
+    global _last_env
+    raw = _ENV_DATA.get(_ENV_KEY) if _ENV_DATA is not None else os.environ.get("DOTCOMPUTE_DEBUG")
+    if raw is not _last_env[0] and raw != _last_env[0]:
+        from .. import config
+
+        _last_env = (raw, config.debug())
+    return _last_env[1]
 
 
 _NEEDS_STAGING: Any = None
@@ -134,8 +152,18 @@ def _needs_staging() -> type[BaseException]:
     return _NEEDS_STAGING
 
 
+def shared_caps(k: Any) -> tuple[int, ...]:
+    """Upper bounds for a chosen local size: work-group arrays are usually sized by the group, so
+    dimension d of the group is at most dimension d of every ``dc.shared`` array."""
+    caps = [1 << 30, 1 << 30, 1 << 30]
+    for s in k.shared:
+        for d, n in enumerate(s.shape):
+            caps[d] = min(caps[d], n)
+    return tuple(caps)
+
+
 def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-                       max_group: int) -> tuple[int, ...]:
+                       max_group: int, caps: tuple[int, ...] = (1 << 30,) * 3) -> tuple[int, ...]:
     """A kernel with barriers runs whole groups only: check or choose a dividing local size."""
     if local_size is not None:
         if len(local_size) != len(global_size):
@@ -143,14 +171,14 @@ def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tupl
                               "numbers of dimensions")
         for g, loc in zip(global_size, local_size, strict=False):
             if g % loc:
-                raise LaunchError(f"{name} calls barrier(), so global_size {global_size} must be a multiple of "
+                raise LaunchError(f"{name} uses barrier() or dc.shared, so global_size {global_size} must be a multiple of "
                                   f"local_size {local_size} (a partial work-group cannot meet at a barrier)")
         return local_size
     budget = max(1, min(max_group, 256))
     out = []
-    for g in global_size:
+    for dim, g in enumerate(global_size):
         best = 1
-        for d in range(min(g, budget), 0, -1):
+        for d in range(min(g, budget, caps[dim]), 0, -1):
             if g % d == 0:
                 best = d
                 break

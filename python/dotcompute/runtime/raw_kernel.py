@@ -17,6 +17,10 @@ from .registry import accelerator as _accelerator
 from .staging import NeedsStaging
 
 _PY_SCALARS = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+# numpy scalars whose own dtype differs from what the untyped path would pass (int64, float64, bool).
+# A set of exact types: one hash lookup per argument on the launch path.
+_NUMPY_SCALARS_NEEDING_TYPES = frozenset((np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.uint64,
+                                          np.float16, np.float32, np.longdouble))
 
 
 def _arg_spec(i: int, arg: Any) -> tuple[str, np.dtype, int]:
@@ -59,7 +63,7 @@ class RawKernel:
         self.options = options
         self._lock = threading.Lock()
         self._kernels: dict[str, Any] = {}
-        self._plans: dict[tuple[Any, ...], Any] = {}
+        self._plans: dict[Any, Any] = {}  # (accelerator, signature) or accelerator -> plan
 
     def source(self, backend: str | None = None) -> str:
         """The hand-written source (only for the backend it was written for)."""
@@ -80,9 +84,10 @@ class RawKernel:
                 kernel = self._kernels.setdefault(acc.id, kernel)
         return kernel
 
-    def _plan(self, acc: Accelerator, args: tuple[Any, ...]) -> Any:
+    def _typed_plan(self, acc: Accelerator, args: tuple[Any, ...]) -> Any:
+        """A plan that passes each scalar as its own numpy dtype (needed once numpy scalars appear)."""
         specs = tuple(_arg_spec(i, a) for i, a in enumerate(args))
-        key = (acc.id, specs)
+        key = (acc, specs)
         plan = self._plans.get(key)
         if plan is None:
             params = [ParamSpec(kind, f"arg{i}", dtype, ndim=ndim, written=kind == "buffer")
@@ -92,21 +97,34 @@ class RawKernel:
                 plan = self._plans.setdefault(key, plan)
         return plan
 
+    def _untyped_plan(self, acc: Accelerator) -> Any:
+        """The plan for buffers, arrays and Python scalars: the core packs them as given (int64, float64,
+        bool), so one plan serves every signature and the launch path builds no key."""
+        plan = self._plans.get(acc)
+        if plan is None:
+            plan = self.compile(acc).plan([], raw=True)
+            with self._lock:
+                plan = self._plans.setdefault(acc, plan)
+        return plan
+
     def _dc_launch(self, acc: Accelerator | str | None, global_size: tuple[int, ...],
                    local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
         """The launch protocol of ``dotcompute.launch`` (``acc`` None: the first device of this backend)."""
-        acc = _accelerator(acc if acc is not None else self.backend)
-        if stream is not None and getattr(stream, "accelerator", acc) is not acc:
+        if not isinstance(acc, Accelerator):
+            acc = _accelerator(acc if acc is not None else self.backend)
+        if stream is not None and stream.accelerator is not acc:
             raise LaunchError(f"RawKernel {self.name!r}: the stream belongs to {stream.accelerator.id}, "
                               f"the launch to {acc.id}")
-        plan = self._plan(acc, args)
-        host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-        if host and not (acc.unified_memory and all(args[i].flags.c_contiguous for i in host)):
-            self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
-            return
+        typed = False
+        for a in args:
+            if type(a) in _NUMPY_SCALARS_NEEDING_TYPES:
+                typed = True
+                break
+        plan = self._typed_plan(acc, args) if typed else (self._plans.get(acc) or self._untyped_plan(acc))
         try:
             plan.launch(global_size, local_size, args, stream)
-        except NeedsStaging:  # the core knows best which devices read host memory
+        except NeedsStaging:  # host arrays the device cannot read in place (or non-contiguous ones)
+            host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
             self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
 
     def _launch_staged(self, acc: Accelerator, plan: Any, global_size: Any, local_size: Any,

@@ -283,6 +283,8 @@ TEST(KernelCache, DefaultFolderFollowsTheEnvironment) {
   setenv("XDG_CACHE_HOME", "/xdg", 1);
   EXPECT_EQ(KernelCache::default_dir(), "/xdg/dotcompute");
   unsetenv("XDG_CACHE_HOME");
-  if (getenv("HOME")) EXPECT_EQ(KernelCache::default_dir(), std::string(getenv("HOME")) + "/.cache/dotcompute");
+  if (getenv("HOME")) {
+    EXPECT_EQ(KernelCache::default_dir(), std::string(getenv("HOME")) + "/.cache/dotcompute");
+  }
   if (!saved.empty()) setenv("DOTCOMPUTE_CACHE_DIR", saved.c_str(), 1);
 }

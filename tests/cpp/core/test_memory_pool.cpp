@@ -95,7 +95,9 @@ TEST(MemoryPool, SizeClassesBoundWaste) {
     uint64_t c = MemoryPool::size_class(b);
     EXPECT_GE(c, b);
     EXPECT_GE(c, prev);
-    if (b > 512) EXPECT_LE(c, b + b / 4) << b;
+    if (b > 512) {
+      EXPECT_LE(c, b + b / 4) << b;
+    }
     EXPECT_EQ(MemoryPool::size_class(c), c) << "a class maps to itself";
     prev = c;
   }

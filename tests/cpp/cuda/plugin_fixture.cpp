@@ -33,6 +33,16 @@ const dc_backend& backend() {
   return *table;
 }
 
+const dc_cuda_ext& extension() {
+  static const dc_cuda_ext* table = [] {
+    void* lib = open_or_die(DC_CUDA_PLUGIN_PATH);  // the already-loaded plugin
+    auto entry = reinterpret_cast<dc_cuda_ext_entry_fn>(dlsym(lib, DC_CUDA_EXT_SYMBOL));
+    if (!entry) throw std::runtime_error("the plugin does not export " DC_CUDA_EXT_SYMBOL);
+    return entry();
+  }();
+  return *table;
+}
+
 DoubleControls& controls() {
   static DoubleControls c = [] {
     // The same path the plugin opens: the dynamic loader hands both one shared object.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda_double.h"
+#include "cuda_ext.h"
 #include "driver_api.h"
 #include "dotcompute/backend_abi.h"
 
@@ -30,6 +31,8 @@ struct DoubleControls {
 // The plugin's table (the library stays loaded for the whole process).
 const dc_backend& backend();
 DoubleControls& controls();
+// The plugin's CUDA extension table (cuda_ext.h).
+const dc_cuda_ext& extension();
 // The NVRTC library the compile tests use, or "" when none is installed.
 std::string nvrtc_path();
 

@@ -262,7 +262,7 @@ def power(a: dc.Buffer[dc.int64], e: dc.Buffer[dc.int64], x: dc.Buffer[dc.float3
 
 
 def _power_ref(a, e, x, y, outi, outf):
-    outi[:] = [int(p) ** int(q) for p, q in zip(a, e)]
+    outi[:] = [int(p) ** int(q) for p, q in zip(a, e, strict=True)]
     xd, yd = x.astype(np.float64), y.astype(np.float64)
     outf[:, 0] = xd ** yd
     outf[:, 1] = xd ** 2
@@ -653,7 +653,7 @@ def range_forms(m: dc.Buffer[dc.int32], out: dc.Buffer[dc.int64, 2]):
         s3 = 0
         for k3 in range(10, 0, -1):
             s3 = s3 * 2 + k3
-        for k4 in range(3, n + 4):
+        for k4 in range(3, n + 4):  # noqa: B007 -- read after the loop
             s3 += 0
         out[i, 0] = s0
         out[i, 1] = s1
@@ -667,7 +667,7 @@ def _range_forms_ref(m, out):
         s3 = 0
         for k in range(10, 0, -1):
             s3 = s3 * 2 + k
-        for k in range(3, n + 4):
+        for k in range(3, n + 4):  # noqa: B007
             pass
         out[i] = [sum(range(n)), sum(k * k for k in range(-n, n)), sum(range(n, -n, -3)), s3, k]
 
@@ -1592,6 +1592,123 @@ _add("transpose_shared_tile", transpose_tiled,
      _transpose_ref, local_size=(TILE, TILE), tags=["barrier"])
 
 
+@dc.kernel
+def propagate_max_until_stable(x: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32], rounds: dc.Buffer[dc.int32]):
+    # A barrier inside a while loop whose trip count is data-dependent but uniform: every item
+    # reads the shared flag after the same barrier.
+    sh = dc.shared((GROUP,), dc.int32)
+    changed = dc.shared((1,), dc.int32)
+    lid = dc.local_id(0)
+    sh[lid] = x[dc.global_id(0)]
+    if lid == 0:
+        changed[0] = 1
+    dc.barrier()
+    n = 0
+    while changed[0] != 0:
+        dc.barrier()
+        if lid == 0:
+            changed[0] = 0
+        left = sh[lid - 1] if lid > 0 else sh[lid]
+        v = max(sh[lid], left)
+        dc.barrier()
+        if v != sh[lid]:
+            sh[lid] = v
+            changed[0] = 1
+        n += 1
+        dc.barrier()
+    out[dc.global_id(0)] = sh[lid]
+    if lid == 0:
+        rounds[dc.group_id(0)] = n
+
+
+def _propagate_ref(x, out, rounds):
+    for g, row in enumerate(x.reshape(-1, GROUP)):
+        out[g * GROUP:(g + 1) * GROUP] = np.maximum.accumulate(row)
+        cur, n = row.copy(), 0
+        while True:
+            n += 1
+            nxt = np.maximum(cur, np.concatenate([cur[:1], cur[:-1]]))
+            if (nxt == cur).all():
+                break
+            cur = nxt
+        rounds[g] = n
+
+
+_add("barrier_in_data_dependent_while", propagate_max_until_stable,
+     lambda r: [_ints(r, -1000, 1000, 3 * GROUP, np.int32), np.zeros(3 * GROUP, np.int32), np.zeros(3, np.int32)],
+     3 * GROUP, [1, 2], _propagate_ref, local_size=GROUP, tags=["barrier"])
+
+
+NBINS = 8
+
+
+@dc.kernel
+def histogram_shared(x: dc.Buffer[dc.int32], hist: dc.Buffer[dc.int32]):
+    # per-group histogram in work-group memory (shared atomics), then one global atomic per bin
+    local = dc.shared((NBINS,), dc.int32)
+    lid = dc.local_id(0)
+    if lid < NBINS:
+        local[lid] = 0
+    dc.barrier()
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        dc.atomic_add(local, x[i] % NBINS, 1)
+    dc.barrier()
+    if lid < NBINS:
+        dc.atomic_add(hist, lid, local[lid])
+
+
+def _hist_shared_ref(x, hist):
+    hist[:] = np.bincount(x % NBINS, minlength=NBINS)
+
+
+_add("histogram_shared_atomics", histogram_shared,
+     lambda r: [_ints(r, -100, 100, 4 * GROUP, np.int32), np.zeros(NBINS, np.int32)], 4 * GROUP, [1],
+     _hist_shared_ref, local_size=GROUP, tags=["barrier", "atomic"])
+
+
+@dc.kernel
+def many_params(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.float64], c: dc.Buffer[dc.int32, 2],
+                d: dc.Buffer[dc.int64, 3], e: dc.int32, f: dc.float32, g: dc.Buffer[dc.uint32], h: dc.int64,
+                k: dc.float64, m: dc.Buffer[dc.bool_], out: dc.Buffer[dc.float64, 2]):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i, 0] = a[i] + b[i]
+        out[i, 1] = c[i, 1] + d[i, 1, 2] + e
+        out[i, 2] = f * g[i] + h
+        out[i, 3] = k if m[i] else -k
+        out[i, 4] = c.shape[1] + d.shape[2] * 10 + d.shape[1] * 100
+
+
+def _many_params_ref(a, b, c, d, e, f, g, h, k, m, out):
+    out[:, 0] = a.astype(np.float64) + b
+    out[:, 1] = c[:, 1] + d[:, 1, 2] + e
+    # float32 with an int64 is float32 (an int with a float gives the float, as in C)
+    out[:, 2] = np.float32(f) * g.astype(np.float32) + np.float32(h)
+    out[:, 3] = np.where(m, k, -k)
+    out[:, 4] = c.shape[1] + d.shape[2] * 10 + d.shape[1] * 100
+
+
+_add("many_parameters_mixed_kinds", many_params,
+     lambda r: [r.standard_normal(20).astype(np.float32), r.standard_normal(20), _ints(r, -9, 9, 60, np.int32)
+                .reshape(20, 3), r.integers(-9, 9, (20, 2, 4)).astype(np.int64), -5, 0.5,
+                r.integers(0, 100, 20).astype(np.uint32), 2**40, 0.25, r.integers(0, 2, 20).astype(bool),
+                np.zeros((20, 5), np.float64)],
+     20, [10], _many_params_ref, rtol=1e-12)
+
+
+BIG = 100_003
+
+
+def _saxpy_big_args(r: np.random.Generator) -> Args:
+    return [-1.5, r.standard_normal(BIG).astype(np.float32), r.standard_normal(BIG).astype(np.float32),
+            np.zeros(BIG, np.float32)]
+
+
+# a prime length: no vector width or group size divides it (loop tails everywhere)
+_add("saxpy_large_prime_length", saxpy, _saxpy_big_args, BIG, [3], _saxpy_ref, rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------
 # Atomics
 
@@ -1624,7 +1741,6 @@ def _atomic_args(dtype: Any) -> Callable[[np.random.Generator], Args]:
 def _atomic_check(results: Args, inputs: Args) -> None:
     x, cfg = inputs[0], inputs[1]
     acc, olds, won = (np.asarray(a) for a in results[2:5])
-    s = cfg[0]
     assert acc[0] == x.sum(), f"atomic_add: {acc[0]} != {x.sum()}"
     assert acc[1] == -x.sum(), f"atomic_sub: {acc[1]} != {-x.sum()}"
     assert acc[2] == x.min(), f"atomic_min: {acc[2]} != {x.min()}"

@@ -115,7 +115,7 @@ def nvrtc_compile(text: str, name: str, arch: str = "sm_80") -> tuple[bool, str]
     prog = ctypes.c_void_p()
     rc = lib.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), f"{name}.cu".encode(), 0, None, None)
     assert rc == 0, rc
-    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17", b"-default-device"]
+    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17"]
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()

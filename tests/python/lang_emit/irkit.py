@@ -193,3 +193,18 @@ def atomics(t: ScalarType, op: str) -> ir.Module:
     body = [assign("i", gid(0), 3),
             ir.If(cond=cmp("Lt", v("i"), shape(val)), loc=L(4), then=[store(old, [v("i")], at, 5)])]
     return kernel(f"atomic_{op}_{t}", params, body, [local("i")])
+
+
+def with_device_function(debug: bool = False) -> ir.Module:
+    """out[i] = scale_at(a, i, 2.0) with @dc.func scale_at(x, i, s) -> x[i] * s."""
+    x = buf("x", FLOAT32, 1, 0)
+    fi, fs = scalar("fi", INT64, 1), scalar("fs", FLOAT32, 2)
+    fn = ir.Function(name="scale_at_f32", py_name="scale_at", params=[x, fi, fs], return_type=FLOAT32,
+                     filename=FILE, loc=L(20), body=[
+                         ir.Return(value=binop("Mult", load(x, v("fi"), line=21), v("fs", FLOAT32)), loc=L(21))])
+    a = buf("a", FLOAT32, 1, 0)
+    out = buf("out", FLOAT32, 1, 1, read=False, written=True)
+    call = ir.Call(func=fn.name, args=[ir.BufferArg(buffer=ref(a)), v("i"), c(2.0, FLOAT32)], type=FLOAT32)
+    body = [assign("i", gid(0), 3),
+            ir.If(cond=cmp("Lt", v("i"), shape(out)), then=[store(out, [v("i")], call, 4)], loc=L(4))]
+    return kernel("use_func", [a, out], body, [local("i")], functions=[fn], debug=debug)

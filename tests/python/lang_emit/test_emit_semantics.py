@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dotcompute.lang.emit import emit
-from dotcompute.lang.types import FLOAT32, FLOAT64, INT32, INT64, UINT32, wrap_int
+from dotcompute.lang.types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, wrap_int
 
 RUNNERS = ["cpu", "opencl"]
 
@@ -67,8 +67,8 @@ def test_integer_operators(backend, t, op):
     b = np.array([y for _, y in cases], dt)
     out = np.zeros(len(cases), dt)
     run(backend, irkit.elementwise(op, t), len(cases), [a, b, out])
-    expect = [int_ref(op, int(x), int(y), t) for x, y in zip(a, b)]
-    assert out.tolist() == expect, list(zip(a.tolist(), b.tolist()))
+    expect = [int_ref(op, int(x), int(y), t) for x, y in zip(a, b, strict=False)]
+    assert out.tolist() == expect, list(zip(a.tolist(), b.tolist(), strict=False))
 
 
 FLOATS = [(7.5, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0), (0.0, 3.0), (-0.0, 3.0), (1e30, 3.0),
@@ -90,7 +90,7 @@ def test_float_operators(backend, t, op):
         if ref is not None:
             expect = ref(a, b)
         else:  # Python's min/max: the second operand only when strictly smaller/greater
-            expect = np.array([min(x, y) if op == "min" else max(x, y) for x, y in zip(a, b)], dt)
+            expect = np.array([min(x, y) if op == "min" else max(x, y) for x, y in zip(a, b, strict=False)], dt)
     np.testing.assert_allclose(out, expect, rtol=2e-7 if t == FLOAT32 else 1e-15)
     assert (np.signbit(out) == np.signbit(expect)).all()  # -0.0 results keep their sign, as in Python
 
@@ -132,3 +132,31 @@ def test_math_functions_float32(backend):
                "hypot": np.hypot, "copysign": np.copysign, "fmod": np.fmod}.get(name, getattr(np, name, None))
         args = (a, b) if name in ("atan2", "hypot", "copysign", "fmod") else (a,)
         np.testing.assert_allclose(out, ref(*args).astype(np.float32), rtol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("backend", RUNNERS)
+@pytest.mark.parametrize("t", [INT32, INT64], ids=str)
+def test_small_constant_powers(backend, t):
+    import irkit as k
+
+    from dotcompute.lang import ir
+    a = k.buf("a", t, 1, 0)
+    out = k.buf("out", t, 1, 1, read=False, written=True)
+    body = [k.assign("i", k.gid(0)),
+            k.store(out, [k.v("i")], k.binop("Add", k.binop("Pow", k.load(a, k.v("i")), k.c(3, t)),
+                                             k.binop("Pow", k.load(a, k.v("i")), k.c(0, t))))]
+    m = k.kernel(f"pow3_{t}", [a, out], body, [k.local("i")])
+    vals = np.array([2, -3, 0, 2 ** 21 + 1], np.dtype(t.name))
+    res = np.zeros(4, vals.dtype)
+    run(backend, m, 4, [vals, res], local=4)
+    assert res.tolist() == [wrap_int(int(x) ** 3 + 1, t) for x in vals]
+    assert "ipow" not in emit(m, "cpu").text and isinstance(body[1], ir.BufferStore)
+
+
+@pytest.mark.parametrize("backend", RUNNERS)
+def test_bool_buffers(backend):
+    a = np.array([1.0, 2.0, np.nan, -1.0], np.float32)
+    b = np.array([2.0, 2.0, 1.0, -3.0], np.float32)
+    out = np.zeros(4, np.bool_)
+    run(backend, irkit.elementwise("Lt", FLOAT32, BOOL, name="lt_bool"), 4, [a, b, out], local=4)
+    assert out.tolist() == [True, False, False, False]

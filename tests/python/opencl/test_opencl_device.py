@@ -72,10 +72,10 @@ def test_raw_kernel_on_buffers_and_numpy_arrays(ocl, vadd):
     da, db, dout = ocl.asarray(a), ocl.asarray(b), ocl.empty((n,), np.float32)
     dc.launch(vadd, n, da, db, dout, np.float32(3.0), n, accelerator=ocl)
     ocl.synchronize()
-    np.testing.assert_allclose(dout.numpy(), a * 3.0 + 0.25, rtol=1e-6)
+    np.testing.assert_allclose(dout.numpy(), a * 3.0 + 0.25, rtol=1e-6, atol=1e-6)  # fma may round once
     out = np.zeros(n, np.float32)
     dc.launch(vadd, n, a, b, out, np.float32(-1.0), n, accelerator=ocl, local_size=64)
-    np.testing.assert_allclose(out, b - a, rtol=1e-6)
+    np.testing.assert_allclose(out, b - a, rtol=1e-6, atol=1e-6)
 
 
 def test_raw_tiled_matmul_with_work_group_memory(ocl):
@@ -133,3 +133,11 @@ def test_stream_waits_for_another_streams_event(ocl, vadd):
     dc.launch(vadd, n, mid, a, out, np.float32(1.0), n, accelerator=ocl, stream=consumer)
     consumer.synchronize()
     np.testing.assert_array_equal(out.numpy(), 3 * np.arange(n, dtype=np.float32))
+
+
+def test_allocation_beyond_the_device_is_out_of_memory(ocl):
+    too_big = ocl.info["max_mem_alloc_bytes"] * 4
+    with pytest.raises(dc.OutOfMemoryError) as err:
+        ocl.empty((too_big,), np.uint8)
+    assert str(too_big) in str(err.value)
+    assert isinstance(err.value, MemoryError)

@@ -123,3 +123,41 @@ def test_constructor_validation():
         dc.RawKernel("x", "not an identifier")
     with pytest.raises(ValueError, match="empty"):
         dc.RawKernel("   ", "f")
+
+
+def test_accelerator_launch_method(cpu, vadd):
+    a = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    cpu.launch(vadd, 8, a, a, out, 1.0)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_numpy_scalars_of_wide_types_pass_untyped(cpu):
+    k = dc.RawKernel(_source("scalars.cpp"), "echo_scalars")
+    ints = np.zeros(5, np.int64)
+    floats = np.zeros(2, np.float64)
+    # np.int64/np.float64/np.bool_ already have the widths Python scalars get; the float32 and int32 slots
+    # still need numpy scalars of those types.
+    dc.launch(k, 1, ints, floats, np.int64(-5), np.float64(2.5), np.bool_(False), np.float32(-0.25),
+              np.int32(9), np.uint8(1), accelerator=cpu)
+    assert ints.tolist() == [-5, 0, 9, 1, 8]
+    assert floats.tolist() == [2.5, -0.25]
+
+
+def test_concurrent_launches_from_threads(cpu, vadd):
+    """Launch paths release the GIL and share plans safely: every thread gets its own right answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = 10_000
+
+    def work(t: int) -> bool:
+        a = cpu.asarray(np.full(n, t, np.float32))
+        out = cpu.empty((n,), np.float32)
+        s = cpu.stream()
+        for _ in range(20):
+            dc.launch(vadd, n, a, a, out, 1.0, accelerator=cpu, stream=s)
+        s.synchronize()
+        return bool((out.numpy() == 2 * t).all())
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(8)))

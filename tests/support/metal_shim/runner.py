@@ -312,6 +312,17 @@ extern "C" int dc_shim_run(void** args, const unsigned long long* gsz, const uns
 """
 
 
+_THREADGROUP_ARRAY = re.compile(r"\bthreadgroup\b(?=\s+[\w:<>]+\s+\w+\s*\[)")
+
+
+def shared_arrays_static(msl: str) -> str:
+    """``threadgroup T name[N];`` → ``static T name[N];``: one copy shared by the group's threads.
+
+    Only array declarations: a macro cannot tell them from ``threadgroup T*`` parameters and
+    casts, where the qualifier must simply vanish (the header defines it empty)."""
+    return _THREADGROUP_ARRAY.sub("static", msl)
+
+
 def driver_source(msl: str, sig: Signature) -> str:
     call_args = []
     for p in sig.params:
@@ -322,7 +333,9 @@ def driver_source(msl: str, sig: Signature) -> str:
             call_args.append(f"conv<{at}>::get(it.args[{p.index}])")
     glue = _GLUE.replace("@NAME@", "::" + sig.name).replace("@CALL_ARGS@", ", ".join(call_args))
     # MSL has no double: refuse it in the kernel as a Metal compiler would
-    return f"#include <pthread.h>\n#include <stdio.h>\n#include <metal_stdlib>\n#pragma GCC poison double\n#line 1 \"kernel.metal\"\n{msl}\n#line 1 \"driver\"\n{glue}"
+    prologue = "#include <pthread.h>\n#include <stdio.h>\n#include <metal_stdlib>\n#pragma GCC poison double\n"
+    body = shared_arrays_static(msl)
+    return f"{prologue}#line 1 \"kernel.metal\"\n{body}\n#line 1 \"driver\"\n{glue}"
 
 
 def _compiler() -> list[str]:
@@ -414,7 +427,7 @@ def run_msl(msl: str, args: list[Any], global_size: int | tuple[int, ...],
                         f"the expanded arguments are {len(expanded)}")
     keep: list[Any] = []
     ptrs = (ctypes.c_void_p * max(1, len(bound)))()
-    for p, a in zip(bound, expanded):
+    for p, a in zip(bound, expanded, strict=True):
         if p.index != len(keep):
             raise ShimError(f"metal shim: [[buffer({p.index})]] out of order in {sig.name}")
         if p.kind == "buffer":

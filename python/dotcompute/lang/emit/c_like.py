@@ -58,6 +58,7 @@ class CLikePrinter:
         self.loop_depth = 0
         self.filename = module.kernel.filename or "<kernel>"
         self._last_line = -1
+        self.current: ir.Node = module.kernel  # the statement being printed, for error locations
 
     # ------------------------------------------------------------------ hooks a target overrides
     def tname(self, t: ScalarType) -> str:
@@ -130,8 +131,6 @@ class CLikePrinter:
         name = helper_name(op, t, t2)
         if t == FLOAT64 or t2 == FLOAT64:
             self.features.add("fp64")
-        if op in ("floordiv", "mod") and t.is_float:
-            pass
         self.need(name, render(self.helper_style(), op, t, t2))
         return name
 
@@ -226,11 +225,20 @@ class CLikePrinter:
 
     def power(self, e: ir.BinOp, a: str, b: str) -> str:
         t = e.type
+        small = isinstance(e.right, ir.Const) and e.right.type.is_int and e.right.value in (0, 1, 2, 3)
+        if t.is_int and small and t.is_signed:
+            n = int(e.right.value)
+            if n == 0:
+                return self.literal(1, t)
+            out = a
+            for _ in range(n - 1):
+                out = f"{self.helper('wmul', t)}({out}, {a})"
+            return out
         if t.is_int:
             if e.right.type != t:
                 b = f"(({self.tname(t)}){b})"
             return f"{self.helper('ipow', t)}({a}, {b})"
-        if isinstance(e.right, ir.Const) and e.right.type.is_int and e.right.value in (0, 1, 2, 3):
+        if small:
             n = int(e.right.value)
             if n == 0:
                 return self.literal(1.0, t)
@@ -333,7 +341,7 @@ class CLikePrinter:
             return self.flat_index(ref, idx)
         name = self.flat_check_helper(ref.ndim)
         shape = [self.shape_of(ref, d) for d in range(ref.ndim)]
-        pairs = ", ".join(f"{i}, {n}" for i, n in zip(idx, shape))
+        pairs = ", ".join(f"{i}, {n}" for i, n in zip(idx, shape, strict=False))
         return f"{name}({self.debug_param()}, {ref.debug_id}, {node.loc.line}, {pairs})"
 
     def flat_check_helper(self, ndim: int) -> str:
@@ -405,6 +413,7 @@ class CLikePrinter:
             self.stmt(s)
 
     def stmt(self, s: ir.Stmt) -> None:
+        self.current = s
         self.mark(s)
         method = getattr(self, "s_" + type(s).__name__, None)
         if method is None:
@@ -520,6 +529,8 @@ class CLikePrinter:
     def declare_locals(self, fn: ir.Function, used: set[str], skip: set[str] | None = None) -> None:
         for v in fn.locals:
             if v.name in used and (skip is None or v.name not in skip):
+                if v.loc.line > 0:
+                    self.current = v
                 self.note_type(v.type)
                 self.emit(f"{self.tname(v.type)} {v.name} = {self.literal(0, v.type)};")
 

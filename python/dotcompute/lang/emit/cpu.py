@@ -31,6 +31,8 @@ _HEADER = """\
 #include <dotcompute/cpu_kernel_abi.h>
 {includes}
 #if defined(__clang__)
+// assume_safety asks for vectorisation; a loop that cannot be (atomics, checks) is fine as is
+#pragma clang diagnostic ignored "-Wpass-failed"
 #define DC_IVDEP _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
 #define DC_IVDEP _Pragma("GCC ivdep")
@@ -149,8 +151,13 @@ class CpuPrinter(CLikePrinter):
 
     # ------------------------------------------------------------------ names and builtins
     def var(self, name: str) -> str:
-        if self.plan is not None and name in self.plan.per_item:
-            return f"{name}.p[{'0' if self.mode == 'group' else 'dc_li'}]"
+        # inside a region a per-item value is a register copy (loaded at the region's start,
+        # stored at its end); group-level code reads item 0's slot
+        if self.plan is not None and self.mode == "group":
+            if name in self.plan.per_item:
+                return f"dc_pi_{name}.p[0]"
+            if name in self.plan.remat:
+                return f"({strip_parens(self.expr(self.plan.remat[name]))})"
         return name
 
     def builtin(self, kind: str, dim: int) -> str:
@@ -176,6 +183,12 @@ class CpuPrinter(CLikePrinter):
     def s_Continue(self, s: ir.Continue) -> None:
         self.check_region_jump(s, "continue")
         super().s_Continue(s)
+
+    def s_Assign(self, s: ir.Assign) -> None:
+        # a rematerialised local is computed where a region declares it; its one assignment goes
+        if self.plan is not None and s.name in self.plan.remat and self.plan.remat[s.name] is s.value:
+            return
+        super().s_Assign(s)
 
     def check_region_jump(self, s: ir.Stmt, what: str) -> None:
         if self.mode == "item" and self.region_loop_depth == self.loop_depth:
@@ -271,12 +284,13 @@ class CpuPrinter(CLikePrinter):
     def fission_body(self, used: set[str]) -> None:
         k = self.kernel
         self.plan = plan = cr.plan(k)
-        self.need("dc_items", _ITEM_ARRAY)
-        self.emit("const int64_t dc_nitems = dc_ls0 * dc_ls1 * dc_ls2;")
+        if plan.per_item or plan.has_return:
+            self.need("dc_items", _ITEM_ARRAY)
+        self.emit("[[maybe_unused]] const int64_t dc_nitems = dc_ls0 * dc_ls1 * dc_ls2;")
         types = {v.name: v.type for v in k.locals}
         for name in sorted(plan.per_item):
             self.note_type(types[name])
-            self.emit(f"dc_items<{_TYPES[types[name]]}> {name}(dc_nitems);")
+            self.emit(f"dc_items<{_TYPES[types[name]]}> dc_pi_{name}(dc_nitems);")
         if plan.has_return:
             self.emit("dc_items<unsigned char> dc_dead(dc_nitems);")
         for name in sorted(plan.group_scalars):
@@ -286,7 +300,7 @@ class CpuPrinter(CLikePrinter):
             self.emit("for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) dc_dead.p[dc_i] = 0;")
         for name in sorted(plan.per_item):
             # Python locals start at zero for every work-item of every group
-            self.emit(f"for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) {name}.p[dc_i] = "
+            self.emit(f"for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) dc_pi_{name}.p[dc_i] = "
                       f"{self.literal(0, types[name])};")
         self.pieces(plan.pieces, types)
         self.indent -= 1
@@ -346,8 +360,25 @@ class CpuPrinter(CLikePrinter):
         self.indent += 1
         for name in sorted(self.plan.region_locals.get(r.rid, ())):
             self.emit(f"{_TYPES[types[name]]} {name} = {self.literal(0, types[name])};")
+        names: set[str] = set()
+        for st in r.stmts:
+            names |= cr.names_in(st)
+        reads = {n.name for st in r.stmts for n in ir.walk(st) if isinstance(n, ir.Var)}
+        needed = reads & set(self.plan.remat)
+        for name in reversed(list(self.plan.remat)):  # definitions need the locals they read
+            if name in needed:
+                needed |= cr.names_in(self.plan.remat[name]) & set(self.plan.remat)
+        for name, value in self.plan.remat.items():
+            if name in needed:
+                self.emit(f"{_TYPES[types[name]]} {name} = {strip_parens(self.expr(value))};")
+        copies = sorted(names & self.plan.per_item)
+        for name in copies:
+            self.emit(f"{_TYPES[types[name]]} {name} = dc_pi_{name}.p[dc_li];")
         self.region_loop_depth = self.loop_depth
         self.stmts(r.stmts)
+        self.reset_lines()
+        for name in sorted(set(copies) & cr.assigned_in(r.stmts)):
+            self.emit(f"dc_pi_{name}.p[dc_li] = {name};")
         self.indent -= 1
         self.emit("}")
         self.reset_lines()

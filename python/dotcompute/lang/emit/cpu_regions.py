@@ -119,6 +119,18 @@ def names_in(node: ir.Node) -> set[str]:
     return out
 
 
+def assigned_in(stmts: list[ir.Stmt]) -> set[str]:
+    """Locals that ``stmts`` may write."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in ir.walk(s):
+            if isinstance(n, (ir.Assign, ir.Bind)):
+                out.add(n.name)
+            elif isinstance(n, ir.For):
+                out.update((n.var, n.counter))
+    return out
+
+
 def defined_first(stmts: list[ir.Stmt]) -> set[str]:
     """Locals that a region's straight-line code assigns before anything reads them.
 
@@ -148,6 +160,40 @@ class Plan:
     group_scalars: set[str]  # loop variables/counters of group loops
     region_locals: dict[int, set[str]]  # region id -> locals declared inside its item loop
     has_return: bool
+    remat: dict[str, ir.Expr] = field(default_factory=dict)  # recomputed per region, in order
+
+
+_PURE = (ir.Const, ir.Var, ir.BuiltinId, ir.Shape, ir.BinOp, ir.UnaryOp, ir.Cast, ir.Compare, ir.BoolOp,
+         ir.IfExp, ir.MathCall)
+
+
+def rematerialisable(kernel: ir.Kernel) -> dict[str, ir.Expr]:
+    """Locals assigned exactly once, at the top level of the kernel, from ids, shapes, scalar
+    parameters, constants and other such locals (``i = dc.global_id(0)``, ``li = local_id(1)``).
+
+    Recomputing them in each region costs a few integer operations and keeps the compiler
+    aware that, e.g., ``li`` is the item number: shared-array accesses stay contiguous
+    instead of becoming gathers from a per-item array.
+    """
+    writes: dict[str, int] = {}
+    for s in kernel.body:
+        for n in ir.walk(s):
+            if isinstance(n, (ir.Assign, ir.Bind)):
+                writes[n.name] = writes.get(n.name, 0) + 1
+            elif isinstance(n, ir.For):
+                for name in (n.var, n.counter):
+                    writes[name] = writes.get(name, 0) + 2
+    scalars = {p.name for p in kernel.params if not p.is_buffer}
+    out: dict[str, ir.Expr] = {}
+    for s in kernel.body:
+        if not isinstance(s, ir.Assign) or writes.get(s.name) != 1:
+            continue
+        nodes = list(ir.walk(s.value))
+        if not all(isinstance(n, _PURE) for n in nodes):
+            continue
+        if all(n.name in scalars or n.name in out for n in nodes if isinstance(n, ir.Var)):
+            out[s.name] = s.value
+    return out
 
 
 def plan(kernel: ir.Kernel) -> Plan:
@@ -188,6 +234,9 @@ def plan(kernel: ir.Kernel) -> Plan:
                 visit(p.orelse)
 
     visit(pieces)
+    remat = rematerialisable(kernel)
+    for n in remat:
+        uses.pop(n, None)
     fresh: dict[int, set[str]] = {r.rid: defined_first(r.stmts) for r in sp.regions}
     per_item = set()
     for n, rids in uses.items():
@@ -202,4 +251,4 @@ def plan(kernel: ir.Kernel) -> Plan:
         (rid,) = rids
         region_locals.setdefault(rid, set()).add(n)
     has_return = any(isinstance(n, ir.Return) for s in kernel.body for n in ir.walk(s))
-    return Plan(pieces, sp.regions, per_item, group_scalars, region_locals, has_return)
+    return Plan(pieces, sp.regions, per_item, group_scalars, region_locals, has_return, remat)

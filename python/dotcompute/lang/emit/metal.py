@@ -41,7 +41,7 @@ class MetalPrinter(GpuPrinter):
 
     def note_type(self, t: ScalarType) -> None:
         if t == FLOAT64:
-            raise self.type_error(self.kernel, "float64 is not available on Metal (MSL has no double); use "
+            raise self.type_error(self.current, "float64 is not available on Metal (MSL has no double); use "
                                                "float32 in kernels meant for Metal")
 
     def tname(self, t: ScalarType) -> str:
@@ -54,7 +54,7 @@ class MetalPrinter(GpuPrinter):
     def math_fn(self, name: str, t: ScalarType) -> str:
         self.note_type(t)
         if name in ("erf", "erfc", "lgamma", "tgamma"):
-            raise self.type_error(self.kernel, f"math.{name} is not available on Metal")
+            raise self.type_error(self.current, f"math.{name} is not available on Metal")
         if name in _COMPOSED:
             key = f"dc_{name}_f32"
             self.need(key, f"static inline float {key}(float x) {{ {_COMPOSED[name]} }}")
@@ -96,7 +96,7 @@ class MetalPrinter(GpuPrinter):
 
     def atomic_helper(self, op: str, t: ScalarType, space: str) -> str:
         if t in (INT64, FLOAT64):
-            raise self.type_error(self.kernel, f"atomic_{op} on {t} is not available on Metal (32-bit "
+            raise self.type_error(self.current, f"atomic_{op} on {t} is not available on Metal (32-bit "
                                                "atomics only)")
         sp = _SPACE[space]
         T = _TYPES[t]

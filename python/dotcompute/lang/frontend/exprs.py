@@ -196,6 +196,7 @@ class ExprLowering:
     # ----------------------------------------------------------------------------- subscripts
 
     def x_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        self.refuse_chained_index(node)
         base = self.value(node.value)
         if isinstance(base, StaticValue) and isinstance(base.value, tuple) and base.value[:1] == ("shape",):
             d = self.constant_int(node.slice, "the dimension in .shape[d]")
@@ -210,6 +211,14 @@ class ExprLowering:
                                   hint="index all dimensions at once: a[i, j]")
         raise self.rep.type(node, f"{ast.unparse(node.value)!r} cannot be indexed",
                             hint="only buffers and dc.shared arrays can be indexed in kernels")
+
+    def refuse_chained_index(self, node: ast.Subscript) -> None:
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name):
+            sym = self.scope.get(inner.value.id)  # type: ignore[attr-defined]
+            if sym is not None and sym.ref is not None:
+                raise self.rep.syntax(node, "chained indexing a[i][j] is not supported",
+                                      hint="index all dimensions at once: a[i, j]")
 
     def indices(self, ref: ir.BufferRef, index: ast.expr, node: ast.AST) -> list[ir.Expr]:
         parts = list(index.elts) if isinstance(index, ast.Tuple) else [index]

@@ -26,6 +26,16 @@ class Sym:
     ref: ir.BufferRef | None = None
 
 
+def tracked(value: Any) -> bool:
+    """Whether rebinding the name would change the generated code in a way a launch must notice:
+    folded numbers and device functions. Modules and dtypes are taken as fixed."""
+    import numpy as np
+
+    from ..kernel import DeviceFunction
+
+    return isinstance(value, (bool, int, float, np.generic, DeviceFunction))
+
+
 def assigned_names(tree: ast.FunctionDef) -> set[str]:
     """Names bound anywhere in the function body (Python makes them local to it)."""
     out: set[str] = set()
@@ -77,7 +87,7 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         value, cap = lookup(self.parsed, name)
         if value is MISSING:
             raise self.rep.syntax(node, f"name {name!r} is not defined")
-        if cap is not None:
+        if cap is not None and tracked(value):
             self.builder.captures.append(cap)
         return value
 

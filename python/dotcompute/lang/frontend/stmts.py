@@ -169,6 +169,7 @@ class StmtLowering:
                                 loc=self.loc(node)))  # type: ignore[attr-defined]
             return
         if isinstance(target, ast.Subscript):
+            self.refuse_chained_index(target)  # type: ignore[attr-defined]
             base = self.value(target.value)  # type: ignore[attr-defined]
             if not isinstance(base, BufferValue):
                 if isinstance(target.value, ast.Subscript):

@@ -1,0 +1,114 @@
+"""`dotcompute check FILE...` (dotcompute.cli.check)."""
+
+import argparse
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from dotcompute.cli import check
+
+BROKEN = textwrap.dedent('''\
+    import math
+    import dotcompute as dc
+
+    N = 8
+
+
+    @dc.kernel
+    def good(a: dc.Buffer[dc.float32]):
+        i = dc.global_id(0)
+        if i < N:
+            a[i] = math.sqrt(a[i])
+
+
+    @dc.kernel
+    def bad_list(a: dc.Buffer[dc.float32]):
+        xs = [1, 2]
+        a[0] = xs[0]
+
+
+    @dc.func
+    def helper(x: dc.float32) -> dc.float32:
+        return x.real
+
+
+    @dc.kernel(debug=True)
+    def bad_return(a: dc.Buffer[dc.float32]):
+        return a[0]
+
+
+    def factory():
+        @dc.kernel
+        def nested(a: dc.Buffer[dc.int32]):
+            a[0] = 1.5 % "x"
+        return nested
+    ''')
+
+CLEAN = textwrap.dedent('''\
+    import dotcompute as dc
+    from dotcompute import kernel, func
+
+
+    @func
+    def sq(x):
+        return x * x
+
+
+    @kernel
+    def k(a: dc.Buffer[dc.float64, 2]):
+        i = dc.global_id(0)
+        j = dc.global_id(1)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = sq(a[i, j])
+    ''')
+
+
+def run_check(tmp_path: Path, name: str, text: str, capsys) -> tuple[int, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    check.register(sub)
+    args = parser.parse_args(["check", str(path)])
+    code = args.func(args)
+    return code, capsys.readouterr().out
+
+
+def test_every_broken_function_is_reported_with_its_line(tmp_path, capsys):
+    code, out = run_check(tmp_path, "broken.py", BROKEN, capsys)
+    assert code == 1
+    path = str(tmp_path / "broken.py")
+    assert f"{path}:16:10: lists are not supported" in out
+    assert f"{path}:22:12:" in out and "real" in out
+    assert f"{path}:27:5: kernels cannot return a value" in out
+    assert f"{path}:33:" in out  # the kernel defined inside a function is checked too
+    assert out.count(f"{path}:") == 4
+
+
+def test_clean_file_exits_zero(tmp_path, capsys):
+    code, out = run_check(tmp_path, "clean.py", CLEAN, capsys)
+    assert code == 0 and out == ""
+
+
+def test_file_that_cannot_be_imported_is_checked_statically(tmp_path, capsys):
+    text = BROKEN.replace("N = 8", "N = 8\nraise RuntimeError('no import')")
+    code, out = run_check(tmp_path, "noimport.py", text, capsys)
+    assert code == 1
+    assert out.count("lists are not supported") == 1
+    assert "kernels cannot return a value" in out
+
+
+def test_syntax_error_in_the_file(tmp_path, capsys):
+    code, out = run_check(tmp_path, "syntax.py", "def f(:\n", capsys)
+    assert code == 2 and "invalid Python" in out
+
+
+def test_command_line_entry(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text(BROKEN)
+    root = Path(check.__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-m", "dotcompute.cli.check", str(path)], capture_output=True,
+                            text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert result.returncode == 1
+    assert result.stdout.count(str(path) + ":") == 4
