@@ -12,7 +12,7 @@ namespace dotcompute::detail {
 namespace {
 
 struct Value {
-  enum Kind { String, Number, Bool, Null, StringArray } kind = Null;
+  enum Kind { String, Number, Bool, Null, StringArray, Other } kind = Null;
   std::string text;
   double number = 0;
   std::vector<std::string> items;
@@ -23,13 +23,22 @@ class Reader {
   Reader(const std::string& text, const std::string& path) : s_(text), path_(path) {}
 
   std::map<std::string, Value> object() {
-    std::map<std::string, Value> out;
     skip();
+    std::map<std::string, Value> out = members();
+    skip();
+    if (i_ != s_.size()) fail("unexpected text after the object");
+    return out;
+  }
+
+ private:
+  // `{ "key": value, ... }` from the current position.
+  std::map<std::string, Value> members() {
+    std::map<std::string, Value> out;
     expect('{');
     skip();
     if (peek() == '}') {
       ++i_;
-      return finish(out);
+      return out;
     }
     for (;;) {
       skip();
@@ -44,15 +53,8 @@ class Reader {
         continue;
       }
       expect('}');
-      return finish(out);
+      return out;
     }
-  }
-
- private:
-  std::map<std::string, Value> finish(std::map<std::string, Value>& out) {
-    skip();
-    if (i_ != s_.size()) fail("unexpected text after the object");
-    return std::move(out);
   }
 
   Value value() {
@@ -71,7 +73,13 @@ class Reader {
       }
       for (;;) {
         skip();
-        v.items.push_back(string());
+        Value item = value();
+        // Arrays of anything but strings are only skipped (unknown keys).
+        if (item.kind == Value::String) {
+          v.items.push_back(std::move(item.text));
+        } else {
+          v.kind = Value::Other;
+        }
         skip();
         if (peek() == ',') {
           ++i_;
@@ -80,6 +88,9 @@ class Reader {
         expect(']');
         return v;
       }
+    } else if (c == '{') {
+      members();  // a nested object: skipped
+      v.kind = Value::Other;
     } else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
       size_t start = i_;
       while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
@@ -125,7 +136,16 @@ class Reader {
         case 'f': out += '\f'; break;
         case 'u': {
           if (i_ + 4 > s_.size()) fail("truncated \\u escape");
-          unsigned code = std::stoul(s_.substr(i_, 4), nullptr, 16);
+          unsigned code = 0;
+          for (int k = 0; k < 4; ++k) {
+            char h = s_[i_ + k];
+            int d = std::isdigit(static_cast<unsigned char>(h)) ? h - '0'
+                    : (h >= 'a' && h <= 'f')                   ? h - 'a' + 10
+                    : (h >= 'A' && h <= 'F')                   ? h - 'A' + 10
+                                                               : -1;
+            if (d < 0) fail("malformed \\u escape");
+            code = code * 16 + unsigned(d);
+          }
           i_ += 4;
           // Manifests are ASCII in practice; encode the BMP code point as UTF-8.
           if (code < 0x80) {

@@ -2,8 +2,10 @@
 
 The file's AST is searched for functions decorated ``@dc.kernel`` / ``@dc.func`` (however the
 module is imported: ``dc.kernel``, ``kernel``, ``dotcompute.kernel``, with or without
-arguments). The module is imported so that constants, imports and device functions resolve
-as they would at run time; decorating is lazy, so a broken kernel does not stop the import.
+arguments). The module is imported (under a private name, so ``if __name__ == "__main__":``
+blocks do not run) so that constants, imports and device functions resolve as they would at
+run time; decorating is lazy, so a broken kernel does not stop the import. ``--no-import``
+skips the import.
 When the import itself fails, the functions are checked against a namespace made of the
 file's imports and constant assignments only. Each function is checked on its own, so one
 broken kernel never hides another. Exit status: 0 when clean, 1 when there are problems,
@@ -33,6 +35,43 @@ class Found:
     kind: str  # "kernel" | "func"
     top_level: bool
     options: dict[str, Any] = field(default_factory=dict)
+
+
+_PLACEHOLDERS = {"int": 1, "float": 1.0, "bool": True}
+
+
+def enclosing_closure(tree: ast.Module, node: ast.FunctionDef) -> tuple[dict[str, Any], set[str]]:
+    """For a def nested in functions: placeholder values for the enclosing functions' variables
+    whose annotation says int/float/bool, and the names whose value is only known at run time."""
+    parents: dict[int, ast.AST] = {}
+    for p in ast.walk(tree):
+        for c in ast.iter_child_nodes(p):
+            parents[id(c)] = p
+    known: dict[str, Any] = {}
+    unknown: set[str] = set()
+    cur = parents.get(id(node))
+    while cur is not None:
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = cur.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                ann = a.annotation
+                name = ann.id if isinstance(ann, ast.Name) else None
+                if name in _PLACEHOLDERS and a.arg not in known:
+                    known[a.arg] = _PLACEHOLDERS[name]
+                elif a.arg not in known:
+                    unknown.add(a.arg)
+            for n in ast.walk(cur):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in known:
+                    unknown.add(n.id)
+        cur = parents.get(id(cur))
+    unknown -= set(known)
+    return known, unknown
+
+
+def free_names(node: ast.FunctionDef) -> set[str]:
+    bound = {a.arg for a in [*node.args.posonlyargs, *node.args.args]}
+    bound |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
 
 
 @dataclass
@@ -118,7 +157,7 @@ def static_namespace(tree: ast.Module, filename: str) -> dict[str, Any]:
     return ns
 
 
-def check_file(path: str) -> FileReport:
+def check_file(path: str, allow_import: bool = True) -> FileReport:
     from ..lang.frontend import parse_tree
     from ..lang.kernel import DeviceFunction, Kernel
 
@@ -141,12 +180,13 @@ def check_file(path: str) -> FileReport:
     if not found:
         return report
     lines = tuple(text.splitlines(keepends=True))
-    module, failure = import_file(path)
+    module, failure = import_file(path) if allow_import else (None, None)
     if module is not None:
         namespace = vars(module)
     else:
-        report.notes.append(f"{path}: note: the module could not be imported ({failure}); "
-                            "checking with its imports and constants only")
+        if failure is not None:
+            report.notes.append(f"{path}: note: the module could not be imported ({failure}); "
+                                "checking with its imports and constants only")
         namespace = static_namespace(tree, path)
         for f in found:
             if f.top_level and f.kind == "func":
@@ -159,6 +199,15 @@ def check_file(path: str) -> FileReport:
             obj = namespace.get(f.node.name) if f.top_level else None
             if not _is_object_for(obj, f.node):
                 parsed = parse_tree(f.node, path, lines, namespace)
+                if not f.top_level:
+                    known, unknown = enclosing_closure(tree, f.node)
+                    missing = sorted(free_names(f.node) & unknown)
+                    if missing:
+                        report.notes.append(f"{path}:{f.node.lineno}: note: {f.node.name!r} not checked: the closure "
+                                            f"variable(s) {', '.join(missing)} are only known at run time")
+                        report.checked.pop()
+                        continue
+                    parsed.closure = known
                 obj = Kernel.from_parsed(parsed, name=_option_name(f)) if f.kind == "kernel" \
                     else DeviceFunction.from_parsed(parsed)
             obj.check()
@@ -193,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     total_checked = 0
     total_problems = 0
     for path in args.files:
-        report = check_file(path)
+        report = check_file(path, allow_import=not getattr(args, "no_import", False))
         for note in report.notes:
             print(note, file=sys.stderr)
         for problem in report.problems:
@@ -219,6 +268,9 @@ def register(subparsers: Any) -> None:
                                           "print every problem; exit 1 if there are any.")
     p.add_argument("files", nargs="+", metavar="FILE", help="Python files to check")
     p.add_argument("-v", "--verbose", action="store_true", help="list every function checked")
+    p.add_argument("--no-import", action="store_true",
+                   help="do not import the files (their top level does not run); resolve names from their "
+                        "imports and constant assignments only")
     p.set_defaults(func=run)
 
 

@@ -29,7 +29,9 @@ from .types import (
     BOOL,
     FLOAT32,
     FLOAT64,
+    INT32,
     INT64,
+    UINT32,
     BufferAnnotation,
     BufferType,
     ScalarType,
@@ -88,9 +90,10 @@ class DeviceFunction:
 class Specialization:
     """One lowered kernel: IR, the free names it read, and its emitted sources per backend."""
 
-    def __init__(self, module: ir.Module, captures: list[Capture]) -> None:
+    def __init__(self, module: ir.Module, captures: list[Capture], debug_files: dict[int, str] | None = None) -> None:
         self.module = module
         self.captures = captures
+        self.debug_files = debug_files or {}
         self.emitted: dict[str, Any] = {}
 
     def valid(self) -> bool:
@@ -180,8 +183,8 @@ class Kernel:
         with self._lock:
             sig = signature_text(types)
             entry = f"{self.name}_{short_hash(sig + ('|debug' if dbg else ''))}"
-            module, captures = build_module(self.parsed(), list(types), entry, dbg)
-            spec = Specialization(module, captures)
+            module, captures, debug_files = build_module(self.parsed(), list(types), entry, dbg)
+            spec = Specialization(module, captures, debug_files)
             self._specs[key] = spec
             return spec
 
@@ -243,8 +246,32 @@ class Kernel:
         return self.specialize(types, debug).emit(backend).text
 
     def check(self) -> None:
-        """Parse, type-check and lower the kernel (default specialisation); raise the first problem."""
-        self.specialize(self.types_for(), debug=False)
+        """Parse, type-check and lower the kernel; raise the first problem.
+
+        A generic kernel is checked with its default specialisation; when that fails with a type
+        error, integer and float64 buffers are tried too (a kernel written for int buffers is not
+        wrong because float32 ones would not fit it), and the first error is raised if none works.
+        """
+        types = self.types_for()
+        try:
+            self.specialize(types, debug=False)
+        except KernelTypeError as first:
+            generic_buffers = [i for i in self._generic if isinstance(types[i], BufferType)]
+            if not generic_buffers:
+                raise
+            for dtype in (INT32, FLOAT64, INT64, UINT32, BOOL):
+                alt = list(types)
+                for i in generic_buffers:
+                    spec = self.decls()[i].spec
+                    if isinstance(spec, BufferAnnotation) and spec.dtype is not None:
+                        continue
+                    alt[i] = BufferType(dtype, types[i].ndim)  # type: ignore[union-attr]
+                try:
+                    self.specialize(alt, debug=False)
+                    return
+                except KernelTypeError:
+                    continue
+            raise first from None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"a kernel is not called directly; launch it with dc.launch({self.name}, global_size, *args)")

@@ -171,8 +171,9 @@ def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tupl
                               "numbers of dimensions")
         for g, loc in zip(global_size, local_size, strict=False):
             if g % loc:
-                raise LaunchError(f"{name} uses barrier() or dc.shared, so global_size {global_size} must be a multiple of "
-                                  f"local_size {local_size} (a partial work-group cannot meet at a barrier)")
+                raise LaunchError(f"{name} uses barrier() or dc.shared, so global_size {global_size} must be a "
+                                  f"multiple of local_size {local_size} (a partial work-group cannot meet at a "
+                                  "barrier)")
         return local_size
     budget = max(1, min(max_group, 256))
     out = []
@@ -259,17 +260,18 @@ def launch_debug(kernel: Any, entry: LaunchEntry, acc: Any, global_size: tuple[i
 
 
 def index_error(kernel: Any, entry: LaunchEntry, debug_id: int, flat: int, line: int) -> KernelIndexError:
+    import linecache
+
     module = entry.spec.module
     what = module.debug_names.get(debug_id, f"buffer #{debug_id}")
-    filename = module.kernel.filename
-    text = ""
-    try:
-        text = kernel.parsed().info.line_text(line) or ""
-    except Exception:
-        text = ""
-    shown = f"\n    {text.strip()}" if text.strip() else ""
-    return KernelIndexError(f"{filename}:{line}: index out of bounds in kernel {kernel.name!r}: {what} "
-                            f"accessed at flat index {flat}{shown}")
+    filename = entry.spec.debug_files.get(debug_id, module.kernel.filename)
+    text = linecache.getline(filename, line).strip()
+    shown = f"\n    {text}" if text else ""
+    err = KernelIndexError(f"{filename}:{line}: index out of bounds in kernel {kernel.name!r}: {what} "
+                           f"accessed at flat index {flat}{shown}")
+    # structured copies of what the message says, for tools and tests
+    err.filename, err.lineno, err.buffer, err.index = filename, line, what, flat  # type: ignore[attr-defined]
+    return err
 
 
 __all__ = ["launch_kernel", "prepare", "LaunchEntry", "barrier_local_size", "signature_key", "index_error"]

@@ -64,6 +64,6 @@ inline FakeCounters fake_counters(bool* loaded = nullptr) {
 
 // The fake backend's kernels are named on "kernel NAME" lines.
 inline const char* kFakeSource =
-    "kernel fill_f32\nkernel add_f32\nkernel sleep_ms\nkernel append_i64\nkernel scale_raw\nkernel scalars\n";
+    "kernel fill_f32\nkernel add_f32\nkernel sleep_ms\nkernel append_i64\nkernel scale_raw\nkernel scalars\nkernel noop\n";
 
 }  // namespace dctest

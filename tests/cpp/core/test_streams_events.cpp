@@ -11,7 +11,7 @@ using namespace dotcompute;
 
 namespace {
 
-struct Fixture : ::testing::Test {
+struct StreamFixture : ::testing::Test {
   std::unique_ptr<Runtime> rt = dctest::fake_runtime();
   std::shared_ptr<Accelerator> acc = rt->accelerator("fake:0");
   std::shared_ptr<Kernel> sleep_k = acc->compile(dctest::kFakeSource, "sleep_ms");
@@ -32,7 +32,7 @@ struct Fixture : ::testing::Test {
 
 }  // namespace
 
-TEST_F(Fixture, WorkOnAStreamRunsInOrderAndAsynchronously) {
+TEST_F(StreamFixture, WorkOnAStreamRunsInOrderAndAsynchronously) {
   auto log = acc->allocate({16}, DType::Int64);
   log->fill_bytes(0);
   auto s = acc->create_stream();
@@ -49,7 +49,7 @@ TEST_F(Fixture, WorkOnAStreamRunsInOrderAndAsynchronously) {
   EXPECT_EQ(read(*log), (std::vector<int64_t>{1, 2}));
 }
 
-TEST_F(Fixture, AStreamWaitsForAnEventOfAnother) {
+TEST_F(StreamFixture, AStreamWaitsForAnEventOfAnother) {
   auto log = acc->allocate({16}, DType::Int64);
   log->fill_bytes(0);
   acc->synchronize();
@@ -65,7 +65,7 @@ TEST_F(Fixture, AStreamWaitsForAnEventOfAnother) {
   EXPECT_EQ(read(*log), (std::vector<int64_t>{1, 2}));
 }
 
-TEST_F(Fixture, BuffersOrderThemselvesAcrossStreams) {
+TEST_F(StreamFixture, BuffersOrderThemselvesAcrossStreams) {
   // The buffer remembers s1 wrote it last; using it on s2 makes s2 wait.
   auto log = acc->allocate({16}, DType::Int64);
   log->fill_bytes(0);
@@ -79,7 +79,7 @@ TEST_F(Fixture, BuffersOrderThemselvesAcrossStreams) {
   EXPECT_EQ(read(*log), (std::vector<int64_t>{1, 2}));
 }
 
-TEST_F(Fixture, EventsTimeTheWorkBetweenThem) {
+TEST_F(StreamFixture, EventsTimeTheWorkBetweenThem) {
   auto s = acc->create_stream();
   auto e1 = s->record();
   sleep(*s, 30);
@@ -90,7 +90,7 @@ TEST_F(Fixture, EventsTimeTheWorkBetweenThem) {
   EXPECT_GE(e2->elapsed_ms(*e2), 0.0);
 }
 
-TEST_F(Fixture, AcceleratorSynchronizeWaitsForEveryStream) {
+TEST_F(StreamFixture, AcceleratorSynchronizeWaitsForEveryStream) {
   auto log = acc->allocate({16}, DType::Int64);
   log->fill_bytes(0);
   acc->synchronize();
@@ -105,7 +105,7 @@ TEST_F(Fixture, AcceleratorSynchronizeWaitsForEveryStream) {
   EXPECT_TRUE(e2->query());
 }
 
-TEST_F(Fixture, DestroyingAStreamDrainsIt) {
+TEST_F(StreamFixture, DestroyingAStreamDrainsIt) {
   auto log = acc->allocate({16}, DType::Int64);
   log->fill_bytes(0);
   acc->synchronize();
@@ -118,7 +118,7 @@ TEST_F(Fixture, DestroyingAStreamDrainsIt) {
   EXPECT_EQ(read(*log), (std::vector<int64_t>{7}));
 }
 
-TEST_F(Fixture, AnotherDeviceOfTheSameBackendCanBeWaitedFor) {
+TEST_F(StreamFixture, AnotherDeviceOfTheSameBackendCanBeWaitedFor) {
   auto other = rt->accelerator("fake:1");
   auto e = other->default_stream().record();
   // Same plugin: allowed (like CUDA events across devices).

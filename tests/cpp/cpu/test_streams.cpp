@@ -10,6 +10,14 @@
 namespace cputest {
 namespace {
 
+// Small launches on an idle stream run inline on the caller (by design), so a
+// launch that must be asynchronous is made larger than that threshold.
+Dims queued_launch() {
+  Dims d;
+  d.global[0] = 1u << 20;
+  return d;
+}
+
 // Applies x = x*mul + add with a different (mul, add) per launch; the result
 // depends on the order, and the scalars die right after each launch call.
 TEST(CpuStreams, LaunchesRunInOrderWithCopiedScalars) {
@@ -44,9 +52,8 @@ TEST(CpuStreams, LaunchIsAsynchronous) {
   Stream s;
   DeviceBuffer flag(4);
   *flag.as<int32_t>() = 0;
-  Dims d;
   // Returns although the kernel cannot finish before the flag is set below.
-  DC_ASSERT_OK(launch(s.get(), wait, d, Args().buffer(flag)));
+  DC_ASSERT_OK(launch(s.get(), wait, queued_launch(), Args().buffer(flag)));
   Event e;
   DC_ASSERT_OK(api().event_record(e.get(), s.get()));
   int32_t done = 1;
@@ -89,7 +96,7 @@ TEST(CpuStreams, StreamWaitsForAnotherStreamsEvent) {
   *flag.as<int32_t>() = 0;
   *out.as<int32_t>() = 0;
   Dims one;
-  DC_ASSERT_OK(launch(producer.get(), wait, one, Args().buffer(flag)));
+  DC_ASSERT_OK(launch(producer.get(), wait, queued_launch(), Args().buffer(flag)));
   Event ready;
   DC_ASSERT_OK(api().event_record(ready.get(), producer.get()));
   DC_ASSERT_OK(api().stream_wait_event(consumer.get(), ready.get()));

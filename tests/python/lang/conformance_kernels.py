@@ -946,6 +946,200 @@ _add("scalar_param_types", scalar_param_types,
      1, [6], _scalar_types_ref)
 
 
+@dc.kernel
+def language_extras(a: dc.Buffer[dc.int32], x: dc.Buffer[dc.float32], out: dc.Buffer[dc.int64, 2],
+                    outf: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        v = a[i]
+        out[i, 0] = v or 7  # and/or on numbers return an operand, as in Python
+        out[i, 1] = v and 5
+        p, q = v, v * 2  # tuple assignment: values first, then targets
+        p, q = q, p
+        out[i, 2] = p - q
+        m = n = 3  # chained assignment
+        out[i, 3] = m + n
+        k: dc.int32 = 7  # annotated assignment
+        out[i, 4] = k
+        if (w := v * 3) > 10:  # assignment expression
+            out[i, 5] = w
+        else:
+            out[i, 5] = -w
+        out[i, 6] = a.size + a.ndim * 1000 + len(a) * 100000
+        out[i, 7] = a[-1]  # a constant negative index counts from the end
+        out[i, 8] = pow(v, 2)
+        out[i, 9] = round(x[i])  # int64, ties to even
+        out[i, 10] = bool(v) + dc.bool_(x[i])
+        out[i, 11] = ~True + (+v)
+        out[i, 12] = 1 if v else 0
+        out[i, 13] = math.floor(x[i]) // 2  # math.floor gives an int64
+        outf[i, 0] = math.log(x[i] * x[i] + 1.0, 2.0)
+        outf[i, 1] = math.e * 0 + np.sqrt(x[i] * x[i])
+        outf[i, 2] = dc.round(x[i])
+        outf[i, 3] = min(x[i], math.inf)
+
+
+def _extras_ref(a, x, out, outf):
+    n = a.shape[0]
+    for i in range(n):
+        v, xf = int(a[i]), float(x[i])
+        w = v * 3
+        out[i] = [v or 7, v and 5, v, 6, 7, w if w > 10 else -w, n + 1000 + n * 100000, int(a[-1]), v * v,
+                  round(xf), int(bool(v)) + int(bool(xf)), v - 2, 1 if v else 0, math.floor(xf) // 2]
+    xd = x.astype(np.float64)
+    outf[:, 0] = np.log2(xd * xd + 1)
+    outf[:, 1] = np.abs(x)
+    outf[:, 2] = np.rint(x)
+    outf[:, 3] = x
+
+
+_add("language_extras", language_extras,
+     lambda r: [_ints(r, -6, 7, 64, np.int32), (r.integers(-8, 9, 64) * 0.5).astype(np.float32),
+                np.zeros((64, 14), np.int64), np.zeros((64, 4), np.float32)],
+     64, [2, 3], _extras_ref, rtol=1e-6, atol=1e-6)
+
+
+@dc.kernel
+def evaluation_order(x: dc.Buffer[dc.int32], cnt: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32]):
+    # Side effects (atomics) make evaluation order observable.
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        if x[i] > 0 and dc.atomic_add(cnt, 0, 1) >= 0:  # runs only where x > 0
+            out[i] += 1
+        if x[i] > 0 or dc.atomic_add(cnt, 1, 1) < -1:  # runs only where x <= 0
+            out[i] += 10
+        if -1 < dc.atomic_add(cnt, 2, 1) < 1000000:  # the middle operand runs once
+            out[i] += 100
+        t = dc.atomic_add(cnt, 3, 1) if x[i] % 2 == 0 else dc.atomic_add(cnt, 4, 1)  # one branch only
+        out[dc.atomic_add(cnt, 5, 1) * 0 + i] += 1000 + t * 0  # the index is evaluated once
+
+
+def _eval_order_ref(x, cnt, out):
+    n = x.shape[0]
+    cnt[:] = [(x > 0).sum(), (x <= 0).sum(), n, (x % 2 == 0).sum(), (x % 2 != 0).sum(), n]
+    out[:] = np.where(x > 0, 11, 0) + 1100
+
+
+_add("evaluation_order_side_effects", evaluation_order,
+     lambda r: [_ints(r, -5, 6, 100, np.int32), np.zeros(6, np.int32), np.zeros(100, np.int32)], 100, [1, 2],
+     _eval_order_ref, tags=["atomic"])
+
+
+@dc.kernel
+def loop_semantics(a: dc.Buffer[dc.int32], out: dc.Buffer[dc.int64, 2]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        s = 0
+        for k in range(5):
+            k += 10  # does not change the iteration
+            s += k
+        out[i, 0] = s
+        c = 0
+        for _ in range(a[i]):  # the range is evaluated once, before the loop
+            a[i] -= 1
+            c += 1
+        out[i, 1] = c
+        step = a[i] * 0
+        j = 0
+        for _ in range(0, 10, step):  # a zero step at run time runs no iteration
+            j += 1
+        out[i, 2] = j
+
+
+def _loop_semantics_ref(a, out):
+    out[:, 0] = 60
+    out[:, 1] = a
+    out[:, 2] = 0
+    a[:] = 0
+
+
+_add("loop_semantics", loop_semantics,
+     lambda r: [_ints(r, 0, 10, 64, np.int32), np.zeros((64, 3), np.int64)], 64, [0, 1], _loop_semantics_ref)
+
+
+@dc.kernel
+def shifts_wide(a: dc.Buffer[dc.int32], n: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32, 2]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        out[i, 0] = a[i] << n[i]
+        out[i, 1] = a[i] >> n[i]
+
+
+def _shifts_ref(a, n, out):
+    # documented: << by a count outside [0, bits) gives 0; >> by >= bits gives 0 or -1 (the
+    # sign); a negative run-time count gives 0
+    for i in range(a.shape[0]):
+        x, k = int(a[i]), int(n[i])
+        left = 0 if not 0 <= k < 32 else ((x << k) + 2**31) % 2**32 - 2**31
+        right = 0 if k < 0 else (x >> k if k < 32 else (0 if x >= 0 else -1))
+        out[i] = [left, right]
+
+
+_add("shifts_wider_than_type", shifts_wide,
+     lambda r: [_ints(r, -1000, 1000, 80, np.int32), _ints(r, -3, 40, 80, np.int32), np.zeros((80, 2), np.int32)],
+     80, [2], _shifts_ref)
+
+
+@dc.kernel
+def float_to_int_and_nan(x: dc.Buffer[dc.float32], oi: dc.Buffer[dc.int32, 2], o64: dc.Buffer[dc.int64],
+                         of: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        oi[i, 0] = dc.int32(x[i])
+        oi[i, 1] = dc.uint32(x[i]) % 1000
+        o64[i] = int(x[i])
+        of[i, 0] = min(x[i], 1.0)
+        of[i, 1] = max(1.0, x[i])
+        of[i, 2] = dc.float32(1.0) if x[i] != x[i] else dc.float32(0.0)
+
+
+def _sat(v: float, lo: int, hi: int) -> int:
+    if math.isnan(v):
+        return 0
+    return int(min(max(math.trunc(v) if math.isfinite(v) else (hi if v > 0 else lo), lo), hi))
+
+
+def _f2i_ref(x, oi, o64, of):
+    # documented: float -> int truncates; out-of-range values saturate and NaN gives 0;
+    # min(a, b) is `b if b < a else a` (NaN order as Python's)
+    for i, v in enumerate(float(t) for t in x):
+        oi[i, 0] = _sat(v, -2**31, 2**31 - 1)
+        oi[i, 1] = _sat(v, 0, 2**32 - 1) % 1000
+        o64[i] = _sat(v, -2**63, 2**63 - 1)
+        of[i, 0] = 1.0 if 1.0 < v else v
+        of[i, 1] = v if v > 1.0 else 1.0
+        of[i, 2] = 1.0 if math.isnan(v) else 0.0
+
+
+_add("float_to_int_saturation_and_nan", float_to_int_and_nan,
+     lambda r: [np.array([3.7, -3.7, 1e10, -1e10, np.nan, np.inf, -np.inf, 0.5, -0.5, 2.5e9, 4.5e9, -1.0],
+                         np.float32), np.zeros((12, 2), np.int32), np.zeros(12, np.int64),
+                np.zeros((12, 3), np.float32)],
+     12, [1, 2, 3], _f2i_ref)
+
+
+@dc.kernel
+def atomics_tuple_index(x: dc.Buffer[dc.int32], grid: dc.Buffer[dc.uint32, 2], fl: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        r = x[i] % grid.shape[0]
+        c = (x[i] // grid.shape[0]) % grid.shape[1]
+        dc.atomic_add(grid, (r, c), 2)
+        dc.atomic_max(fl, (r, c), x[i])  # the int value converts to the element type
+
+
+def _atomics_tuple_ref(x, grid, fl):
+    for v in x.astype(np.int64):
+        r, c = v % grid.shape[0], (v // grid.shape[0]) % grid.shape[1]
+        grid[r, c] += 2
+        fl[r, c] = max(fl[r, c], v)
+
+
+_add("atomics_tuple_index_uint32", atomics_tuple_index,
+     lambda r: [_ints(r, 0, 500, 300, np.int32), np.zeros((4, 5), np.uint32), np.full((4, 5), -1, np.float32)],
+     300, [1, 2], _atomics_tuple_ref, tags=["atomic"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Math
 

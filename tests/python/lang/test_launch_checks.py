@@ -104,3 +104,74 @@ def test_read_only_numpy_inputs_are_untouched(accelerator):
     dc.launch(copy1, 8, a, out, 2, accelerator=accelerator)
     np.testing.assert_array_equal(a, keep)
     np.testing.assert_array_equal(out, keep + 2)
+
+
+def test_debug_error_carries_location_attributes(accelerator):
+    a, out = np.ones(16, np.float32), np.zeros(16, np.float32)
+    with pytest.raises(dc.KernelIndexError) as info:
+        dc.launch(off_by_one, 16, a, out, accelerator=accelerator)
+    exc = info.value
+    assert exc.lineno == OOB_LINE
+    assert exc.index == 16
+    assert Path(exc.filename).name == Path(__file__).name
+    assert "out" in str(exc.buffer)
+
+
+def _load(v: dc.Buffer[dc.float32], k: dc.int64) -> dc.float32:
+    return v[k + 2]  # OOB-FUNC
+
+
+load_past_end = dc.func(_load)
+
+
+@dc.kernel(debug=True)
+def reads_through_function(a: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    out[i] = load_past_end(a, i)
+
+
+def test_debug_error_inside_device_function(accelerator):
+    line = next(n + 1 for n, t in enumerate(Path(__file__).read_text().splitlines())
+                if t.rstrip().endswith("# OOB-FUNC"))
+    with pytest.raises(dc.KernelIndexError) as info:
+        dc.launch(reads_through_function, 8, np.ones(8, np.float32), np.zeros(8, np.float32),
+                  accelerator=accelerator)
+    assert info.value.lineno == line, str(info.value)
+    assert "v" in str(info.value.buffer), str(info.value)
+
+
+REBOUND = 2
+
+
+@dc.kernel
+def uses_rebound(out: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i] = i * REBOUND
+
+
+def test_rebinding_a_module_constant_recompiles(accelerator):
+    global REBOUND
+    out = np.zeros(8, np.int32)
+    dc.launch(uses_rebound, 8, out, accelerator=accelerator)
+    np.testing.assert_array_equal(out, np.arange(8) * 2)
+    try:
+        REBOUND = 5
+        dc.launch(uses_rebound, 8, out, accelerator=accelerator)
+        np.testing.assert_array_equal(out, np.arange(8) * 5)
+    finally:
+        REBOUND = 2
+
+
+def test_kernel_check_method():
+    dc.kernel(lambda_free_ok).check()
+    with pytest.raises(dc.KernelSyntaxError):
+        dc.kernel(lambda_free_bad).check()
+
+
+def lambda_free_ok(a: dc.Buffer[dc.float32]):
+    a[0] = 1.0
+
+
+def lambda_free_bad(a: dc.Buffer[dc.float32]):
+    a[0] = [1.0][0]

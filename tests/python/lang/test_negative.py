@@ -297,6 +297,26 @@ def k_array_as_number(a: dc.Buffer[dc.int32]):
     a[0] = a + 1  # ERR
 
 
+def k_unannotated_misuse(a, n: dc.int32):
+    a[0] = a * n  # ERR
+
+
+def k_mutual_recursion(a: dc.Buffer[dc.int32]):
+    a[0] = ping(3)
+
+
+def _ping(n: dc.int32) -> dc.int32:
+    return pong(n - 1) if n > 0 else 0
+
+
+def _pong(n: dc.int32) -> dc.int32:
+    return ping(n - 1) + 1  # ERR
+
+
+ping = dc.func(_ping)
+pong = dc.func(_pong)
+
+
 # (function, expected exception type(s))
 CASES = [
     (k_list, SYN), (k_dict, SYN), (k_set, SYN), (k_list_comprehension, SYN), (k_generator_expression, SYN),
@@ -309,7 +329,8 @@ CASES = [
     (k_iterate_buffer, SYN), (k_wrong_index_count, TYP), (k_bitwise_float, TYP), (k_bad_dimension, TYP),
     (k_shape_out_of_range, TYP), (k_shared_in_branch, SYN), (k_shared_runtime_shape, EITHER),
     (k_barrier_in_func, SYN), (k_none_value, SYN), (k_range_float, TYP), (k_unknown_math, EITHER),
-    (k_object_attribute, EITHER), (k_array_as_number, TYP),
+    (k_object_attribute, EITHER), (k_array_as_number, TYP), (k_unannotated_misuse, TYP),
+    (k_mutual_recursion, SYN),
 ]
 
 
@@ -324,7 +345,7 @@ def marked_line(*fns) -> tuple[int, str]:
 
 
 # where the error is in a device function the kernel calls, the marker is there
-MARKED_IN = {k_recursion: _recursive, k_barrier_in_func: _barrier_in_func}
+MARKED_IN = {k_recursion: _recursive, k_barrier_in_func: _barrier_in_func, k_mutual_recursion: _pong}
 
 
 @pytest.mark.parametrize("fn, expected", CASES, ids=[f.__name__ for f, _ in CASES])

@@ -57,7 +57,7 @@ def test_expression_trees(accelerator, data):
     _check(root, var_types, src, inputs, out)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(data=st.data())
 def test_expression_trees_metal_shim(data):
     runner = pytest.importorskip("runner")

@@ -64,13 +64,13 @@ CLEAN = textwrap.dedent('''\
     ''')
 
 
-def run_check(tmp_path: Path, name: str, text: str, capsys) -> tuple[int, str]:
+def run_check(tmp_path: Path, name: str, text: str, capsys, *flags: str) -> tuple[int, str]:
     path = tmp_path / name
     path.write_text(text)
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     check.register(sub)
-    args = parser.parse_args(["check", str(path)])
+    args = parser.parse_args(["check", *flags, str(path)])
     code = args.func(args)
     return code, capsys.readouterr().out
 
@@ -97,6 +97,50 @@ def test_file_that_cannot_be_imported_is_checked_statically(tmp_path, capsys):
     assert code == 1
     assert out.count("lists are not supported") == 1
     assert "kernels cannot return a value" in out
+
+
+def test_no_import_does_not_run_the_file(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    text = BROKEN + f"\nopen({str(marker)!r}, 'w').close()\n"
+    code, out = run_check(tmp_path, "noimport2.py", text, capsys, "--no-import")
+    assert code == 1 and not marker.exists()
+    assert out.count("lists are not supported") == 1 and "kernels cannot return a value" in out
+    code, out = run_check(tmp_path, "clean2.py", CLEAN, capsys, "--no-import")
+    assert code == 0
+
+
+FACTORIES = textwrap.dedent('''\
+    import dotcompute as dc
+
+
+    def typed(k: int, bias: float):
+        @dc.kernel
+        def scaled(x: dc.Buffer[dc.float32]):
+            x[0] = x[0] * k + bias
+        return scaled
+
+
+    def typed_broken(k: int):
+        @dc.kernel
+        def bad(x: dc.Buffer[dc.float32]):
+            x[0] = k << 1.5
+        return bad
+
+
+    def untyped(k):
+        @dc.kernel
+        def opaque(x: dc.Buffer[dc.float32]):
+            x[0] = x[0] * k
+        return opaque
+    ''')
+
+
+def test_kernels_in_factories_use_annotated_closure_variables(tmp_path, capsys):
+    code, out = run_check(tmp_path, "factories.py", FACTORIES, capsys)
+    path = str(tmp_path / "factories.py")
+    assert code == 1
+    # only the broken one; `opaque` depends on an unannotated closure variable and is skipped with a note
+    assert out.count(path + ":") == 1 and f"{path}:14:16:" in out and "<<" in out
 
 
 def test_syntax_error_in_the_file(tmp_path, capsys):

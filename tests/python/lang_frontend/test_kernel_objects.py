@@ -102,5 +102,6 @@ def test_barrier_kernels_get_a_dividing_local_size():
     assert barrier_local_size("k", (1000,), None, 256) == (250,)
     assert barrier_local_size("k", (64, 64), None, 256) == (64, 4)
     assert barrier_local_size("k", (12,), (4,), 256) == (4,)
+    assert barrier_local_size("k", (64,), None, 256, (16, 1 << 30, 1 << 30)) == (16,)  # dc.shared((16,), ...)
     with pytest.raises(dc.LaunchError, match="multiple"):
         barrier_local_size("k", (10,), (4,), 256)

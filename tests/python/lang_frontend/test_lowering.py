@@ -1,3 +1,4 @@
+# ruff: noqa: F841 -- kernels whose locals are only inspected in the IR
 """Python → IR lowering: types, explicit casts, Python semantics flags, structure."""
 
 import math
@@ -301,12 +302,14 @@ def test_value_or_returns_an_operand_and_truth_tests_compare_to_zero():
 
 
 def test_every_expression_is_typed_and_located():
-    for k in (literals, chained, loops, calls, maths, shared_and_barrier, boolops):
+    for k in (literals, chained, loops, calls, maths, shared_and_barrier, boolops, constant_math, aug_index,
+              through_func):
         m = k.ir()
         for f in [*m.functions, m.kernel]:
             for n in ir.walk(f):
                 if isinstance(n, ir.Expr):
                     assert isinstance(n.type, T.ScalarType)
+                    assert not (isinstance(n, ir.Const) and n.weak), (k, ir.format_expr(n))
                     if not isinstance(n, ir.Const):
                         assert n.loc.line > 0, (k, n)
 
@@ -333,3 +336,18 @@ def test_debug_ids_and_names():
 def test_source_for_every_backend_without_a_device():
     for backend in ("cpu", "cuda", "opencl", "metal"):
         assert "chained" in chained.source(backend)
+
+
+@dc.kernel
+def constant_math(x: dc.Buffer[dc.float64]):
+    x[0] = math.sqrt(2.0) * math.pi
+    x[1] = math.sqrt(-1.0)
+    x[2] = math.floor(2.5) + 7 // 2
+
+
+def test_math_on_constants_folds_and_leaves_domain_errors_to_the_device():
+    m = constant_math.ir()
+    stores = [s for s in ir.walk(m.kernel) if isinstance(s, ir.BufferStore)]
+    assert isinstance(stores[0].value, ir.Const) and stores[0].value.value == math.sqrt(2.0) * math.pi
+    assert isinstance(stores[1].value, ir.MathCall) and stores[1].value.name == "sqrt"
+    assert isinstance(stores[2].value, ir.Const) and stores[2].value.value == 5.0

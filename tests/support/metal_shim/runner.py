@@ -344,7 +344,7 @@ def _compiler() -> list[str]:
         raise ShimError("metal shim: no C++ compiler (set DOTCOMPUTE_SHIM_CXX, or install clang++ or g++)")
     quiet = ["-Wno-unknown-attributes", "-Wno-ignored-attributes"] if "clang" in Path(cxx).name else \
         ["-Wno-attributes"]
-    return [cxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-Wall",
+    return [cxx, "-std=c++17", "-O0", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-Wall",
             "-Wno-unused-variable", "-Wno-unused-parameter", "-Wno-unused-but-set-variable", *quiet,
             f"-I{SHIM_DIR}"]
 

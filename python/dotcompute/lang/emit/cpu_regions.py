@@ -21,11 +21,22 @@ that contains a barrier becomes a GroupLoop/GroupIf executed once per group
 require on every target, so they are evaluated for local item 0) with its
 own body cut into pieces recursively.
 
-Variables: a local used in only one region that is not inside a group loop
-lives in that region's item loop as a plain scalar. Any other local (used in
-several regions, in a group-level condition, or in a region a group loop
-repeats) is kept per item in an array indexed by the local item number. The
-loop variable and counter of a group ``for`` are group scalars.
+Variables, cheapest first:
+
+* rematerialised: a local assigned once, at the kernel's top level, from ids,
+  shapes, scalar parameters and constants (``i = global_id(0)``) is recomputed
+  at the start of every region that reads it, so the compiler still sees
+  ``li`` as the item number (contiguous accesses, no gathers);
+* region-local: used in one region only (and, inside a group loop, assigned
+  before it is read there): a plain scalar of that region's item loop;
+* per item: anything else (used in several regions, in a group-level
+  condition, or carried across passes of a group loop) lives in an array with
+  one slot per work-item (``dc_pi_NAME``); a region copies the slot into a
+  register at its start and writes it back at its end if it assigned it;
+* the loop variable and counter of a group ``for`` are group scalars.
+
+A ``return`` marks the item dead (skipped by every later region) and jumps to
+the end of the current region.
 
 Limits, with a clear error from the printer: ``break``/``continue`` directly
 aimed at a loop that contains a barrier (the loop is run per group, so the

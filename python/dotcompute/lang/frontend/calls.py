@@ -215,11 +215,12 @@ class CallLowering:
         if all(is_weak(a) for a in args) and name in _HOST_FOLD:
             try:
                 v = fold.math_call(_HOST_FOLD[name], *[float(a.value) for a in args])  # type: ignore[attr-defined]
-            except fold.FoldError as e:
-                raise self.rep.type(node, f"invalid constant expression: {e}") from None
-            if name in ("floor", "ceil", "trunc"):
-                v = float(v)
-            return ir.Const(value=v, type=FLOAT64, weak=True, loc=loc)
+            except fold.FoldError:
+                v = None  # outside the domain (sqrt(-1)): left to the device, which gives IEEE results
+            if v is not None:
+                if name in ("floor", "ceil", "trunc"):
+                    v = float(v)
+                return ir.Const(value=v, type=FLOAT64, weak=True, loc=loc)
         result = BOOL if kind == "f->b" else t
         return ir.MathCall(name=name, args=[convert(a, t) for a in args], type=result, loc=loc)
 

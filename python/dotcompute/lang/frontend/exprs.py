@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, BufferType, ScalarType, type_of_python_scalar
+from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, BufferType, ScalarType, type_of_python_scalar, wrap_int
 from . import fold
 from .resolve import MISSING
 from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
@@ -19,6 +19,8 @@ _BINOP_NAMES = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mult", ast.Div: "True
                 ast.BitAnd: "BitAnd", ast.BitOr: "BitOr", ast.BitXor: "BitXor"}
 _BINOP_SYMBOLS = {"Add": "+", "Sub": "-", "Mult": "*", "TrueDiv": "/", "FloorDiv": "//", "Mod": "%",
                   "Pow": "**", "LShift": "<<", "RShift": ">>", "BitAnd": "&", "BitOr": "|", "BitXor": "^"}
+_INT_FOLD = {"Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mult": lambda x, y: x * y,
+             "FloorDiv": lambda x, y: x // y if y else 0, "Mod": lambda x, y: x % y if y else 0}
 _CMP_NAMES = {ast.Eq: "Eq", ast.NotEq: "NotEq", ast.Lt: "Lt", ast.LtE: "LtE", ast.Gt: "Gt", ast.GtE: "GtE"}
 
 _UNSUPPORTED_EXPR = {
@@ -281,7 +283,11 @@ class ExprLowering:
             return self.power(a, b, t, loc)
         if t.is_bool:
             t = INT64
-        return ir.BinOp(op=op, left=convert(a, t), right=convert(b, t), type=t, loc=loc)
+        left, right = convert(a, t), convert(b, t)
+        if t.is_int and isinstance(left, ir.Const) and isinstance(right, ir.Const) and op in _INT_FOLD:
+            # typed constants (e.g. a shared array's extent): fold as the generated code would compute
+            return ir.Const(value=wrap_int(_INT_FOLD[op](int(left.value), int(right.value)), t), type=t, loc=loc)
+        return ir.BinOp(op=op, left=left, right=right, type=t, loc=loc)
 
     def power(self, a: ir.Expr, b: ir.Expr, t: ScalarType, loc: ir.Loc) -> ir.Expr:
         if t.is_bool:
@@ -397,7 +403,7 @@ class ExprLowering:
         loc = self.loc(node)
         if isinstance(a, ir.Const):
             chosen = (b if a.value else a) if op == "and" else (a if a.value else b)
-            return convert(chosen, t) if not is_weak(chosen) or chosen is a else chosen
+            return convert(chosen, t)
         if isinstance(a, ir.Var):
             first: ir.Expr = a
             again: ir.Expr = a

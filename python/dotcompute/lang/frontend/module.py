@@ -31,6 +31,7 @@ class ModuleBuilder:
         self.functions: list[ir.Function] = []
         self.captures: list[Capture] = []
         self.debug_names: dict[int, str] = {}
+        self.debug_files: dict[int, str] = {}  # which file a debug id's accesses are in
         self._specs: dict[tuple[int, tuple], ir.Function] = {}
         self._in_progress: list[Any] = []
         self._names = NameAllocator()
@@ -64,6 +65,7 @@ class ModuleBuilder:
                 did = self._next_debug_id
                 self._next_debug_id += 1
                 self.debug_names[did] = f"parameter {d.name!r} of device function {parsed.name!r}"
+                self.debug_files[did] = parsed.info.filename
                 debug_ids.append(did)
             else:
                 debug_ids.append(-1)
@@ -87,6 +89,7 @@ class ModuleBuilder:
         for i, (a, t) in enumerate(zip(parsed.tree.args.args, types, strict=False)):
             if isinstance(t, BufferType):
                 self.debug_names[i] = f"buffer {a.arg!r}"
+                self.debug_files[i] = parsed.info.filename
         lowerer = FunctionLowerer(parsed, self, types, is_kernel=True, ir_name=entry)
         k = lowerer.lower()
         assert isinstance(k, ir.Kernel)
@@ -98,11 +101,12 @@ class ModuleBuilder:
 
 
 def build_module(parsed: ParsedFunction, types: list[ScalarType | BufferType], entry: str,
-                 debug: bool) -> tuple[ir.Module, list[Capture]]:
-    """Lower a kernel for one specialisation; returns the module and the free names it read."""
+                 debug: bool) -> tuple[ir.Module, list[Capture], dict[int, str]]:
+    """Lower a kernel for one specialisation; returns the module, the free names it read, and the
+    file each debug id's accesses are in."""
     b = ModuleBuilder(debug)
     m = b.kernel(parsed, types, entry)
-    return m, b.captures
+    return m, b.captures, b.debug_files
 
 
 __all__ = ["ModuleBuilder", "build_module", "signature_text", "type_code"]

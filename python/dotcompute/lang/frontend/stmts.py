@@ -9,7 +9,7 @@ from .. import builtins as dcb
 from .. import ir
 from ..types import INT64, ScalarType, promote
 from .exprs import BufferValue, StaticValue
-from .typing_rules import common_type, convert, strengthen, truth
+from .typing_rules import common_type, convert, strengthen
 
 _UNSUPPORTED_STMT = {
     ast.Try: ("try/except is not supported in kernels", "kernels cannot raise; check conditions with if"),
