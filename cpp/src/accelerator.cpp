@@ -122,7 +122,9 @@ std::shared_ptr<Kernel> Accelerator::compile(const std::string& source, const st
     if (it != modules_.end()) module = it->second.lock();
   }
   if (!module) {
-    Blob blob = cache_->get_or_build(key, [&]() {
+    bool built = false;
+    auto build = [&]() {
+      built = true;
       void* bin = nullptr;
       uint64_t size = 0;
       dc_status st = api_->compile(index_, source.c_str(), options.c_str(), &bin, &size);
@@ -137,13 +139,20 @@ std::shared_ptr<Kernel> Accelerator::compile(const std::string& source, const st
       std::vector<uint8_t> out(p, p + size);
       api_->free_binary(bin);
       return out;
-    });
+    };
+    Blob blob = cache_->get_or_build(key, build);
     dc_module m = nullptr;
     dc_status st = api_->module_load(index_, blob->data(), blob->size(), &m);
+    if (st != DC_OK && !built) {
+      // A cached binary the backend no longer accepts (e.g. a changed driver
+      // that reports the same identity): rebuild it once.
+      blob = std::make_shared<const std::vector<uint8_t>>(build());
+      cache_->put(key, blob);
+      st = api_->module_load(index_, blob->data(), blob->size(), &m);
+    }
     if (st != DC_OK) {
       std::string log = plugin_error(api_);
-      throw_status(st == DC_ERROR_COMPILATION ? DC_ERROR_COMPILATION : st,
-                   "loading the compiled module of '" + entry + "' on " + id_ + " failed", log, source);
+      throw_status(st, "loading the compiled module of '" + entry + "' on " + id_ + " failed", log, source);
     }
     module = std::make_shared<Module>(shared_from_this(), m);
     std::lock_guard<std::mutex> lock(mutex_);

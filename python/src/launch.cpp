@@ -63,8 +63,13 @@ dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
     auto arr = py::reinterpret_borrow<py::array>(obj);
     dc::HostArray host;
     host.data = const_cast<void*>(arr.data());
-    const std::string label = param_label(plan, i);
-    host.dtype = to_dtype(arr.dtype(), label.c_str());
+    try {
+      host.dtype = to_dtype(arr.dtype(), "");
+    } catch (const dc::InvalidArgumentError&) {
+      // Labelled only on failure: building the label costs more than the whole check.
+      const std::string label = param_label(plan, i);
+      host.dtype = to_dtype(arr.dtype(), label.c_str());
+    }
     host.ndim = static_cast<int>(arr.ndim());
     host.shape = reinterpret_cast<const int64_t*>(arr.shape());
     host.contiguous = (arr.flags() & py::array::c_style) != 0;

@@ -188,12 +188,17 @@ def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tupl
     return tuple(out)
 
 
-def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...]) -> tuple[list[Any], list[int]]:
+def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...], entry: LaunchEntry | None = None,
+           kernel: str = "") -> tuple[list[Any], list[int]]:
     staged = list(args)
     host = []
     for i in buffers:
         a = args[i]
         if isinstance(a, np.ndarray):
+            if entry is not None and i in entry.written and not a.flags.writeable:
+                # refuse before anything runs: the results could not be copied back
+                raise KernelTypeError(f"{kernel}(): argument {entry.names[i]!r} is written by the kernel but the "
+                                      "numpy array is read-only")
             staged[i] = acc.asarray(np.ascontiguousarray(a))
             host.append(i)
     return staged, host
@@ -202,7 +207,7 @@ def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...]) -> tuple[l
 def launch_staged(entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], local_size: Any,
                   args: tuple[Any, ...], stream: Any) -> None:
     """numpy arrays on a device that cannot read host memory: copy in, launch, copy back what was written."""
-    staged, host = _stage(acc, args, entry.buffers)
+    staged, host = _stage(acc, args, entry.buffers, entry, entry.spec.module.kernel.py_name)
     extra = entry.emitted.global_size_args(global_size) if entry.gs_params else ()
     entry.plan.launch(global_size, local_size, tuple(staged) + extra, stream)
     _copy_back(acc, entry, args, staged, host, stream)
@@ -214,9 +219,7 @@ def _copy_back(acc: Any, entry: LaunchEntry, args: tuple[Any, ...], staged: list
     for i in host:
         if i in entry.written:
             out = args[i]
-            result = staged[i].numpy()
-            if out.flags.writeable:
-                out[...] = result
+            out[...] = staged[i].numpy()
     _sync(acc, stream)
 
 
@@ -235,7 +238,7 @@ def launch_debug(kernel: Any, entry: LaunchEntry, acc: Any, global_size: tuple[i
         call = list(args)
         host: list[int] = []
     else:
-        call, host = _stage(acc, args, entry.buffers)
+        call, host = _stage(acc, args, entry.buffers, entry, kernel.name)
     report = np.zeros(4, dtype=np.int64) if unified else acc.zeros((4,), np.int64)
     expanded: list[Any] = []
     for i, a in enumerate(call):

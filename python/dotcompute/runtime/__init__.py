@@ -14,12 +14,12 @@ from .compile import compile_source
 from .native import cmake_dir, package_dir, plugin_dir
 from .params import ParamSpec
 from .raw_kernel import RawKernel
-from .registry import KNOWN_BACKENDS, BackendInfo, accelerator, backends, devices
+from .registry import KNOWN_BACKENDS, BackendInfo, accelerator, backends, devices, load_plugin, unload_plugin
 from .staging import NeedsStaging
 from .stream import Event, Stream
 
 __all__ = [
     "Accelerator", "BackendInfo", "Buffer", "Event", "KNOWN_BACKENDS", "Memory", "NeedsStaging", "ParamSpec",
     "RawKernel", "Stream", "accelerator", "backends", "cache_clear", "cache_info", "cmake_dir", "compile_source",
-    "devices", "package_dir", "plugin_dir",
+    "devices", "load_plugin", "package_dir", "plugin_dir", "unload_plugin",
 ]

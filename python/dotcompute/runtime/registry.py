@@ -6,7 +6,9 @@ returns the same object every time and buffers can compare accelerators with ``i
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,10 +55,7 @@ def wrap(native_acc: Any) -> Accelerator:
 
 def backends() -> list[BackendInfo]:
     """Every backend plugin found, in discovery order; unavailable ones say why."""
-    out = [BackendInfo(name=s.name, version=s.version, available=s.available, reason=s.reason,
-                       library=s.library, manifest=s.manifest, abi_version=s.abi_version,
-                       device_count=s.device_count)
-           for s in native().backends()]
+    out = [_backend_info(s) for s in native().backends()]
     for failure in entry_point_failures():
         out.append(BackendInfo(name=failure.name, version="", available=False, reason=failure.reason,
                                library=failure.value))
@@ -103,8 +102,42 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
         raise BackendUnavailableError(message, reason=getattr(e, "reason", "") or str(e)) from None
 
 
+def _backend_info(s: Any) -> BackendInfo:
+    return BackendInfo(name=s.name, version=s.version, available=s.available, reason=s.reason, library=s.library,
+                       manifest=s.manifest, abi_version=s.abi_version, device_count=s.device_count)
+
+
+def load_plugin(path: str | os.PathLike[str]) -> BackendInfo:
+    """Loads a backend from a ``*.plugin.json`` manifest, a folder of them, or a plugin library.
+
+    A plugin that cannot be used comes back unavailable with the reason; only a
+    path that does not exist raises :class:`dotcompute.PluginError`.
+    """
+    return _backend_info(native().load_plugin(os.fspath(path)))
+
+
+def unload_plugin(name: str) -> None:
+    """Unloads a backend (it stays listed as unavailable, "unloaded", until loaded again).
+
+    Raises :class:`dotcompute.PluginError` while buffers, streams, events or
+    compiled kernels of its devices are alive.
+    """
+    with _lock:
+        # Weak references only: the Python objects must be able to die for the native ones to go.
+        dropped = {k: weakref.ref(_wrappers.pop(k)) for k in [k for k, a in _wrappers.items() if a.backend == name]}
+        try:
+            native().unload_plugin(name)
+        except BaseException:
+            for key, ref in dropped.items():  # still in use: keep one Python object per device
+                acc = ref()
+                if acc is not None:
+                    _wrappers[key] = acc
+            raise
+
+
 def _is_plugin(name: str) -> bool:
     return any(b.name == name for b in native().backends())
 
 
-__all__ = ["BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices", "wrap"]
+__all__ = ["BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices", "load_plugin", "unload_plugin",
+           "wrap"]

@@ -98,3 +98,10 @@ def test_console_script_is_installed():
         pytest.skip("the dotcompute console script is not on PATH (package not installed with pip)")
     done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and dc.__version__ in done.stdout
+
+
+def test_python_dash_m_dotcompute():
+    done = subprocess.run([sys.executable, "-m", "dotcompute", "cache", "info"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dir: ") and "entries: " in done.stdout

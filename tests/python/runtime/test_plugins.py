@@ -114,3 +114,39 @@ def test_entry_points_hand_plugins_to_the_runtime(run_python, tmp_path, failing_
     assert "frobnicator driver" in listed["frob"]["reason"]
     assert not listed["broken"]["available"]
     assert "frobwheel_missing_module" in listed["broken"]["reason"]
+
+
+UNLOAD = textwrap.dedent("""
+    import gc, numpy as np, dotcompute as dc
+    from dotcompute import runtime as rt
+    cpu = rt.accelerator("cpu")
+    manifest = next(b.manifest for b in rt.backends() if b.name == "cpu")
+    buf = cpu.zeros((4,), np.float32)
+    try:
+        rt.unload_plugin("cpu")
+        raise SystemExit("unloaded while a buffer was alive")
+    except dc.PluginError as e:
+        assert "cpu:0" in str(e), e
+    assert rt.accelerator("cpu") is cpu  # still the one Python object
+    del buf, cpu
+    gc.collect()
+    rt.unload_plugin("cpu")
+    state = {b.name: b for b in rt.backends()}["cpu"]
+    assert not state.available and state.reason == "unloaded", state
+    assert "cpu:0" not in [d.id for d in rt.devices()]
+    info = rt.load_plugin(manifest)
+    assert info.available, info
+    again = rt.accelerator("cpu")
+    assert (again.asarray(np.arange(3.0)).numpy() == [0, 1, 2]).all()
+    try:
+        rt.load_plugin("/no/such/plugin.json")
+    except dc.PluginError as e:
+        assert "/no/such/plugin.json" in str(e)
+    print("ok")
+""")
+
+
+def test_unload_and_reload(run_python):
+    done = run_python(UNLOAD)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert done.stdout.strip().endswith("ok")

@@ -10,6 +10,8 @@ import pytest
 import dotcompute as dc
 
 KERNELS = Path(__file__).parent / "kernels"
+# Written by the CPU backend's tests; shared so both suites run the same kernel.
+TILED_MATMUL = Path(__file__).parents[2] / "cpp" / "cpu" / "kernels" / "tiled_matmul.cpp"
 
 
 def _source(name: str) -> str:
@@ -62,13 +64,18 @@ def test_scalars_are_passed_by_their_types(cpu):
 
 
 def test_tiled_matmul_with_local_size_and_shared_memory(cpu):
-    k = dc.RawKernel(_source("tiled_matmul.cpp"), "tiled_matmul", backend="cpu")
+    """The CPU backend's hand-written 16x16 tiled matmul (two barriers per tile), through RawKernel."""
+    k = dc.RawKernel(TILED_MATMUL.read_text(), "tiled_matmul", backend="cpu")
     rng = np.random.default_rng(0)
-    M, N, K = 40, 56, 36  # K is not a multiple of the tile: the last tile is padded
+    M, N, K = 40, 56, 36  # none a multiple of the tile: edges are padded
     A = rng.standard_normal((M, K), dtype=np.float32)
     B = rng.standard_normal((K, N), dtype=np.float32)
     C = cpu.zeros((M, N), np.float32)
-    dc.launch(k, (N, M), cpu.asarray(A), cpu.asarray(B), C, M, N, K, local_size=(8, 8), accelerator=cpu)
+
+    def up(n: int) -> int:
+        return (n + 15) // 16 * 16
+
+    dc.launch(k, (up(N), up(M)), cpu.asarray(A), cpu.asarray(B), C, M, N, K, local_size=(16, 16), accelerator=cpu)
     np.testing.assert_allclose(C.numpy(), A @ B, rtol=1e-4, atol=1e-4)
 
 
@@ -161,3 +168,30 @@ def test_concurrent_launches_from_threads(cpu, vadd):
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(8)))
+
+
+OPENCL_VADD = """
+__kernel void vadd_scaled(__global const float* a, __global const float* b, __global float* out, double s,
+                          long n) {
+    size_t i = get_global_id(0);
+    if (i < n) out[i] = (float)(a[i] * s) + b[i];
+}
+"""
+
+
+def test_opencl_raw_kernel_stages_numpy_arrays():
+    devices = [d for d in dc.devices() if d.backend == "opencl"]
+    if not devices:
+        pytest.skip("no OpenCL device here")
+    acc = devices[0]
+    k = dc.RawKernel(OPENCL_VADD, "vadd_scaled", backend="opencl")
+    n = 300
+    a = np.arange(n, dtype=np.float32)
+    b = np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    dc.launch(k, n, a, b, out, 2.0, n, accelerator=acc)  # host arrays: staged, copied back, synchronous
+    np.testing.assert_allclose(out, a * 2 + 1)
+    da, dout = acc.asarray(a), acc.empty((n,), np.float32)
+    dc.launch(k, n, da, acc.asarray(b), dout, 0.5, n, accelerator=acc)
+    np.testing.assert_allclose(dout.numpy(), a * 0.5 + 1)
+    assert (a == np.arange(n)).all()

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, BufferType, ScalarType, type_of_python_scalar, wrap_int
+from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, ScalarType, type_of_python_scalar, wrap_int
 from . import fold
 from .resolve import MISSING
 from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
@@ -454,8 +454,4 @@ class ExprLowering:
         return ir.BufferArg(buffer=v.ref, loc=self.loc(v.node))
 
 
-def buffer_type(ref: ir.BufferRef) -> BufferType:
-    return BufferType(ref.dtype, ref.ndim)
-
-
-__all__ = ["ExprLowering", "BufferValue", "StaticValue", "buffer_type"]
+__all__ = ["ExprLowering", "BufferValue", "StaticValue"]

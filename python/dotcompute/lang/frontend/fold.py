@@ -77,4 +77,4 @@ def math_call(fn: Callable[..., Any], *args: Any) -> Any:
 def is_number(value: Any) -> bool:
     return isinstance(value, (bool, int, float))
 
-__all__ = ["FoldError", "binop", "compare", "unary", "math_call", "is_number"]
+__all__ = ["FoldError", "binop", "compare", "unary", "math_call"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ def is_buffer_class(obj: Any) -> bool:
 
 def classify_annotation(obj: Any) -> ScalarType | BufferAnnotation | None | str:
     """A parameter annotation object as the language sees it; a str means "not understood"."""
-    if obj is None or obj is inspect_empty():
+    if obj is None or obj is inspect.Parameter.empty:
         return None
     if isinstance(obj, BufferAnnotation):
         return obj
@@ -73,11 +74,6 @@ def classify_annotation(obj: Any) -> ScalarType | BufferAnnotation | None | str:
     if t is not None:
         return t
     return f"{obj!r} is not a kernel type"
-
-
-def inspect_empty() -> Any:
-    import inspect
-    return inspect.Parameter.empty
 
 
 def static_eval(parsed: ParsedFunction, node: ast.expr, captures: list[Capture] | None = None) -> Any:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT32, INT64, ScalarType, fits, literal_type, promote, wrap_int
+from ..types import BOOL, FLOAT32, ScalarType, fits, literal_type, promote, wrap_int
 
 
 def is_weak(e: ir.Expr) -> bool:
@@ -111,9 +111,4 @@ def common_type(values: list[ir.Expr]) -> ScalarType:
     return t
 
 
-def default_int(e: ir.Expr) -> ScalarType:
-    return INT64 if is_weak(e) else e.type
-
-
-__all__ = ["is_weak", "const_value", "convert", "truth", "strengthen", "unify", "implicit_ok", "common_type",
-           "default_int"]
+__all__ = ["is_weak", "const_value", "convert", "truth", "strengthen", "unify", "implicit_ok", "common_type"]
