@@ -166,12 +166,23 @@ class Accelerator:
 
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
-        from ..launch import launch
-
-        launch(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream)
+        _launch_function()(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream)
 
     def __repr__(self) -> str:
         return f"<dc.Accelerator {self.id} {self.name!r} ({self.type})>"
+
+
+_LAUNCH: Any = None
+
+
+def _launch_function() -> Any:
+    # Resolved once: an import statement on every launch costs microseconds, and launches are benchmarked.
+    global _LAUNCH
+    if _LAUNCH is None:
+        from ..launch import launch
+
+        _LAUNCH = launch
+    return _LAUNCH
 
 
 __all__ = ["Accelerator", "Memory"]

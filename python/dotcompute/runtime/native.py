@@ -77,6 +77,10 @@ def native() -> ModuleType:
 def _start() -> None:
     global _module
     os.environ.setdefault("DOTCOMPUTE_PLUGIN_DIR", str(plugin_dir()))
+    # The CUDA plugin cannot search Python's paths for the NVRTC wheel itself: hand it the file.
+    from .. import cuda
+
+    cuda.export_nvrtc_path()
     try:
         module = importlib.import_module("dotcompute._native")
     except ImportError as e:

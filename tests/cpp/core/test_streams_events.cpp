@@ -125,3 +125,24 @@ TEST_F(StreamFixture, AnotherDeviceOfTheSameBackendCanBeWaitedFor) {
   EXPECT_NO_THROW(acc->default_stream().wait(*e));
   acc->synchronize();
 }
+
+TEST_F(StreamFixture, ManyThreadsLaunchAtOnce) {
+  auto fill = acc->compile(dctest::kFakeSource, "fill_f32");
+  auto plan = fill->plan({{ParamKind::Buffer, "x", DType::Float32, 1, true}, {ParamKind::Scalar, "v", DType::Float32}});
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  for (int t = 0; t < 4; ++t) bufs.push_back(acc->allocate({256}, DType::Float32));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      // Half the threads use their own stream, half share the default one.
+      std::shared_ptr<Stream> own = t % 2 ? acc->create_stream() : nullptr;
+      for (int i = 0; i < 200; ++i) {
+        plan->launch(LaunchConfig::make({256}), {ArgValue(bufs[t].get()), ArgValue(double(t * 1000 + i))}, own.get());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(static_cast<float*>(bufs[t]->host_data())[255], float(t * 1000 + 199)) << t;
+  }
+}

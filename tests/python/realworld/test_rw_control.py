@@ -1,6 +1,7 @@
 """Control flow and promotion details that ported C/CUDA code depends on, written the Python way."""
 
 import numpy as np
+import pytest
 
 import dotcompute as dc
 
@@ -12,7 +13,7 @@ def loop_var_after_loop(n: dc.Buffer[dc.int64], out: dc.Buffer[dc.int64, 2]):
         return
     m = n[i]
     k = -1
-    for k in range(m):
+    for k in range(m):  # noqa: B007 - the loop variable is read after the loop
         pass
     out[i, 0] = k                        # last value, or unchanged when the loop did not run
     cnt = 0
@@ -39,7 +40,7 @@ def test_python_loop_semantics(accelerator):
 
     def ref(m):
         k = -1
-        for k in range(m):
+        for k in range(m):  # noqa: B007
             pass
         found = -1
         for a in range(5):
@@ -183,3 +184,29 @@ def test_every_scalar_and_buffer_type_in_one_signature(accelerator):
     ref = np.stack([a0 + 1.5, a1 + 2.25, a2 - 3, a3 + 2**40,
                     (a4.astype(np.int64) + 3_000_000_000) % 2**32, a5], 1).astype(np.float64)
     np.testing.assert_array_equal(out, ref)
+
+
+@dc.kernel
+def nan_min_max(x: dc.Buffer[dc.float32], y: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        y[i, 0] = max(x[i], 0.0)      # Python's order: NaN first stays NaN
+        y[i, 1] = max(0.0, x[i])      # NaN second is dropped
+        y[i, 2] = min(x[i], 0.0)
+        y[i, 3] = dc.fmax(x[i], 0.0)  # C's fmax ignores NaN
+
+
+def test_min_max_with_nan_follow_python(accelerator):
+    x = np.array([np.nan, -1.0, 2.0], np.float32)
+    y = np.zeros((3, 4), np.float32)
+    dc.launch(nan_min_max, 3, x, y, accelerator=accelerator)
+    ref = [[max(v, 0.0), max(0.0, v), min(v, 0.0), 0.0 if np.isnan(v) else max(v, 0.0)] for v in x.tolist()]
+    np.testing.assert_array_equal(y, np.array(ref, np.float32))
+
+
+def test_empty_launch_is_refused_clearly(accelerator):
+    from test_rw_runtime import axpby
+    x = np.zeros(0, np.float32)
+    with pytest.raises((ValueError, dc.DotComputeError)) as ei:
+        dc.launch(axpby, x.size, 1.0, x, 1.0, x.copy(), accelerator=accelerator)
+    assert "global_size" in str(ei.value) or "positive" in str(ei.value)
