@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import dotcompute as dc
 import numpy as np
+
+import dotcompute as dc
 
 
 @dc.kernel

@@ -29,8 +29,9 @@ LAUNCHES = 10_000
 
 
 def dotcompute_runners() -> list:
-    import dotcompute as dc
     from dotcompute_workloads import DotComputeRunner
+
+    import dotcompute as dc
 
     runners = []
     for acc in dc.devices():
@@ -101,9 +102,10 @@ def bench_first_call(report: Report, frameworks: list[str]) -> None:
 
 def bench_cuda(report: Report) -> None:
     """The CUDA workloads; they need a GPU and say so when there is none."""
-    import dotcompute as dc
     import numpy as np
     from dotcompute_workloads import DotComputeRunner
+
+    import dotcompute as dc
 
     try:
         acc = dc.accelerator("cuda")

@@ -62,16 +62,26 @@ std::string plugin_error(const dc_backend* api) {
 std::shared_ptr<BackendPlugin> BackendPlugin::load(const std::string& library,
                                                    const std::vector<std::string>& requires_,
                                                    const std::string& expected_name, std::string* reason) {
-  // A dependency the manifest names is checked first, so the reason names it
-  // rather than whatever symbol the plugin would fail on later.
+  // A dependency the manifest names is checked first so that, if the plugin then
+  // fails, the reason names the library rather than whatever the plugin tripped
+  // on. The plugin stays the authority: it may find its library another way
+  // (DOTCOMPUTE_CUDA_DRIVER, say), so a missing one only decides the reason.
+  std::string missing_dependency;
   for (const auto& dep : requires_) {
     void* h = dlopen(dep.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (h == nullptr) {
-      *reason = "required library " + dep + " not found: " + dl_error_text();
-      return nullptr;
+      missing_dependency = "required library " + dep + " not found: " + dl_error_text();
+      break;
     }
     dlclose(h);
   }
+  std::shared_ptr<BackendPlugin> p = load_checked(library, expected_name, reason);
+  if (p == nullptr && !missing_dependency.empty()) *reason = missing_dependency;
+  return p;
+}
+
+std::shared_ptr<BackendPlugin> BackendPlugin::load_checked(const std::string& library,
+                                                           const std::string& expected_name, std::string* reason) {
   std::shared_ptr<BackendPlugin> p(new BackendPlugin());
   p->library_ = library;
   dlerror();
@@ -145,5 +155,10 @@ BackendPlugin::~BackendPlugin() {
 }
 
 std::string BackendPlugin::last_error() const { return plugin_error(api_); }
+
+void* BackendPlugin::symbol(const std::string& name) const noexcept {
+  if (handle_ == nullptr || name.empty()) return nullptr;
+  return dlsym(handle_, name.c_str());
+}
 
 }  // namespace dotcompute

@@ -29,8 +29,14 @@ class BackendPlugin {
   int32_t device_count() const noexcept { return device_count_; }
   // The plugin's message for the last failed call on this thread.
   std::string last_error() const;
+  // An exported symbol of the plugin library (an optional extension table such
+  // as cuda_ext.h's), or nullptr when it has none. Valid while the plugin is loaded.
+  void* symbol(const std::string& name) const noexcept;
 
  private:
+  // load() once the manifest's dependencies are diagnosed: dlopen, ABI checks, initialize().
+  static std::shared_ptr<BackendPlugin> load_checked(const std::string& library, const std::string& expected_name,
+                                                     std::string* reason);
   BackendPlugin() = default;
   void* handle_ = nullptr;
   const dc_backend* api_ = nullptr;

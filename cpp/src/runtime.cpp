@@ -303,6 +303,14 @@ std::vector<std::shared_ptr<Accelerator>> Runtime::devices() {
   return out;
 }
 
+void* Runtime::plugin_symbol(const std::string& backend, const std::string& symbol) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  discover_locked();
+  Entry* e = find_locked(backend);
+  if (e == nullptr || !e->plugin) return nullptr;
+  return e->plugin->symbol(symbol);
+}
+
 std::shared_ptr<Accelerator> Runtime::accelerator(const std::string& spec) {
   std::lock_guard<std::mutex> lock(mutex_);
   discover_locked();

@@ -83,6 +83,8 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
         if len(lsize) != len(gsize):
             raise LaunchError(f"local_size {lsize} must have as many dimensions as global_size {gsize}")
     acc = _resolve_accelerator(accelerator, stream, args)
+    if stream is None:
+        stream = getattr(acc, "_capture_stream", None)  # inside ``with acc.graph():``
     runner(acc, gsize, lsize, args, stream)
 
 

@@ -186,6 +186,12 @@ void bind_runtime(py::module_& m) {
   m.def("unload_plugin", [](const std::string& name) { dc::Runtime::instance().unload_plugin(name); },
         py::arg("name"), py::call_guard<py::gil_scoped_release>());
 
+  m.def(
+      "plugin_symbol",
+      [](const std::string& backend, const std::string& symbol) {
+        return reinterpret_cast<uintptr_t>(dc::Runtime::instance().plugin_symbol(backend, symbol));
+      },
+      py::arg("backend"), py::arg("symbol"), py::call_guard<py::gil_scoped_release>());
   m.def("cache_dir", [] { return dc::Runtime::instance().cache().dir(); });
   m.def("cache_max_bytes", [] { return dc::Runtime::instance().cache().max_bytes(); });
   m.def("set_cache_max_bytes", [](uint64_t bytes) { dc::Runtime::instance().cache().set_max_bytes(bytes); },
@@ -267,6 +273,15 @@ void bind_objects(py::module_& m) {
       .def("device_ptr", [](dc::Buffer& b) { return b.device_ptr(); }, py::call_guard<py::gil_scoped_release>())
       .def("host_view", &host_view, py::arg("writable") = true)
       .def("mark_host_dirty", &dc::Buffer::mark_host_dirty)
+      .def("mark_device_dirty", &dc::Buffer::mark_device_dirty, py::arg("stream"))
+      // None for the default stream: pybind11 gives an enable_shared_from_this object that no
+      // shared_ptr owns (the accelerator owns its default stream) an owning holder of its own,
+      // which would delete it; Python reaches it through accelerator.default_stream instead.
+      .def_property_readonly("last_stream",
+                             [](const dc::Buffer& b) -> std::shared_ptr<dc::Stream> {
+                               auto s = b.last_stream();
+                               return s && !s->is_default() ? s : nullptr;
+                             })
       .def(
           "copy_from_host",
           [](dc::Buffer& b, const py::array& arr) {
@@ -295,6 +310,7 @@ void bind_objects(py::module_& m) {
       .def("record", &dc::Stream::record, py::call_guard<py::gil_scoped_release>())
       .def("wait", &dc::Stream::wait, py::arg("event"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("is_default", &dc::Stream::is_default)
+      .def_property_readonly("handle", [](const dc::Stream& s) { return reinterpret_cast<uintptr_t>(s.handle()); })
       .def_property_readonly("accelerator",
                              [](const dc::Stream& s) { return s.accelerator().shared_from_this(); });
 

@@ -87,6 +87,13 @@ class DOTCOMPUTE_API Runtime {
   // InvalidArgumentError for a malformed spec.
   std::shared_ptr<Accelerator> accelerator(const std::string& spec);
 
+  // The address of `symbol` exported by the loaded plugin `backend` (e.g. the
+  // CUDA plugin's "dotcompute_cuda_ext_entry"), or nullptr when the backend is
+  // not loaded or has no such symbol. Lets higher layers reach a plugin's
+  // optional extension table without the core knowing it. The address stays
+  // valid until the plugin is unloaded; hold one of its accelerators to keep it.
+  void* plugin_symbol(const std::string& backend, const std::string& symbol);
+
   KernelCache& cache() noexcept { return *cache_; }
   const RuntimeOptions& options() const noexcept { return options_; }
 

@@ -52,13 +52,15 @@ class Memory:
 class Accelerator:
     """One device: ``cpu:0``, ``cuda:1``, ``opencl:0``, ``metal:0``. Get one with ``dc.accelerator(spec)``."""
 
-    __slots__ = ("_native", "_default_stream", "_memory", "_info", "__weakref__")
+    __slots__ = ("_native", "_default_stream", "_memory", "_info", "_capture_stream", "__weakref__")
 
     def __init__(self, native_acc: Any) -> None:
         self._native = native_acc
         self._default_stream: Stream | None = None
         self._memory = Memory(native_acc)
         self._info: dict[str, Any] | None = None
+        # While ``with acc.graph():`` runs: the capture stream, used by launches given no stream.
+        self._capture_stream: Stream | None = None
 
     # -- identity ---------------------------------------------------------------------------------
     @property
@@ -167,6 +169,16 @@ class Accelerator:
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
         _launch_function()(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream)
+
+    def graph(self) -> Any:
+        """``with acc.graph() as g:`` captures this CUDA device's launches; ``g.launch()`` replays them.
+
+        Inside the block a dedicated capture stream is current: launches given no ``stream=`` are
+        recorded on it instead of running. Other backends raise BackendUnavailableError.
+        """
+        from .cuda_interop import capture_graph
+
+        return capture_graph(self)
 
     def __repr__(self) -> str:
         return f"<dc.Accelerator {self.id} {self.name!r} ({self.type})>"

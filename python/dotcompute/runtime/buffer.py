@@ -152,6 +152,34 @@ class Buffer:
         self._native.copy_to_host(out)
         return out
 
+    # -- interop (CUDA Array Interface, DLPack, device-to-device copies): see cuda_interop.py ------
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 (CUDA buffers only; AttributeError elsewhere)."""
+        from .cuda_interop import cuda_array_interface
+
+        return cuda_array_interface(self)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A DLPack capsule sharing this buffer's memory (CUDA and CPU buffers)."""
+        from .cuda_interop import to_dlpack
+
+        return to_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .cuda_interop import dlpack_device
+
+        return dlpack_device(self)
+
+    def copy_to_device(self, accelerator: Accelerator) -> Buffer:
+        """A copy of this buffer on ``accelerator`` (between CUDA devices: peer or staged device copy)."""
+        from .cuda_interop import copy
+
+        out = accelerator.empty(self.shape, self.dtype)
+        copy(out, self)
+        return out
+
     def _check_host(self, array: np.ndarray, method: str, what: str) -> None:
         if array.shape != self.shape:
             raise ValueError(f"{method}: {what} has shape {array.shape}, the buffer {self.shape}")

@@ -191,6 +191,20 @@ TEST(PluginLoader, UnloadOnlyWithoutLiveObjectsThenReload) {
   EXPECT_EQ(out[3], 4);
 }
 
+TEST(PluginLoader, PluginSymbolReachesAPluginsOwnExports) {
+  auto rt = dctest::fake_runtime();
+  // The entry point is what every plugin exports; the table it returns is the one the core uses.
+  void* entry = rt->plugin_symbol("fake", DC_BACKEND_ENTRY_SYMBOL);
+  ASSERT_NE(entry, nullptr);
+  const dc_backend* table = reinterpret_cast<dc_backend_entry_fn>(entry)();
+  EXPECT_EQ(table, rt->accelerator("fake")->api());
+  EXPECT_EQ(rt->plugin_symbol("fake", "dotcompute_no_such_extension"), nullptr);
+  EXPECT_EQ(rt->plugin_symbol("fake", ""), nullptr);
+  EXPECT_EQ(rt->plugin_symbol("nonesuch", DC_BACKEND_ENTRY_SYMBOL), nullptr);
+  rt->unload_plugin("fake");
+  EXPECT_EQ(rt->plugin_symbol("fake", DC_BACKEND_ENTRY_SYMBOL), nullptr) << "an unloaded plugin has no symbols";
+}
+
 TEST(PluginLoader, OptionsFromTheEnvironment) {
   setenv("DOTCOMPUTE_PLUGIN_DIR", "/pkg/plugins", 1);
   setenv("DOTCOMPUTE_PLUGIN_PATH", "/a:/b::", 1);

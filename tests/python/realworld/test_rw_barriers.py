@@ -117,7 +117,9 @@ def relax_until_stable(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32], ste
         t[l] = nv
         dc.barrier()
         done = s + 1
-        if changed[0] == 0:   # uniform: every item reads the same flag
+        stop = changed[0] == 0    # every item reads the same flag...
+        dc.barrier()              # ...before item 0 may reset it in the next sweep
+        if stop:                  # uniform
             break
     out[g] = t[l]
     if l == 0:

@@ -126,3 +126,54 @@ def test_raw_opencl_kernel(accelerator):
     dc.launch(raw, 100, np.float32(2.0), bx, by, 100, accelerator=accelerator)  # Python int -> int64 (long)
     accelerator.synchronize()
     np.testing.assert_array_equal(by.numpy(), 2 * x + 1)
+
+
+@dc.kernel(debug=True)
+def row_sums_dbg(m: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32]):
+    r = dc.global_id(0)
+    if r < m.shape[0]:
+        s: dc.float32 = 0.0
+        for c in range(m.shape[1]):
+            s += m[r, c]
+        out[r] = s
+
+
+@dc.kernel(debug=True)
+def scale_dbg(src: dc.Buffer[dc.float32], dst: dc.Buffer[dc.float32], s: dc.float32):
+    i = dc.global_id(0)
+    if i < dst.shape[0]:
+        dst[i] = src[i] * s
+
+
+def test_debug_kernel_noncontiguous_input_works_or_raises_clearly(accelerator):
+    # the same argument handling as without debug mode: correct, or a documented error naming 'm'
+    view = np.arange(60, dtype=np.float32).reshape(6, 10).T
+    out = np.zeros(10, np.float32)
+    try:
+        dc.launch(row_sums_dbg, 10, view, out, accelerator=accelerator)
+    except (TypeError, ValueError, dc.DotComputeError) as e:
+        assert "m" in str(e) or "contiguous" in str(e), str(e)
+    else:
+        np.testing.assert_array_equal(out, view.sum(1))
+
+
+def test_debug_kernel_strided_output_works_or_raises_clearly(accelerator):
+    big = np.zeros(16, np.float32)
+    try:
+        dc.launch(scale_dbg, 8, np.arange(8, dtype=np.float32), big[::2], 1.0, accelerator=accelerator)
+    except (TypeError, ValueError, dc.DotComputeError) as e:
+        assert "dst" in str(e) or "contiguous" in str(e), str(e)
+    else:
+        np.testing.assert_array_equal(big[::2], np.arange(8))
+        assert (big[1::2] == 0).all()
+
+
+def test_debug_kernel_big_endian_input_names_parameter(accelerator):
+    be = np.arange(10, dtype=">f4")
+    out = np.zeros(10, np.float32)
+    try:
+        dc.launch(scale_dbg, 10, be, out, 2.0, accelerator=accelerator)
+    except (TypeError, ValueError, dc.DotComputeError) as e:
+        assert "src" in str(e), str(e)
+    else:
+        np.testing.assert_array_equal(out, np.arange(10) * 2.0)

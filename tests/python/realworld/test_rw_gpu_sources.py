@@ -107,10 +107,10 @@ def test_metal_rejects_float64_with_a_located_error():
 
 def test_metal_uniform_break_and_continue_with_barriers(run_msl):
     from test_rw_barriers import relax_until_stable, rotate_skip
-    x = np.arange(64, dtype=np.float32)
+    x = np.arange(128, dtype=np.float32)
     out = np.zeros_like(x)
-    run_msl(rotate_skip.source("metal", x, out), [x, out], global_size=64, local_size=32)
-    t = x.reshape(2, 32)
+    run_msl(rotate_skip.source("metal", x, out), [x, out], global_size=128, local_size=64)
+    t = x.reshape(2, 64)
     for k in (0, 2, 3):
         t = np.roll(t, -1, axis=1) + k
     np.testing.assert_array_equal(out, t.ravel())

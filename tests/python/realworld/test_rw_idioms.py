@@ -235,3 +235,38 @@ def test_launches_from_several_threads(accelerator):
     assert not errors, errors
     for t in range(4):
         np.testing.assert_allclose(results[t], np.full(n, 7.5 * (t + 1)), rtol=1e-6)
+
+
+def _make_times(c):
+    @dc.kernel
+    def times(x: dc.Buffer, y: dc.Buffer):
+        i = dc.global_id(0)
+        if i < y.shape[0]:
+            y[i] = x[i] * c
+    return times
+
+
+def test_first_launches_race_from_threads(accelerator):
+    # a thread pool's first calls compile the same fresh generic kernel for three dtypes at once
+    k = _make_times(3.0)
+    gate = threading.Barrier(6)
+    errors, ok = [], {}
+
+    def worker(t):
+        try:
+            dt = (np.float32, np.float64, np.int32)[t % 3]
+            x = np.arange(100).astype(dt)
+            y = np.zeros_like(x)
+            gate.wait()
+            dc.launch(k, 100, x, y, accelerator=accelerator)
+            ok[t] = np.array_equal(y, (x * 3).astype(dt))
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert ok == dict.fromkeys(range(6), True)

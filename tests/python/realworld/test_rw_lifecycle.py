@@ -108,3 +108,51 @@ def test_buffer_shapes_with_unit_dimensions(accelerator):
         accelerator.synchronize()
         a, b, c = np.indices(shape)
         np.testing.assert_array_equal(v.numpy(), a * 100 + b * 10 + c)
+
+
+def test_launch_infers_the_device_from_buffers_and_streams(accelerator):
+    x = accelerator.asarray(np.arange(8, dtype=np.float32))
+    y = accelerator.zeros((8,), np.float32)
+    dc.launch(copy_scaled, 8, x, y, 3.0)                # no accelerator=: the first buffer's
+    accelerator.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.arange(8) * 3)
+    s = accelerator.stream()
+    out = np.zeros(8, np.float32)
+    dc.launch(copy_scaled, 8, np.arange(8, dtype=np.float32), out, 2.0, stream=s)   # the stream's
+    np.testing.assert_array_equal(out, np.arange(8) * 2)
+    z = accelerator.zeros((8,), np.float32)
+    dc.launch(copy_scaled, 8, np.ones(8, np.float32), z, 5.0)   # numpy first, buffer second
+    accelerator.synchronize()
+    assert (z.numpy() == 5.0).all()
+
+
+def test_copy_from_wrong_shape_or_dtype_is_refused(accelerator):
+    b = accelerator.zeros((4, 4), np.float32)
+    for bad in (np.zeros((4, 5), np.float32), np.zeros(15, np.float32)):
+        try:
+            b.copy_from(bad)
+        except (TypeError, ValueError, dc.DotComputeError):
+            pass
+        else:
+            raise AssertionError(f"copy_from accepted an array of shape {bad.shape} for a (4, 4) buffer")
+    assert (b.numpy() == 0).all()
+
+
+def test_memmap_and_broadcast_arrays(accelerator, tmp_path):
+    from test_rw_runtime import row_sums
+    fn = tmp_path / "data.f32"
+    mm = np.memmap(fn, dtype=np.float32, mode="w+", shape=(4, 6))
+    mm[:] = np.arange(24, dtype=np.float32).reshape(4, 6)
+    mm.flush()
+    ro = np.memmap(fn, dtype=np.float32, mode="r", shape=(4, 6))    # a data file opened read-only
+    out = np.memmap(tmp_path / "out.f32", dtype=np.float32, mode="w+", shape=(4,))
+    dc.launch(row_sums, 4, ro, out, accelerator=accelerator)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(24).reshape(4, 6).sum(1))
+    bias = np.broadcast_to(np.arange(6, dtype=np.float32), (4, 6))   # zero strides: not contiguous
+    res = np.zeros(4, np.float32)
+    try:
+        dc.launch(row_sums, 4, bias, res, accelerator=accelerator)
+    except (TypeError, ValueError, dc.DotComputeError) as e:
+        assert "m" in str(e) or "contiguous" in str(e), str(e)
+    else:
+        np.testing.assert_array_equal(res, np.full(4, 15.0))

@@ -351,3 +351,26 @@ def test_generated_source_for_every_backend():
     for k, name in ((mc_pi, "mc_pi"), (shading, "shading")):
         for backend in ("cpu", "cuda", "opencl"):
             assert name in k.source(backend), (name, backend)
+
+
+def test_scalar_out_of_range_names_parameter(accelerator):
+    @dc.kernel
+    def fill2(a: dc.Buffer[dc.int32], v: dc.int32, u: dc.uint32):
+        i = dc.global_id(0)
+        if i < a.shape[0]:
+            a[i] = v + dc.int32(u)
+
+    a = np.zeros(2, np.int32)
+    for v, u, bad in ((2**40, 1, "v"), (1, -1, "u"), (1, 2**33, "u")):
+        with pytest.raises(dc.KernelTypeError) as ei:
+            dc.launch(fill2, 2, a, v, u, accelerator=accelerator)
+        assert f"'{bad}'" in str(ei.value), str(ei.value)
+    dc.launch(fill2, 2, a, np.int64(5), np.uint64(7), accelerator=accelerator)   # numpy ints that fit
+    assert (a == 12).all()
+
+
+def test_bad_launch_shapes_are_launch_errors(accelerator):
+    a = np.zeros(64, np.float32)
+    for g, l in (((4, 1, 1, 1), None), ((64,), (8, 8)), (64, 0), (64.0, None), ((8, 8), 4), (0, None)):
+        with pytest.raises(dc.LaunchError):
+            dc.launch(axpby, g, 1.0, a, 1.0, a.copy(), local_size=l, accelerator=accelerator)
