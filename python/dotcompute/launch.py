@@ -50,10 +50,7 @@ def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -
     rt = _rt()
     Buffer = rt.Buffer
     if accelerator is not None:
-        acc = accelerator if type(accelerator) is rt.Accelerator else rt.accelerator(accelerator)
-        if stream is not None and getattr(stream, "accelerator", acc) is not acc:
-            raise LaunchError(f"the stream belongs to {stream.accelerator.id} but accelerator={acc.id} was given")
-        return acc
+        return accelerator if type(accelerator) is rt.Accelerator else rt.accelerator(accelerator)
     if stream is not None:
         acc = getattr(stream, "accelerator", None)
         if acc is not None:
@@ -73,19 +70,31 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
     first ``dc.Buffer`` argument's, else ``dc.accelerator("auto")``. Launches on a stream are
     asynchronous; a launch given numpy arrays returns with the results in them.
     """
-    runner = getattr(kernel, "_dc_launch", None)
-    if runner is None:
-        raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}")
+    acc = _resolve_accelerator(accelerator, stream, args)
+    launch_on(acc, kernel, global_size, args, local_size, stream)
+
+
+def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], local_size: Any = None,
+              stream: Any = None) -> None:
+    """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
+    try:
+        runner = kernel._dc_launch
+    except AttributeError:
+        raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}") from None
     gsize = _sizes(global_size, "global_size")
     lsize = None
     if local_size is not None:
         lsize = _sizes(local_size, "local_size")
         if len(lsize) != len(gsize):
             raise LaunchError(f"local_size {lsize} must have as many dimensions as global_size {gsize}")
-    acc = _resolve_accelerator(accelerator, stream, args)
     if stream is None:
-        stream = getattr(acc, "_capture_stream", None)  # inside ``with acc.graph():``
+        stream = acc._capture_stream  # set inside ``with acc.graph():``, else None
+    elif getattr(stream, "accelerator", None) is not acc:
+        owner = getattr(stream, "accelerator", None)
+        if owner is None:
+            raise TypeError(f"stream must be a dc.Stream (from acc.stream()), not {type(stream).__name__}")
+        raise LaunchError(f"the stream belongs to {owner.id} but the launch is on {acc.id}")
     runner(acc, gsize, lsize, args, stream)
 
 
-__all__ = ["launch"]
+__all__ = ["launch", "launch_on"]

@@ -168,7 +168,7 @@ class Accelerator:
 
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
-        _launch_function()(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream)
+        _launch_function()(self, kernel, global_size, args, local_size, stream)
 
     def graph(self) -> Any:
         """``with acc.graph() as g:`` captures this CUDA device's launches; ``g.launch()`` replays them.
@@ -191,9 +191,9 @@ def _launch_function() -> Any:
     # Resolved once: an import statement on every launch costs microseconds, and launches are benchmarked.
     global _LAUNCH
     if _LAUNCH is None:
-        from ..launch import launch
+        from ..launch import launch_on
 
-        _LAUNCH = launch
+        _LAUNCH = launch_on
     return _LAUNCH
 
 

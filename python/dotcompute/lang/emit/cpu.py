@@ -64,6 +64,7 @@ class CpuPrinter(CLikePrinter):
         self.label_used = False
         self.label_count = 0
         self.region_loop_depth = 0
+        self.cur_region: cr.Region | None = None
 
     # ------------------------------------------------------------------ hooks
     def tname(self, t: ScalarType) -> str:
@@ -176,24 +177,29 @@ class CpuPrinter(CLikePrinter):
         return f"(dc_b{dim} + dc_l{dim})" if kind == "global_id" else f"dc_l{dim}"
 
     # ------------------------------------------------------------------ statements the fission changes
-    def s_Break(self, s: ir.Break) -> None:
-        self.check_region_jump(s, "break")
-        super().s_Break(s)
-
-    def s_Continue(self, s: ir.Continue) -> None:
-        self.check_region_jump(s, "continue")
-        super().s_Continue(s)
-
     def s_Assign(self, s: ir.Assign) -> None:
         # a rematerialised local is computed where a region declares it; its one assignment goes
         if self.plan is not None and s.name in self.plan.remat and self.plan.remat[s.name] is s.value:
             return
         super().s_Assign(s)
 
-    def check_region_jump(self, s: ir.Stmt, what: str) -> None:
-        if self.mode == "item" and self.region_loop_depth == self.loop_depth:
-            raise self.error(s, f"'{what}' out of a loop that contains barrier() is not supported on the "
-                                f"CPU backend (the loop runs in lockstep for the whole work-group)")
+    def s_Break(self, s: ir.Break) -> None:
+        if not self.group_jump(s, 1):
+            super().s_Break(s)
+
+    def s_Continue(self, s: ir.Continue) -> None:
+        if not self.group_jump(s, 2):
+            super().s_Continue(s)
+
+    def group_jump(self, s: ir.Stmt, code: int) -> bool:
+        """A break (1) or continue (2) aimed at a group loop: raise the loop's flag, which the group
+        code tests after this region, and skip the rest of this item's statements."""
+        if self.mode != "item" or self.region_loop_depth != self.loop_depth:
+            return False
+        r = self.cur_region
+        assert r is not None and r.loop is not None, "break/continue outside any loop"
+        self.emit(f"{{ dc_jmp{r.loop.rid} = {code}; goto dc_exit{r.rid}; }}")
+        return True
 
     # ------------------------------------------------------------------ the entry point
     def unpack(self, used: set[str]) -> list[str]:
@@ -296,6 +302,9 @@ class CpuPrinter(CLikePrinter):
         for name in sorted(plan.group_scalars):
             self.emit(f"{_TYPES[types[name]]} {name} = {self.literal(0, types[name])};")
         self.group_prologue()
+        for loop in self.group_loops(plan.pieces):
+            if loop.exits:
+                self.emit(f"int dc_jmp{loop.rid} = 0;  // 1: break, 2: continue, from a region")
         if plan.has_return:
             self.emit("for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) dc_dead.p[dc_i] = 0;")
         for name in sorted(plan.per_item):
@@ -306,10 +315,27 @@ class CpuPrinter(CLikePrinter):
         self.indent -= 1
         self.emit("}")
 
+    def group_loops(self, pieces: list[cr.Piece]) -> list[cr.GroupLoop]:
+        out: list[cr.GroupLoop] = []
+        for p in pieces:
+            if isinstance(p, cr.GroupLoop):
+                out += [p, *self.group_loops(p.body)]
+            elif isinstance(p, cr.GroupIf):
+                out += self.group_loops(p.then) + self.group_loops(p.orelse)
+        return out
+
     def pieces(self, pieces: list[cr.Piece], types: dict[str, ScalarType]) -> None:
         for p in pieces:
             if isinstance(p, cr.Region):
                 self.region(p, types)
+                self.mode = "group"
+                if p.loop is not None:
+                    # only group-level ifs lie between here and the loop, so C's break/continue
+                    # reach it; every item took the same jump, so skip the rest of the pass
+                    for code, what in ((1, "break"), (2, "continue")):
+                        if what in p.exits:
+                            self.emit(f"if (dc_jmp{p.loop.rid} == {code}) {{ dc_jmp{p.loop.rid} = 0; "
+                                      f"{what}; }}")
             elif isinstance(p, cr.GroupIf):
                 self.mode = "group"
                 self.mark(p.stmt)
@@ -375,8 +401,18 @@ class CpuPrinter(CLikePrinter):
         for name in copies:
             self.emit(f"{_TYPES[types[name]]} {name} = dc_pi_{name}.p[dc_li];")
         self.region_loop_depth = self.loop_depth
+        self.cur_region = r
+        if r.exits:
+            # the statements get a block of their own so a goto to dc_exit never skips a declaration
+            self.emit("{")
+            self.indent += 1
         self.stmts(r.stmts)
         self.reset_lines()
+        if r.exits:
+            self.indent -= 1
+            self.emit("}")
+            self.emit(f"dc_exit{r.rid}:;")
+        self.cur_region = None
         for name in sorted(set(copies) & cr.assigned_in(r.stmts)):
             self.emit(f"dc_pi_{name}.p[dc_li] = {name};")
         self.indent -= 1

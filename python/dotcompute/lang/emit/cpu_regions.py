@@ -38,9 +38,13 @@ Variables, cheapest first:
 A ``return`` marks the item dead (skipped by every later region) and jumps to
 the end of the current region.
 
-Limits, with a clear error from the printer: ``break``/``continue`` directly
-aimed at a loop that contains a barrier (the loop is run per group, so the
-exit would have to be uniform).
+A ``break``/``continue`` aimed at a group loop is uniform (barriers are only
+legal in uniform control flow, so every item takes it at the same point).
+Inside the region's item loop it sets the loop's group flag (``dc_jmpN``) and
+jumps past the rest of that item's statements to the region's write-back of
+per-item values; after the region's item loop the group code tests the flag,
+clears it and runs the real ``break``/``continue``, so the remaining regions of
+that pass are skipped for every item.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ class Region:
     stmts: list[ir.Stmt]
     rid: int = 0
     in_group_loop: bool = False
+    loop: GroupLoop | None = None  # the innermost group loop around the region
+    exits: set[str] = field(default_factory=set)  # "break"/"continue" aimed at ``loop``
 
 
 @dataclass(eq=False)
@@ -62,6 +68,7 @@ class GroupLoop:
     stmt: ir.For | ir.While
     body: list[Piece] = field(default_factory=list)
     rid: int = 0  # the id under which the loop's own bounds/condition count as a use
+    exits: set[str] = field(default_factory=set)  # jumps its own regions aim at it
 
 
 @dataclass(eq=False)
@@ -79,10 +86,26 @@ def has_barrier(node: ir.Node) -> bool:
     return any(isinstance(n, ir.Barrier) for n in ir.walk(node))
 
 
+def loop_exits(stmts: list[ir.Stmt]) -> set[str]:
+    """``break``/``continue`` in ``stmts`` that leave the enclosing loop (not an inner one)."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ir.Break):
+            out.add("break")
+        elif isinstance(s, ir.Continue):
+            out.add("continue")
+        elif isinstance(s, ir.If):  # loops are the only other statements with a body
+            todo += s.then + s.orelse
+    return out
+
+
 class Splitter:
     def __init__(self) -> None:
         self.next_id = 0
         self.regions: list[Region] = []
+        self.loop: GroupLoop | None = None
 
     def _id(self) -> int:
         self.next_id += 1
@@ -94,7 +117,9 @@ class Splitter:
 
         def close() -> None:
             if current:
-                r = Region(list(current), self._id(), in_loop)
+                r = Region(list(current), self._id(), in_loop, self.loop, loop_exits(current))
+                if self.loop is not None:
+                    self.loop.exits |= r.exits
                 self.regions.append(r)
                 pieces.append(r)
                 current.clear()
@@ -105,7 +130,9 @@ class Splitter:
             elif isinstance(s, (ir.For, ir.While)) and has_barrier(s):
                 close()
                 loop = GroupLoop(s, rid=self._id())
+                outer, self.loop = self.loop, loop
                 loop.body = self.split(s.body, True)
+                self.loop = outer
                 pieces.append(loop)
             elif isinstance(s, ir.If) and has_barrier(s):
                 close()
