@@ -235,7 +235,14 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("unified_memory", &dc::Accelerator::unified_memory)
       .def_property_readonly("compiler_identity", &dc::Accelerator::compiler_identity)
       .def_property_readonly("info", [](const dc::Accelerator& a) { return info_dict(a.info()); })
-      .def_property_readonly("default_stream", &dc::Accelerator::default_stream_ptr)
+      // The accelerator owns its default stream through a unique_ptr, so no shared_ptr owns it and
+      // shared_from_this() fails: a shared_ptr return (even default_stream_ptr's aliasing one, whose
+      // holder pybind11 discards for enable_shared_from_this types) would make pybind11 build an
+      // owning holder of its own and delete the stream with the Python object. Return a reference
+      // that keeps the accelerator alive instead.
+      .def_property_readonly(
+          "default_stream", [](dc::Accelerator& a) { return &a.default_stream(); },
+          py::return_value_policy::reference_internal)
       .def("create_stream", &dc::Accelerator::create_stream, py::call_guard<py::gil_scoped_release>())
       .def("create_event", &dc::Accelerator::create_event, py::call_guard<py::gil_scoped_release>())
       .def(

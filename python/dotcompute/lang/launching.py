@@ -112,9 +112,10 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     if entry.debug:
         launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
         return
-    call_args = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
+    # the hot path: no helper calls (call_args builds the same tuple for a non-debug entry)
+    full = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
     try:
-        entry.plan.launch(global_size, local_size, call_args, stream)
+        entry.plan.launch(global_size, local_size, full, stream)
     except _needs_staging():
         launch_staged(entry, acc, global_size, local_size, args, stream)
 
@@ -205,12 +206,35 @@ def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...], entry: Lau
 
 
 def launch_staged(entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], local_size: Any,
-                  args: tuple[Any, ...], stream: Any) -> None:
-    """numpy arrays on a device that cannot read host memory: copy in, launch, copy back what was written."""
+                  args: tuple[Any, ...], stream: Any, report: Any = None) -> None:
+    """numpy arrays the device cannot take as they are (no unified memory, or not C-contiguous): copy
+    them into buffers, launch, copy the written ones back into the originals (strided views included).
+
+    Both the normal and the debug launch end up here after ``plan.launch`` raised ``NeedsStaging``;
+    ``report`` is the debug report buffer (None for a normal launch)."""
     staged, host = _stage(acc, args, entry.buffers, entry, entry.spec.module.kernel.py_name)
-    extra = entry.emitted.global_size_args(global_size) if entry.gs_params else ()
-    entry.plan.launch(global_size, local_size, tuple(staged) + extra, stream)
+    entry.plan.launch(global_size, local_size, call_args(entry, staged, global_size, report), stream)
     _copy_back(acc, entry, args, staged, host, stream)
+
+
+def call_args(entry: LaunchEntry, args: Any, global_size: tuple[int, ...], report: Any = None) -> tuple[Any, ...]:
+    """The arguments ``plan.launch`` takes: the kernel's own, then the global-size scalars; a debug
+    (raw) plan also wants each buffer's extents after it and the report buffer."""
+    extra = entry.emitted.global_size_args(global_size) if entry.gs_params else ()
+    if not entry.debug:
+        return tuple(args) + tuple(extra)
+    expanded: list[Any] = []
+    for i, a in enumerate(args):
+        expanded.append(a)
+        if entry.ndims[i]:
+            shape = getattr(a, "shape", None)
+            if shape is None or len(shape) != entry.ndims[i]:
+                raise KernelTypeError(f"{entry.spec.module.kernel.py_name}(): parameter {entry.names[i]!r} "
+                                      f"expects a {entry.ndims[i]}-d buffer")
+            expanded.extend(np.int64(s) for s in shape)
+    expanded.append(report)
+    expanded.extend(extra)
+    return tuple(expanded)
 
 
 def _copy_back(acc: Any, entry: LaunchEntry, args: tuple[Any, ...], staged: list[Any], host: list[int],
@@ -232,29 +256,14 @@ def _sync(acc: Any, stream: Any) -> None:
 
 def launch_debug(kernel: Any, entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], local_size: Any,
                  args: tuple[Any, ...], stream: Any) -> None:
-    """Pass every expanded argument (the plan is raw), then read the bounds-check report."""
+    """Launch with the bounds-check report buffer, staging exactly as a normal launch does, then read
+    the report."""
     unified = bool(getattr(acc, "unified_memory", False))
-    if unified:
-        call = list(args)
-        host: list[int] = []
-    else:
-        call, host = _stage(acc, args, entry.buffers, entry, kernel.name)
     report = np.zeros(4, dtype=np.int64) if unified else acc.zeros((4,), np.int64)
-    expanded: list[Any] = []
-    for i, a in enumerate(call):
-        expanded.append(a)
-        if entry.ndims[i]:
-            shape = getattr(a, "shape", None)
-            if shape is None or len(shape) != entry.ndims[i]:
-                raise KernelTypeError(f"{kernel.name}(): parameter {entry.names[i]!r} expects a "
-                                      f"{entry.ndims[i]}-d buffer")
-            expanded.extend(np.int64(s) for s in shape)
-    expanded.append(report)
-    if entry.gs_params:
-        expanded.extend(entry.emitted.global_size_args(global_size))
-    entry.plan.launch(global_size, local_size, tuple(expanded), stream)
-    if host:
-        _copy_back(acc, entry, args, call, host, stream)
+    try:
+        entry.plan.launch(global_size, local_size, call_args(entry, args, global_size, report), stream)
+    except _needs_staging():
+        launch_staged(entry, acc, global_size, local_size, args, stream, report)
     else:
         _sync(acc, stream)
     values = report if unified else report.numpy()

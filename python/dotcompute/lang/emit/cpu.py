@@ -65,6 +65,7 @@ class CpuPrinter(CLikePrinter):
         self.label_count = 0
         self.region_loop_depth = 0
         self.cur_region: cr.Region | None = None
+        self.group_end_used = False
 
     # ------------------------------------------------------------------ hooks
     def tname(self, t: ScalarType) -> str:
@@ -143,7 +144,7 @@ class CpuPrinter(CLikePrinter):
         if self.mode == "item":
             assert self.goto_label is not None
             self.label_used = True
-            pre = "dc_dead.p[dc_li] = 1; " if self.plan is not None and self.plan.has_return else ""
+            pre = "dc_dead.p[dc_li] = 1; --dc_nlive; " if self.plan is not None and self.plan.has_return else ""
             return f"{{ {pre}goto {self.goto_label}; }}"
         if self.loop_depth == 0:
             return "continue;"
@@ -307,11 +308,15 @@ class CpuPrinter(CLikePrinter):
                 self.emit(f"int dc_jmp{loop.rid} = 0;  // 1: break, 2: continue, from a region")
         if plan.has_return:
             self.emit("for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) dc_dead.p[dc_i] = 0;")
+            self.emit("[[maybe_unused]] int64_t dc_nlive = (dc_e0 - dc_b0) * (dc_e1 - dc_b1) * (dc_e2 - dc_b2);")
+        self.group_end_used = False
         for name in sorted(plan.per_item):
             # Python locals start at zero for every work-item of every group
             self.emit(f"for (int64_t dc_i = 0; dc_i < dc_nitems; ++dc_i) dc_pi_{name}.p[dc_i] = "
                       f"{self.literal(0, types[name])};")
         self.pieces(plan.pieces, types)
+        if self.group_end_used:
+            self.emit("dc_group_end:;")
         self.indent -= 1
         self.emit("}")
 
@@ -329,6 +334,10 @@ class CpuPrinter(CLikePrinter):
             if isinstance(p, cr.Region):
                 self.region(p, types)
                 self.mode = "group"
+                if p.loop is not None and any(isinstance(n, ir.Return) for s in p.stmts for n in ir.walk(s)):
+                    # once every item has returned, a group loop could spin forever on stale values
+                    self.group_end_used = True
+                    self.emit("if (dc_nlive == 0) goto dc_group_end;")
                 if p.loop is not None:
                     # only group-level ifs lie between here and the loop, so C's break/continue
                     # reach it; every item took the same jump, so skip the rest of the pass

@@ -35,8 +35,10 @@ Variables, cheapest first:
   register at its start and writes it back at its end if it assigned it;
 * the loop variable and counter of a group ``for`` are group scalars.
 
-A ``return`` marks the item dead (skipped by every later region) and jumps to
-the end of the current region.
+A ``return`` marks the item dead (skipped by every later region), counts it
+off the group's live items (``dc_nlive``) and jumps to the end of the current
+region. Inside a group loop, once no item is live the group ends: a loop
+whose condition reads dead items' values would otherwise never stop.
 
 A ``break``/``continue`` aimed at a group loop is uniform (barriers are only
 legal in uniform control flow, so every item takes it at the same point).
