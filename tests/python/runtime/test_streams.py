@@ -49,3 +49,18 @@ def test_synchronize_makes_buffers_current(accelerator):
     b = accelerator.asarray(np.ones(100, np.float32))
     accelerator.synchronize()
     np.testing.assert_array_equal(b.numpy(), 1.0)
+
+
+def test_default_stream_outlives_its_python_handles(run_python):
+    # The core owns the default stream; dropping a Python handle to it must not free it.
+    done = run_python(
+        "import gc, dotcompute as dc\n"
+        "acc = dc.accelerator('cpu:0')\n"
+        "s = acc._native.default_stream\n"
+        "del s\n"
+        "gc.collect()\n"
+        "acc._native.default_stream.synchronize()\n"
+        "acc.default_stream.synchronize()\n"
+        "print('ok')\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
