@@ -3,6 +3,9 @@
 See docs/kernel-language.md for the language itself.
 """
 
+# The emitters are loaded with the package, not at the first launch: a kernel whose binary is
+# already in the disk cache should start in a few milliseconds.
+from . import emit as _emit  # noqa: F401
 from .builtins import (
     MATH,
     atomic_add,

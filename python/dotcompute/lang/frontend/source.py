@@ -29,6 +29,40 @@ def _leading_ws(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _function_lines(code: Any, name: str) -> tuple[list[str], int] | None:
+    """The function's lines straight from linecache, or None when unsure.
+
+    inspect.getsourcelines tokenizes the file, which costs milliseconds on the first call in a
+    process (compiling tokenize's regular expressions); the first launch of a cached kernel should
+    cost less than that. The block is the ``def`` header plus every following line indented deeper
+    (or blank, a comment, or a closing bracket); a block that does not parse back to a function of
+    that name is left to inspect.
+    """
+    lines = linecache.getlines(code.co_filename)
+    start = code.co_firstlineno  # the first decorator's line
+    if not lines or start > len(lines):
+        return None
+    base = _leading_ws(lines[start - 1])
+    i = start - 1
+    while i < len(lines) and not lines[i].lstrip().startswith(("def ", "async def ")):
+        i += 1
+    end = i + 1
+    while end < len(lines):
+        stripped = lines[end].strip()
+        if stripped and _leading_ws(lines[end]) <= base and not stripped.startswith(("#", ")", "]", "}")):
+            break
+        end += 1
+    block = lines[start - 1:end]
+    try:
+        tree = ast.parse("".join(ln[base:] if ln.strip() else "\n" for ln in block))
+    except SyntaxError:
+        return None
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != name:
+        return None
+    return block, start
+
+
 def parse_function(pyfunc: Any) -> ParsedFunction:
     """Parse ``pyfunc``'s source. Raises KernelSyntaxError when there is no usable source."""
     name = getattr(pyfunc, "__name__", repr(pyfunc))
@@ -41,7 +75,7 @@ def parse_function(pyfunc: Any) -> ParsedFunction:
         raise KernelSyntaxError("a lambda cannot be a kernel or device function", filename=filename,
                                 lineno=code.co_firstlineno, hint="write it as a `def` function")
     try:
-        lines, start = inspect.getsourcelines(pyfunc)
+        lines, start = _function_lines(code, name) or inspect.getsourcelines(pyfunc)
     except (OSError, TypeError) as e:
         raise KernelSyntaxError(f"the source of {name!r} is not available ({e})", filename=filename,
                                 lineno=code.co_firstlineno,
