@@ -38,4 +38,6 @@ ctest --preset asan --output-on-failure
 
 step "Python tests (pytest)"
 cd "$root"
+# The CUDA driver test double and the plugin built above let the CUDA host logic run without a GPU.
+export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
 python3 -m pytest -q -rs tests/python "$@"

@@ -57,6 +57,10 @@ def _version() -> str:
         return "0.1.0"
 
 
+# DESIGN.md spells the boolean type `bool`; numpy's name for it is bool_. Both work.
+bool = bool_  # noqa: A001
+del annotations  # the __future__ import is not part of the API
+
 __version__ = _version()
 
 __all__ = [
@@ -68,7 +72,7 @@ __all__ = [
     "BackendUnavailableError", "CompilationError", "DotComputeError", "KernelIndexError", "KernelSyntaxError",
     "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError",
     # dtypes
-    "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64",
     *_lang_all,
 ]
