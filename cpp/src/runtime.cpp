@@ -116,7 +116,9 @@ Runtime::~Runtime() {
 }
 
 bool Runtime::enabled(const std::string& name) const {
-  if (!options_.enabled_backends) return true;
+  // The CPU is the floor every program can count on ("cpu:0 always present"):
+  // DOTCOMPUTE_BACKENDS narrows the other backends only.
+  if (!options_.enabled_backends || name == "cpu") return true;
   const auto& list = *options_.enabled_backends;
   return std::find(list.begin(), list.end(), name) != list.end();
 }

@@ -9,6 +9,14 @@ import numpy as np
 from .errors import LaunchError
 
 
+class LaunchSizeTypeError(LaunchError, TypeError):
+    """``global_size``/``local_size`` of the wrong type (also a ``TypeError``, as numpy users expect)."""
+
+
+class LaunchSizeValueError(LaunchError, ValueError):
+    """``global_size``/``local_size`` with a bad value (also a ``ValueError``)."""
+
+
 def _sizes(value: Any, what: str) -> tuple[int, ...]:
     # fast paths for the common spellings; everything else is checked below with messages
     if type(value) is int and value > 0:
@@ -20,16 +28,16 @@ def _sizes(value: Any, what: str) -> tuple[int, ...]:
     elif isinstance(value, (tuple, list)):
         items = tuple(value)
     else:
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3 positive ints, "
+        raise LaunchSizeTypeError(f"{what} must be a positive int or a tuple of 1 to 3 positive ints, "
                           f"not {type(value).__name__}")
     if not 1 <= len(items) <= 3:
-        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {len(items)}: {value!r}")
+        raise LaunchSizeValueError(f"{what} must have 1 to 3 dimensions, got {len(items)}: {value!r}")
     out = []
     for d, v in enumerate(items):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise LaunchError(f"{what}[{d}] must be an int, not {type(v).__name__} ({v!r})")
+            raise LaunchSizeTypeError(f"{what}[{d}] must be an int, not {type(v).__name__} ({v!r})")
         if v <= 0:
-            raise LaunchError(f"{what}[{d}] must be positive, got {v}")
+            raise LaunchSizeValueError(f"{what}[{d}] must be positive, got {v}")
         out.append(int(v))
     return tuple(out)
 
@@ -86,7 +94,7 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
     if local_size is not None:
         lsize = _sizes(local_size, "local_size")
         if len(lsize) != len(gsize):
-            raise LaunchError(f"local_size {lsize} must have as many dimensions as global_size {gsize}")
+            raise LaunchSizeValueError(f"local_size {lsize} must have as many dimensions as global_size {gsize}")
     if stream is None:
         stream = acc._capture_stream  # set inside ``with acc.graph():``, else None
     elif getattr(stream, "accelerator", None) is not acc:

@@ -389,6 +389,10 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
             if fname.startswith("atomic_") or fname == "len":
                 used = True
     for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == name:
+            ndim = max(ndim, min(3, len(node.targets[0].elts)))  # n, m = a.shape
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
                 and isinstance(node.value.value, ast.Name) and node.value.value.id == name \
                 and node.value.attr == "shape" and isinstance(node.slice, ast.Constant) \

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .buffer import Buffer, normalize_shape
+from .buffer import Buffer, native_order, normalize_shape
 from .native import native
 from .stream import Stream
 
@@ -40,9 +40,16 @@ class Memory:
 
     @limit.setter
     def limit(self, nbytes: int | None) -> None:
-        if nbytes is not None and (isinstance(nbytes, bool) or int(nbytes) < 0):
+        if nbytes is None:
+            self._native.memory_limit = 0
+            return
+        # a float or a string is a mistake (1.5 bytes? "1GB"?), not something to round silently
+        if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, np.integer)):
+            raise TypeError(f"memory limit must be an int byte count or None, got {type(nbytes).__name__} "
+                            f"({nbytes!r})")
+        if nbytes < 0:
             raise ValueError(f"memory limit must be a byte count >= 0 or None, got {nbytes!r}")
-        self._native.memory_limit = 0 if nbytes is None else int(nbytes)
+        self._native.memory_limit = int(nbytes)
 
     def __repr__(self) -> str:
         s = self.stats()
@@ -113,6 +120,8 @@ class Accelerator:
                 "max_work_item_sizes": tuple(raw["max_work_item_sizes"]),
                 "simd_width": raw["simd_width"],
                 "features": _features(raw["features"]),
+                # the contract's word ("info: memory, compute units, capabilities"); same list as "features"
+                "capabilities": _features(raw["features"]),
                 "compiler": self._native.compiler_identity,
             }
             if isinstance(extra, dict):
@@ -130,7 +139,7 @@ class Accelerator:
 
     def empty(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         """A new buffer with undefined contents."""
-        return Buffer._wrap(self._native.allocate(normalize_shape(shape), np.dtype(dtype)), self)
+        return Buffer._wrap(self._native.allocate(normalize_shape(shape), native_order(np.dtype(dtype))), self)
 
     def zeros(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         buf = self.empty(shape, dtype)
@@ -146,7 +155,10 @@ class Accelerator:
             if array.accelerator is self and (dtype is None or np.dtype(dtype) == array.dtype):
                 return array
             array = array.numpy()
-        host = np.ascontiguousarray(array, dtype=dtype)
+        # np.asarray with order="C", unlike np.ascontiguousarray, keeps 0-d arrays 0-d
+        host = np.asarray(array, dtype=dtype, order="C")
+        if not host.dtype.isnative:  # big-endian data from files: devices compute in native order
+            host = host.astype(native_order(host.dtype))
         buf = Buffer._wrap(self._native.allocate(host.shape, host.dtype), self)
         buf._native.copy_from_host(host)
         return buf

@@ -136,7 +136,10 @@ class Buffer:
         """Overwrites the buffer with ``array`` (same shape and dtype)."""
         if isinstance(array, Buffer):
             array = array.numpy()
-        src = np.asarray(array)
+        # a list or scalar has no dtype of its own: it takes the buffer's, as in ``ndarray[...] = list``
+        src = np.asarray(array) if isinstance(array, np.ndarray) else np.asarray(array, dtype=self.dtype)
+        if not src.dtype.isnative and native_order(src.dtype) == self.dtype:
+            src = src.astype(self.dtype)
         self._check_host(src, "copy_from", "source")
         self._native.copy_from_host(np.ascontiguousarray(src))
 
@@ -188,4 +191,9 @@ class Buffer:
                             f"(convert with .astype(np.{self.dtype.name}))")
 
 
-__all__ = ["Buffer", "normalize_shape"]
+def native_order(dtype: np.dtype) -> np.dtype:
+    """``dtype`` in the machine's byte order (devices have no big-endian arithmetic)."""
+    return dtype if dtype.isnative else dtype.newbyteorder("=")
+
+
+__all__ = ["Buffer", "native_order", "normalize_shape"]

@@ -19,6 +19,11 @@ from .native import entry_point_failures, native
 KNOWN_BACKENDS = ("cpu", "opencl", "cuda", "metal")
 
 _lock = threading.Lock()
+
+
+class AcceleratorSpecError(BackendUnavailableError, ValueError):
+    """A spec that names no backend or has a malformed index: a bad value as much as a missing device,
+    so it is caught by ``except ValueError`` as well as ``except dc.BackendUnavailableError``."""
 _wrappers: dict[str, Accelerator] = {}
 
 
@@ -78,20 +83,27 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
     ``"auto"`` prefers a GPU (CUDA, Metal, then an OpenCL GPU) and falls back to
     the CPU. An unknown or unavailable backend, or a device index that does not
     exist, raises :class:`BackendUnavailableError` saying why and listing what
-    is available.
+    is available; a malformed spec (unknown name, bad index) raises
+    :class:`AcceleratorSpecError`, which is also a ``ValueError``. A spec that is
+    not a string is a ``TypeError``.
     """
     if isinstance(spec, Accelerator):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"accelerator spec must be a string like 'cpu' or 'cuda:0', got {type(spec).__name__}")
     text = spec.strip().lower()
-    backend, _, index = text.partition(":")
-    if index and not index.isdigit():
-        raise ValueError(f"accelerator spec {spec!r}: the device index after ':' must be a number")
+    backend, colon, index = text.partition(":")
+    if colon and not (index.isascii() and index.isdigit()):
+        raise AcceleratorSpecError(f"accelerator spec {spec!r}: the device index after ':' must be a number; "
+                                   f"available devices: {_describe_available()}")
+    if colon and backend == "auto":
+        raise AcceleratorSpecError(f"accelerator spec {spec!r}: 'auto' takes no device index; "
+                                   f"available devices: {_describe_available()}")
     if backend != "auto" and backend not in KNOWN_BACKENDS and not _is_plugin(backend):
         known = ", ".join(KNOWN_BACKENDS)
-        raise BackendUnavailableError(
-            f"no backend named {backend!r} (known: {known}); available devices: {_describe_available()}",
+        raise AcceleratorSpecError(
+            f"accelerator spec {spec!r}: no backend named {backend!r} (known: {known}); "
+            f"available devices: {_describe_available()}",
             reason=f"unknown backend {backend!r}")
     try:
         return wrap(native().accelerator(text))
@@ -139,5 +151,5 @@ def _is_plugin(name: str) -> bool:
     return any(b.name == name for b in native().backends())
 
 
-__all__ = ["BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices", "load_plugin", "unload_plugin",
-           "wrap"]
+__all__ = ["AcceleratorSpecError", "BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices",
+           "load_plugin", "unload_plugin", "wrap"]

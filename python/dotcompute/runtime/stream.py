@@ -33,6 +33,10 @@ class Event:
         """Milliseconds from this event to ``end`` (waits for both)."""
         if not isinstance(end, Event):
             raise TypeError(f"elapsed() takes another Event, got {type(end).__name__}")
+        if end._accelerator is not self._accelerator:
+            # each device has its own clock: there is no common time line to measure on
+            raise ValueError(f"elapsed(): the events belong to different accelerators "
+                             f"({self._accelerator.id} and {end._accelerator.id}); time events of one accelerator")
         return self._native.elapsed_ms(end._native)
 
     def __repr__(self) -> str:
@@ -64,6 +68,9 @@ class Stream:
         """Work queued after this call starts only once ``event`` has completed."""
         if not isinstance(event, Event):
             raise TypeError(f"wait() takes an Event, got {type(event).__name__}")
+        if event._accelerator is not self._accelerator:
+            raise ValueError(f"wait(): a stream of {self._accelerator.id} cannot wait for an event of "
+                             f"{event._accelerator.id}; synchronize that event on the host first (event.synchronize())")
         self._native.wait(event._native)
 
     def __repr__(self) -> str:

@@ -105,3 +105,12 @@ def test_identity_and_info(accelerator):
 
 def test_cpu_has_unified_memory():
     assert dc.accelerator("cpu").unified_memory
+
+
+def test_backends_filter_keeps_the_cpu(run_python):
+    # DESIGN.md: cpu:0 is always present; DOTCOMPUTE_BACKENDS narrows the other backends.
+    done = run_python("import dotcompute as dc\n"
+                      "print(sorted(d.backend for d in dc.devices()))\n",
+                      env={"DOTCOMPUTE_BACKENDS": "opencl"})
+    assert done.returncode == 0, done.stderr
+    assert "'cpu'" in done.stdout

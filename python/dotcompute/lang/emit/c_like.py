@@ -595,8 +595,14 @@ class CLikePrinter:
     def error(self, node: ir.Node, message: str) -> KernelSyntaxError:
         return KernelSyntaxError(message, self.filename, node.loc.line or None, node.loc.col or None)
 
-    def type_error(self, node: ir.Node, message: str) -> KernelTypeError:
-        return KernelTypeError(message, self.filename, node.loc.line or None, node.loc.col or None)
+    def type_error(self, node: ir.Node, message: str, hint: str | None = None) -> KernelTypeError:
+        import linecache
+
+        # a device function may live in another file than the kernel
+        fname = getattr(getattr(self, "fn", None), "filename", None) or self.filename
+        line = node.loc.line or None
+        text = linecache.getline(fname, line).rstrip("\n") if line else None
+        return KernelTypeError(message, fname, line, node.loc.col or None, text or None, hint)
 
     def static_shared_bytes(self) -> int:
         total = 0

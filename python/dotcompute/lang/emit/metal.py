@@ -42,7 +42,10 @@ class MetalPrinter(GpuPrinter):
     def note_type(self, t: ScalarType) -> None:
         if t == FLOAT64:
             raise self.type_error(self.current, "float64 is not available on Metal (MSL has no double); use "
-                                               "float32 in kernels meant for Metal")
+                                               "float32 in kernels meant for Metal",
+                                  hint="a float literal alone is float64 (acc = 0.0): annotate the variable "
+                                       "(acc: dc.float32 = 0.0) or write dc.float32(...); float parameters "
+                                       "and device-function literals likewise")
 
     def tname(self, t: ScalarType) -> str:
         return _TYPES[t]

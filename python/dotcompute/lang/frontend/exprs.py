@@ -57,6 +57,12 @@ class StaticValue:
     node: ast.AST
 
 
+def is_number_tuple(obj: Any) -> bool:
+    """A non-empty tuple of Python/numpy numbers (a constant table a kernel may index by a literal)."""
+    return (isinstance(obj, tuple) and len(obj) > 0
+            and all(isinstance(v, (bool, int, float, np.generic)) for v in obj))
+
+
 class ExprLowering:
     """Mixin of FunctionLowerer: every ``ast.expr`` → ``ir.Expr``."""
 
@@ -208,6 +214,8 @@ class ExprLowering:
             self.note_access(ref, read=True)  # type: ignore[attr-defined]
             indices = self.indices(ref, node.slice, node)
             return ir.BufferLoad(buffer=ref, indices=indices, type=ref.dtype, loc=self.loc(node))
+        if isinstance(base, StaticValue) and is_number_tuple(base.value):
+            return self.constant_tuple_item(base.value, node)
         if isinstance(node.value, ast.Subscript):
             raise self.rep.syntax(node, "chained indexing a[i][j] is not supported",
                                   hint="index all dimensions at once: a[i, j]")
@@ -244,6 +252,19 @@ class ExprLowering:
                              type=INDEX, loc=e.loc)
             out.append(convert(e, INDEX))
         return out
+
+    def constant_tuple_item(self, table: tuple, node: ast.Subscript) -> ir.Expr:
+        """``WEIGHTS[1]`` for a module/closure tuple of numbers: folded to that number (a literal)."""
+        e = self.expr(node.slice)
+        if not isinstance(e, ir.Const) or not isinstance(e.value, int) or isinstance(e.value, bool):
+            raise self.rep.type(node.slice, f"the constant tuple {ast.unparse(node.value)!r} can only be indexed "
+                                            "with a constant integer",
+                                hint="pass the table as a buffer argument to index it at run time")
+        k = int(e.value)
+        if not -len(table) <= k < len(table):
+            raise self.rep.type(node, f"index {k} is out of range for the constant tuple "
+                                      f"{ast.unparse(node.value)!r} of length {len(table)}")
+        return self.static_to_expr(StaticValue(table[k], node))
 
     def constant_int(self, node: ast.expr, what: str) -> int:
         e = self.expr(node)

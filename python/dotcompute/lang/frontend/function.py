@@ -28,12 +28,13 @@ class Sym:
 
 def tracked(value: Any) -> bool:
     """Whether rebinding the name would change the generated code in a way a launch must notice:
-    folded numbers and device functions. Modules and dtypes are taken as fixed."""
+    folded numbers (also tuples of them) and device functions. Modules and dtypes are taken as fixed."""
     import numpy as np
 
     from ..kernel import DeviceFunction
+    from .exprs import is_number_tuple
 
-    return isinstance(value, (bool, int, float, np.generic, DeviceFunction))
+    return isinstance(value, (bool, int, float, np.generic, DeviceFunction)) or is_number_tuple(value)
 
 
 def assigned_names(tree: ast.FunctionDef) -> set[str]:

@@ -145,6 +145,7 @@ class StmtLowering:
             self.store(t, value, node)
 
     def tuple_assign(self, target: ast.Tuple, value_node: ast.expr, node: ast.stmt) -> None:
+        value_node = self.shape_as_tuple(value_node, target, node)
         if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
             raise self.rep.syntax(node, "tuple assignment needs a tuple of the same length on the right",
                                   hint="tuples are only supported as a, b = x, y")
@@ -160,6 +161,25 @@ class StmtLowering:
             held.append(ir.Var(name=tmp, type=v.type, loc=v.loc))
         for t, v in zip(target.elts, held, strict=False):
             self.store(t, v, node)
+
+    def shape_as_tuple(self, value_node: ast.expr, target: ast.Tuple, node: ast.stmt) -> ast.expr:
+        """``n, m = a.shape`` (a reflex from numpy) as ``n, m = a.shape[0], a.shape[1]``."""
+        if not (isinstance(value_node, ast.Attribute) and value_node.attr == "shape"):
+            return value_node
+        base = self.value(value_node.value)  # type: ignore[attr-defined]
+        if not isinstance(base, BufferValue):
+            return value_node
+        ndim = base.ref.ndim
+        if len(target.elts) != ndim:
+            raise self.rep.type(node, f"{base.ref.py_name!r} has {ndim} dimension(s) but its shape is unpacked "
+                                      f"into {len(target.elts)} names",
+                                hint="unpack one name per dimension, or use .shape[d]")
+        elts: list[ast.expr] = []
+        for d in range(ndim):
+            sub = ast.Subscript(value=value_node, slice=ast.Constant(value=d), ctx=ast.Load())
+            elts.append(ast.copy_location(sub, value_node))
+            ast.copy_location(sub.slice, value_node)
+        return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), value_node)
 
     def store(self, target: ast.expr, value: ir.Expr, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
@@ -369,9 +389,13 @@ class StmtLowering:
             raise self.rep.syntax(node.target, f"cannot use the parameter {name!r} as a loop variable")
         else:
             var = sym.var
-            if not var.type.is_int or promote(var.type, t) != var.type:
+            if var.type.is_int and promote(var.type, t) == t != var.type and not self.nesting:  # type: ignore[attr-defined]
+                var = self.widen_loop_var(name, var, t, node)
+            elif not var.type.is_int or promote(var.type, t) != var.type:
                 raise self.rep.type(node.target, f"the loop variable {name!r} is a {var.type} but the range "
-                                                 f"is {t}")
+                                                 f"is {t}",
+                                    hint="give this loop its own variable name, or convert the range "
+                                         f"arguments to {var.type}")
             t = var.type
         bounds = [self.hoist(convert(p, t), a) for p, a in zip((start, stop, step), [it] * 3, strict=False)]
         counter = self.temp(t, node, "i")  # type: ignore[attr-defined]
@@ -381,6 +405,20 @@ class StmtLowering:
         body = self.loop_body(node.body)
         self.emit(ir.For(var=var.name, counter=counter, start=bounds[0], stop=bounds[1], step=bounds[2],
                          step_sign=sign, body=body, loc=loc))
+
+    def widen_loop_var(self, name: str, old: ir.LocalVar, t: ScalarType, node: ast.For) -> ir.LocalVar:
+        """Re-declare ``name`` with the wider type ``t`` for a loop at the top of the body.
+
+        ``for k in range(n32)`` followed by ``for k in range(i, n32)`` (int64 because of ``i``) is
+        ordinary Python; at the top level nothing before this point can read the new variable, so
+        later reads simply see the wider one. It starts from the old value, which is what ``k``
+        holds after a loop that runs no iterations.
+        """
+        loc = self.loc(node)  # type: ignore[attr-defined]
+        var = self.declare(name, t, node.target)  # type: ignore[attr-defined]
+        self.emit(ir.Assign(name=var.name, value=convert(ir.Var(name=old.name, type=old.type, loc=loc), t),
+                            loc=loc))
+        return var
 
     def range_type(self, parts: list[ir.Expr]) -> ScalarType:
         t = common_type(parts)

@@ -91,6 +91,10 @@ def implicit_ok(e: ir.Expr, t: ScalarType) -> str | None:
         return f"a float constant cannot become {t} implicitly"
     if promote(e.type, t) == t and not (t.is_bool and not e.type.is_bool):
         return None
+    # the kind is what must survive (docs: "without losing its kind"): int64 into an int32 or
+    # uint32 variable wraps and float64 into float32 rounds, as an explicit cast would
+    if (e.type.is_int and t.is_int) or (e.type.is_float and t.is_float):
+        return None
     return f"a {e.type} value cannot become {t} implicitly"
 
 
