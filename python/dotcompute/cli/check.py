@@ -139,14 +139,18 @@ def import_file(path: str) -> tuple[Any | None, str | None]:
     return module, None
 
 
+_CONSTANT_NODES = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute, ast.Tuple, ast.Load,
+                   ast.unaryop, ast.operator)
+
+
 def static_namespace(tree: ast.Module, filename: str) -> dict[str, Any]:
     """The file's imports and constant assignments, evaluated alone (nothing else runs)."""
     ns: dict[str, Any] = {"__name__": "_dotcompute_check_static", "__file__": filename}
     for node in tree.body:
         keep = isinstance(node, (ast.Import, ast.ImportFrom))
         if isinstance(node, ast.Assign):
-            keep = all(isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute))
-                       for n in [node.value])
+            # numbers, names, arithmetic on them and tuples of those (constant tables such as weights)
+            keep = all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node.value))
         if not keep:
             continue
         try:
