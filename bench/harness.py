@@ -41,7 +41,8 @@ class Report:
                 if r is None:
                     cells.append("")
                 elif r.value is None:
-                    cells.append(f"skipped ({r.note})" if r.note else "skipped")
+                    cells.append(r.note if r.note.startswith("skipped") else f"skipped ({r.note})" if r.note
+                                 else "skipped")
                 else:
                     cells.append(f"{r.value:.2f} {r.unit}")
             lines.append(f"| {w} | " + " | ".join(cells) + " |")
