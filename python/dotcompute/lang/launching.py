@@ -23,7 +23,7 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group", "caps")
+                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -41,6 +41,8 @@ class LaunchEntry:
         self.debug = emitted.debug
         self.max_group = max_group
         self.caps = shared_caps(spec.module.kernel)
+        # CPU work-groups chosen by us are rows along the loop nest's inner (contiguous) dimension
+        self.cpu_inner = emitted.contiguous_dim if emitted.backend == "cpu" else 0
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -109,6 +111,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
                               f"got {len(args)}")
     if entry.uses_barrier:
         local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group, entry.caps)
+    elif entry.cpu_inner and local_size is None and entry.cpu_inner < len(global_size):
+        local_size = cpu_rows(global_size, entry.cpu_inner)
     if entry.debug:
         launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
         return
@@ -118,6 +122,11 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         entry.plan.launch(global_size, local_size, full, stream)
     except _needs_staging():
         launch_staged(entry, acc, global_size, local_size, args, stream)
+
+
+def cpu_rows(global_size: tuple[int, ...], inner: int) -> tuple[int, ...]:
+    """Work-groups one row long along dimension ``inner``: each is a single long inner loop."""
+    return tuple(min(g, 16384) if d == inner else 1 for d, g in enumerate(global_size))
 
 
 _last_env: tuple[object, bool] = (None, False)

@@ -83,6 +83,9 @@ class EmittedSource:
     debug: bool
     global_size_params: bool
     features: frozenset[str] = field(default_factory=frozenset)
+    #: CPU only: the global-id dimension the flat loop nest runs innermost (the one that walks
+    #: memory contiguously); the launch path shapes automatic CPU work-groups along it.
+    contiguous_dim: int = 0
 
     def global_size_args(self, global_size: tuple[int, ...]) -> tuple[int, ...]:
         """The trailing arguments to append for ``global_size`` (empty where none are taken)."""
@@ -104,6 +107,7 @@ def emit(kernel_ir: ir.Module, backend: str, *, debug: bool = False) -> EmittedS
     return EmittedSource(
         text=text, entry=kernel_ir.kernel.name, backend=backend, params=tuple(params),
         uses_barrier=kernel_ir.kernel.uses_barrier, static_shared_bytes=printer.static_shared_bytes(),
+        contiguous_dim=getattr(printer, "contiguous_dim", 0),
         debug=printer.debug, global_size_params=any(p.kind == "global_size" for p in params),
         features=frozenset(printer.features))
 

@@ -22,6 +22,7 @@ from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, BufferType, Sc
 from . import cpu_regions as cr
 from .c_like import CLikePrinter, strip_parens
 from .helpers import SUFFIX, HelperStyle
+from .loop_order import contiguous_dimension
 
 _TYPES = {BOOL: "bool", INT32: "int32_t", INT64: "int64_t", UINT32: "uint32_t", FLOAT32: "float",
           FLOAT64: "double"}
@@ -66,6 +67,8 @@ class CpuPrinter(CLikePrinter):
         self.region_loop_depth = 0
         self.cur_region: cr.Region | None = None
         self.group_end_used = False
+        kernel = module.kernel
+        self.contiguous_dim = 0 if kernel.uses_barrier else contiguous_dimension(kernel)
 
     # ------------------------------------------------------------------ hooks
     def tname(self, t: ScalarType) -> str:
@@ -271,13 +274,13 @@ class CpuPrinter(CLikePrinter):
         self.goto_label = "dc_next"
         self.label_used = False
         self.group_prologue()
-        self.emit("for (int64_t dc_gid2 = dc_b2; dc_gid2 < dc_e2; ++dc_gid2) {")
-        self.indent += 1
-        self.emit("for (int64_t dc_gid1 = dc_b1; dc_gid1 < dc_e1; ++dc_gid1) {")
-        self.indent += 1
-        self.out.append("DC_IVDEP")
-        self.emit("for (int64_t dc_gid0 = dc_b0; dc_gid0 < dc_e0; ++dc_gid0) {")
-        self.indent += 1
+        # The dimension that walks memory contiguously is the inner, vectorised loop.
+        inner = self.contiguous_dim
+        for d in [d for d in (2, 1, 0) if d != inner] + [inner]:
+            if d == inner:
+                self.out.append("DC_IVDEP")
+            self.emit(f"for (int64_t dc_gid{d} = dc_b{d}; dc_gid{d} < dc_e{d}; ++dc_gid{d}) {{")
+            self.indent += 1
         self.declare_locals(k, used)
         self.stmts(k.body)
         self.reset_lines()
