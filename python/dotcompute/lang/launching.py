@@ -23,7 +23,7 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner")
+                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -43,6 +43,8 @@ class LaunchEntry:
         self.caps = shared_caps(spec.module.kernel)
         # CPU work-groups chosen by us are rows along the loop nest's inner (contiguous) dimension
         self.cpu_inner = emitted.contiguous_dim if emitted.backend == "cpu" else 0
+        # GPU targets put that dimension on hardware dimension 0 (EmittedSource.hardware_sizes)
+        self.hw_swap = emitted.contiguous_dim if emitted.backend in ("cuda", "opencl") else 0
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -119,7 +121,10 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     # the hot path: no helper calls (call_args builds the same tuple for a non-debug entry)
     full = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
     try:
-        entry.plan.launch(global_size, local_size, full, stream)
+        if entry.hw_swap:
+            entry.plan.launch(*entry.emitted.hardware_sizes(global_size, local_size), full, stream)
+        else:
+            entry.plan.launch(global_size, local_size, full, stream)
     except _needs_staging():
         launch_staged(entry, acc, global_size, local_size, args, stream)
 
@@ -222,7 +227,8 @@ def launch_staged(entry: LaunchEntry, acc: Any, global_size: tuple[int, ...], lo
     Both the normal and the debug launch end up here after ``plan.launch`` raised ``NeedsStaging``;
     ``report`` is the debug report buffer (None for a normal launch)."""
     staged, host = _stage(acc, args, entry.buffers, entry, entry.spec.module.kernel.py_name)
-    entry.plan.launch(global_size, local_size, call_args(entry, staged, global_size, report), stream)
+    sizes = entry.emitted.hardware_sizes(global_size, local_size)
+    entry.plan.launch(*sizes, call_args(entry, staged, global_size, report), stream)
     _copy_back(acc, entry, args, staged, host, stream)
 
 
@@ -270,7 +276,8 @@ def launch_debug(kernel: Any, entry: LaunchEntry, acc: Any, global_size: tuple[i
     unified = bool(getattr(acc, "unified_memory", False))
     report = np.zeros(4, dtype=np.int64) if unified else acc.zeros((4,), np.int64)
     try:
-        entry.plan.launch(global_size, local_size, call_args(entry, args, global_size, report), stream)
+        sizes = entry.emitted.hardware_sizes(global_size, local_size)
+        entry.plan.launch(*sizes, call_args(entry, args, global_size, report), stream)
     except _needs_staging():
         launch_staged(entry, acc, global_size, local_size, args, stream, report)
     else:

@@ -193,8 +193,11 @@ class OpenCL:
         assert err.value == 0, err.value
         vals = _expand(emitted, args)
         g = list(global_size) + [1] * (3 - len(global_size))
-        loc = list(local_size) + [1] * (3 - len(local_size))
         vals += [np.int64(x) for x in g] if emitted.global_size_params else []
+        # the entry reads its ids in hardware order (contiguous dimension first)
+        hw_g, hw_l = emitted.hardware_sizes(tuple(global_size), tuple(local_size))
+        g = list(hw_g) + [1] * (3 - len(hw_g))
+        loc = list(hw_l) + [1] * (3 - len(hw_l))
         bufs = []
         for i, v in enumerate(vals):
             if isinstance(v, np.ndarray):

@@ -60,3 +60,19 @@ def test_three_dimensional_rows_cover_every_item():
     dc.launch(volume, out.shape, out, accelerator="cpu")
     x, y, z = np.indices(out.shape)
     np.testing.assert_array_equal(out, x * 10000 + y * 100 + z)
+
+
+def test_gpu_targets_put_the_contiguous_dimension_on_hardware_x():
+    assert "dc_gid1 = (long)get_global_id(0)" in rows.source("opencl")
+    assert "dc_gid1 = (long long)blockIdx.x * blockDim.x + threadIdx.x" in rows.source("cuda")
+    assert "dc_gid0 = (long)get_global_id(0)" in cols.source("opencl")
+
+
+@pytest.mark.parametrize("local_size", [None, (2, 8)])
+def test_swapped_launches_are_correct_on_opencl(local_size):
+    if not any(d.backend == "opencl" for d in dc.devices()):
+        pytest.skip("no OpenCL device")
+    a = np.random.default_rng(1).random((6, 40), dtype=np.float32)
+    out = np.zeros_like(a)
+    dc.launch(rows, a.shape, a, out, local_size=local_size, accelerator="opencl:0")
+    np.testing.assert_allclose(out, a * 2 + np.arange(40, dtype=np.float32), rtol=1e-6)

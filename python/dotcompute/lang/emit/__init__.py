@@ -87,6 +87,22 @@ class EmittedSource:
     #: memory contiguously); the launch path shapes automatic CPU work-groups along it.
     contiguous_dim: int = 0
 
+    def hardware_sizes(self, global_size: tuple[int, ...], local_size: tuple[int, ...] | None
+                       ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """The launch sizes in the order the CUDA/OpenCL entry reads them: the contiguous dimension
+        is swapped onto hardware dimension 0 (the global-size arguments stay in the kernel's order)."""
+        f = self.contiguous_dim if self.backend in ("cuda", "opencl") else 0
+        if not f:
+            return global_size, local_size
+        n = max(len(global_size), f + 1)
+
+        def swapped(t: tuple[int, ...]) -> tuple[int, ...]:
+            out = list(t) + [1] * (n - len(t))
+            out[0], out[f] = out[f], out[0]
+            return tuple(out)
+
+        return swapped(global_size), None if local_size is None else swapped(local_size)
+
     def global_size_args(self, global_size: tuple[int, ...]) -> tuple[int, ...]:
         """The trailing arguments to append for ``global_size`` (empty where none are taken)."""
         if not self.global_size_params:

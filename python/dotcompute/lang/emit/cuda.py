@@ -64,7 +64,7 @@ class CudaPrinter(GpuPrinter):
         return "__syncthreads();"
 
     def builtin(self, kind: str, dim: int) -> str:
-        a = _AXES[dim]
+        a = _AXES[self.hw[dim]]
         if kind == "global_id":
             return self.global_id_name(dim)
         if kind == "global_size":
@@ -74,8 +74,9 @@ class CudaPrinter(GpuPrinter):
         return f"((long long){src}.{a})"
 
     def id_decls(self) -> list[str]:
-        return [f"const long long dc_gid{d} = (long long)blockIdx.{_AXES[d]} * blockDim.{_AXES[d]} + "
-                f"threadIdx.{_AXES[d]};" for d in range(3) if f"gid{d}" in self.used_ids]
+        ax = [_AXES[h] for h in self.hw]
+        return [f"const long long dc_gid{d} = (long long)blockIdx.{ax[d]} * blockDim.{ax[d]} + "
+                f"threadIdx.{ax[d]};" for d in range(3) if f"gid{d}" in self.used_ids]
 
     def report_helper(self) -> str:
         self.need("dc_report", (

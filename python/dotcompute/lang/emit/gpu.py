@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import ir
 from ..types import INT64, ScalarType
 from .c_like import CLikePrinter, ExpandedParam
+from .loop_order import contiguous_dimension
 
 
 class GpuPrinter(CLikePrinter):
@@ -22,6 +23,17 @@ class GpuPrinter(CLikePrinter):
     def __init__(self, module: ir.Module, debug: bool) -> None:
         super().__init__(module, debug)
         self.used_ids: set[str] = set()
+        # Hardware dimension 0 (threadIdx.x, get_global_id(0)) is the one whose neighbouring items
+        # should touch neighbouring memory; numpy-style kernels index a[i, j] with j = global_id(1),
+        # so a barrier-free kernel swaps its contiguous dimension onto hardware dimension 0 (the
+        # launch path swaps the sizes to match). hw[d] is the hardware dimension of user dimension d.
+        kernel = module.kernel
+        self.contiguous_dim = 0
+        if self.takes_global_size and not kernel.uses_barrier:
+            self.contiguous_dim = contiguous_dimension(kernel)
+        self.hw = [0, 1, 2]
+        f = self.contiguous_dim
+        self.hw[0], self.hw[f] = self.hw[f], self.hw[0]
 
     def expanded_params(self) -> list[ExpandedParam]:
         out = super().expanded_params()

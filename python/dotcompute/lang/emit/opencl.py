@@ -64,10 +64,10 @@ class OpenCLPrinter(GpuPrinter):
             return f"dc_global_size{dim}"
         fn = {"local_id": "get_local_id", "group_id": "get_group_id", "local_size": "get_local_size",
               "num_groups": "get_num_groups"}[kind]
-        return f"((long){fn}({dim}))"
+        return f"((long){fn}({self.hw[dim]}))"
 
     def id_decls(self) -> list[str]:
-        return [f"const long dc_gid{d} = (long)get_global_id({d});" for d in range(3)
+        return [f"const long dc_gid{d} = (long)get_global_id({self.hw[d]});" for d in range(3)
                 if f"gid{d}" in self.used_ids]
 
     def report_helper(self) -> str:
