@@ -20,6 +20,7 @@ constexpr DTypeRow kRows[kNumDTypes] = {
     {"int16", 2, true, true, false},     {"uint16", 2, true, false, false},  {"int32", 4, true, true, false},
     {"uint32", 4, true, false, false},   {"int64", 8, true, true, false},    {"uint64", 8, true, false, false},
     {"float16", 2, false, true, true},   {"float32", 4, false, true, true},  {"float64", 8, false, true, true},
+    {"complex64", 8, false, true, false}, {"complex128", 16, false, true, false},
 };
 const DTypeRow& row(DType t) { return kRows[static_cast<int>(t)]; }
 }  // namespace
@@ -36,7 +37,7 @@ DType dtype_from_name(const std::string& name) {
     if (name == kRows[i].name) return static_cast<DType>(i);
   }
   throw InvalidArgumentError("unsupported dtype '" + name +
-                                 "' (expected bool, int8..int64, uint8..uint64, float16, float32 or float64)",
+                                 "' (expected bool, int8..int64, uint8..uint64, float16, float32, float64, complex64 or complex128)",
                              "dtype");
 }
 

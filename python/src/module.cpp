@@ -358,12 +358,16 @@ dc::DType to_dtype(const py::dtype& dt, const char* what) {
         if (size == 4) return dc::DType::Float32;
         if (size == 8) return dc::DType::Float64;
         break;
+      case 'c':
+        if (size == 8) return dc::DType::Complex64;
+        if (size == 16) return dc::DType::Complex128;
+        break;
       default:
         break;
     }
   }
   throw dc::InvalidArgumentError(std::string(what) + ": dtype " + py::str(dt).cast<std::string>() +
-                                     " is not supported (bool, int8..int64, uint8..uint64, float16/32/64 "
+                                     " is not supported (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128 "
                                      "in native byte order)",
                                  what);
 }

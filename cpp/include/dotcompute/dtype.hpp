@@ -23,9 +23,12 @@ enum class DType : uint8_t {
   Float16,
   Float32,
   Float64,
+  // Storage only (host round-trips, asarray, empty): the FFTs and complex matmul need it.
+  Complex64,
+  Complex128,
 };
 
-inline constexpr int kNumDTypes = 12;
+inline constexpr int kNumDTypes = 14;
 
 // Size of one element in bytes.
 DOTCOMPUTE_API size_t itemsize(DType t) noexcept;
