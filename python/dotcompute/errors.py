@@ -9,7 +9,16 @@ from __future__ import annotations
 
 
 class DotComputeError(Exception):
-    """Base class of every dotcompute error."""
+    """Base class of every dotcompute error.
+
+    ``transient``: whether retrying the same work can help (a busy device, a timed-out compile, an
+    out-of-memory that freeing or trimming memory may cure). Each class sets a default; a raiser that
+    knows better sets it on the instance. ``accelerator``: the id (``"opencl:0"``) of the device the
+    error came from when known (the orchestrated launch paths fill it in), else None.
+    """
+
+    transient: bool = False
+    accelerator: str | None = None
 
 
 class KernelSyntaxError(DotComputeError, SyntaxError):
@@ -65,6 +74,9 @@ class BackendUnavailableError(DotComputeError):
 
 class OutOfMemoryError(DotComputeError, MemoryError):
     """A device allocation failed even after the pool released its cached blocks."""
+
+    # memory held by other work (buffers, other streams, other processes) may be freed in the meantime
+    transient = True
 
 
 class LaunchError(DotComputeError):
