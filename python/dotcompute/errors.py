@@ -91,6 +91,19 @@ class PluginError(DotComputeError):
     """A backend plugin could not be loaded or broke its ABI contract."""
 
 
+class PipelineError(DotComputeError):
+    """A ``dc.Pipeline`` stage failed under the ``abort`` strategy (or after its retries or fallback).
+
+    ``stage``: the failing stage's name; ``run``: the :class:`PipelineRun` with every stage's status;
+    the stage's own exception is ``__cause__``. Transient exactly when that cause is.
+    """
+
+    def __init__(self, message: str, stage: str | None = None, run: object = None) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.run = run
+
+
 def format_source_error(message: str, filename: str | None, lineno: int | None, offset: int | None,
                         text: str | None, hint: str | None) -> str:
     """Render ``message`` with ``file:line:col``, the source line and a caret under the column."""
@@ -115,4 +128,5 @@ def format_source_error(message: str, filename: str | None, lineno: int | None, 
 __all__ = [
     "DotComputeError", "KernelSyntaxError", "KernelTypeError", "CompilationError",
     "BackendUnavailableError", "OutOfMemoryError", "LaunchError", "KernelIndexError", "PluginError",
+    "PipelineError",
 ]
