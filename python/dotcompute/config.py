@@ -29,6 +29,8 @@ VARIABLES: dict[str, str] = {
     "DOTCOMPUTE_CPU_THREADS": "size of the CPU backend's thread pool (default: the number of cores)",
     "DOTCOMPUTE_CPU_SPIN_US": "microseconds CPU worker threads spin for new work before sleeping",
     "DOTCOMPUTE_INCLUDE_DIR": "folder holding dotcompute/*.h for run-time compiled CPU kernels",
+    "DOTCOMPUTE_PROFILE": "a path: profile the whole program (dc.profile) and write a Chrome/Perfetto trace there "
+                          "at exit",
 }
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -146,6 +148,12 @@ def include_dir() -> Path | None:
     return Path(value) if value else None
 
 
+def profile_path() -> Path | None:
+    """Where ``DOTCOMPUTE_PROFILE`` asks for the whole-program trace, or None."""
+    value = _get("DOTCOMPUTE_PROFILE")
+    return Path(value).expanduser() if value else None
+
+
 def in_effect() -> dict[str, str]:
     """The ``DOTCOMPUTE_*`` variables set in the environment, known or not."""
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith("DOTCOMPUTE_")}
@@ -195,5 +203,6 @@ def snapshot() -> Snapshot:
 
 
 __all__ = ["VARIABLES", "default_cache_dir", "cache_dir", "plugin_dir", "plugin_path", "backends", "cxx", "debug",
-           "log_level", "cuda_driver", "nvrtc", "cpu_threads", "cpu_spin_us", "include_dir", "in_effect",
+           "log_level", "cuda_driver", "nvrtc", "cpu_threads", "cpu_spin_us", "include_dir", "profile_path",
+           "in_effect",
            "unknown", "configure_logging", "Snapshot", "snapshot"]

@@ -104,6 +104,10 @@ class PipelineError(DotComputeError):
         self.run = run
 
 
+class DotComputeWarning(UserWarning):
+    """Something worked, but not as asked (e.g. a launch fell back to another device); says why."""
+
+
 def format_source_error(message: str, filename: str | None, lineno: int | None, offset: int | None,
                         text: str | None, hint: str | None) -> str:
     """Render ``message`` with ``file:line:col``, the source line and a caret under the column."""
@@ -126,7 +130,7 @@ def format_source_error(message: str, filename: str | None, lineno: int | None, 
 
 
 __all__ = [
-    "DotComputeError", "KernelSyntaxError", "KernelTypeError", "CompilationError",
+    "DotComputeError", "DotComputeWarning", "KernelSyntaxError", "KernelTypeError", "CompilationError",
     "BackendUnavailableError", "OutOfMemoryError", "LaunchError", "KernelIndexError", "PluginError",
     "PipelineError",
 ]

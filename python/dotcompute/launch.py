@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .errors import LaunchError
+from .runtime import trace as _trace
 
 
 class LaunchSizeTypeError(LaunchError, TypeError):
@@ -70,14 +71,23 @@ def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -
 
 
 def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, accelerator: Any = None,
-           stream: Any = None) -> None:
+           stream: Any = None, fallback: Any = None, retries: int = 0) -> None:
     """Run ``kernel`` over ``global_size`` work-items with ``args``.
 
     ``global_size``/``local_size``: an int or a tuple of 1 to 3 positive ints (``local_size`` None lets
     the backend choose). The accelerator is ``accelerator`` if given, else the stream's, else the
     first ``dc.Buffer`` argument's, else ``dc.accelerator("auto")``. Launches on a stream are
     asynchronous; a launch given numpy arrays returns with the results in them.
+
+    ``accelerator="best"`` / ``"gpu"``, ``fallback=`` and ``retries=`` are handled by the orchestration
+    layer (``dotcompute.orchestrate``, see docs/orchestration.md).
     """
+    if fallback is not None or retries or (accelerator is not None and accelerator in _CHOSEN):
+        if _orchestrated is None:
+            raise LaunchError("accelerator='best'/'gpu', fallback= and retries= need dotcompute.orchestrate "
+                              "(import dotcompute loads it)")
+        _orchestrated(kernel, global_size, args, local_size, accelerator, stream, fallback, retries)
+        return
     acc = _resolve_accelerator(accelerator, stream, args)
     launch_on(acc, kernel, global_size, args, local_size, stream)
 
@@ -102,7 +112,24 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
         if owner is None:
             raise TypeError(f"stream must be a dc.Stream (from acc.stream()), not {type(stream).__name__}")
         raise LaunchError(f"the stream belongs to {owner.id} but the launch is on {acc.id}")
-    runner(acc, gsize, lsize, args, stream)
+    recorder = _trace.active
+    if recorder is None:
+        runner(acc, gsize, lsize, args, stream)
+    else:
+        _trace.traced_launch(recorder, kernel.name, runner, acc, gsize, lsize, args, stream)
 
 
-__all__ = ["launch", "launch_on"]
+# The orchestration layer sits above this module: it registers its launch entry here at import
+# (a hook in the lower layer, so no import goes upward). Signature:
+# (kernel, global_size, args, local_size, accelerator, stream, fallback, retries) -> None
+_orchestrated: Any = None
+_CHOSEN = frozenset(("best", "gpu"))  # accelerator specs that the orchestration layer resolves per launch
+
+
+def set_orchestrated_launch(fn: Any) -> None:
+    """Installs the handler of ``accelerator="best"/"gpu"``, ``fallback=`` and ``retries=``."""
+    global _orchestrated
+    _orchestrated = fn
+
+
+__all__ = ["launch", "launch_on", "set_orchestrated_launch"]

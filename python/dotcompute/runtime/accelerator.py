@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import trace as _trace
 from .buffer import Buffer, native_order, normalize_shape
 from .native import native
 from .stream import Stream
@@ -160,7 +161,13 @@ class Accelerator:
         if not host.dtype.isnative:  # big-endian data from files: devices compute in native order
             host = host.astype(native_order(host.dtype))
         buf = Buffer._wrap(self._native.allocate(host.shape, host.dtype), self)
-        buf._native.copy_from_host(host)
+        recorder = _trace.active
+        if recorder is None:
+            buf._native.copy_from_host(host)
+        else:
+            t0 = _trace.now()
+            buf._native.copy_from_host(host)
+            recorder.transfer("h2d", host.nbytes, self, t0, _trace.now())
         return buf
 
     # -- work -------------------------------------------------------------------------------------
@@ -178,8 +185,15 @@ class Accelerator:
         """Waits for all work queued on every stream of this accelerator."""
         self._native.synchronize()
 
-    def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None) -> None:
+    def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None,
+               fallback: Any = None, retries: int = 0) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
+        if fallback is not None or retries:
+            from ..launch import launch  # same layer; dc.launch hands these options to dotcompute.orchestrate
+
+            launch(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream,
+                   fallback=fallback, retries=retries)
+            return
         _launch_function()(self, kernel, global_size, args, local_size, stream)
 
     def graph(self) -> Any:
