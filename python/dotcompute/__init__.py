@@ -29,11 +29,13 @@ from .errors import (
     KernelTypeError,
     LaunchError,
     OutOfMemoryError,
+    PipelineError,
     PluginError,
 )
 from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
 from .lang import __all__ as _lang_all
 from .launch import launch
+from .pipeline import Pipeline, PipelineRun
 from .runtime import (
     Accelerator,
     BackendInfo,
@@ -68,9 +70,11 @@ __all__ = [
     # runtime
     "Accelerator", "BackendInfo", "Buffer", "Event", "Memory", "RawKernel", "Stream",
     "accelerator", "backends", "devices", "launch",
+    # pipelines
+    "Pipeline", "PipelineRun",
     # errors
     "BackendUnavailableError", "CompilationError", "DotComputeError", "KernelIndexError", "KernelSyntaxError",
-    "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError",
+    "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError", "PipelineError",
     # dtypes
     "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64",
