@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import trace as _trace
-
 if TYPE_CHECKING:
     from .accelerator import Accelerator
 
@@ -102,7 +100,7 @@ class Buffer:
     def numpy(self) -> np.ndarray:
         """A host copy of the contents (after the work queued on the buffer has finished)."""
         out = np.empty(self.shape, self.dtype)
-        self._download(out)
+        self._native.copy_to_host(out)
         return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -143,14 +141,7 @@ class Buffer:
         if not src.dtype.isnative and native_order(src.dtype) == self.dtype:
             src = src.astype(self.dtype)
         self._check_host(src, "copy_from", "source")
-        src = np.ascontiguousarray(src)
-        recorder = _trace.active
-        if recorder is None:
-            self._native.copy_from_host(src)
-        else:
-            t0 = _trace.now()
-            self._native.copy_from_host(src)
-            recorder.transfer("h2d", src.nbytes, self._accelerator, t0, _trace.now())
+        self._native.copy_from_host(np.ascontiguousarray(src))
 
     def copy_to(self, out: np.ndarray) -> np.ndarray:
         """Copies the buffer into the numpy array ``out`` (same shape and dtype, C-contiguous, writable)."""
@@ -161,18 +152,42 @@ class Buffer:
             raise ValueError("copy_to: out must be C-contiguous (use np.empty(buf.shape, buf.dtype))")
         if not out.flags.writeable:
             raise ValueError("copy_to: out is read-only")
-        self._download(out)
+        self._native.copy_to_host(out)
         return out
 
-    def _download(self, out: np.ndarray) -> None:
-        # the one device-to-host copy path, so an open dc.profile() sees every download
-        recorder = _trace.active
-        if recorder is None:
-            self._native.copy_to_host(out)
-        else:
-            t0 = _trace.now()
-            self._native.copy_to_host(out)
-            recorder.transfer("d2h", out.nbytes, self._accelerator, t0, _trace.now())
+    # -- scalars: each waits for the work queued on the buffer (numpy's rules: one element only) ----
+    def item(self) -> Any:
+        """The single element as a Python scalar (a 0-d buffer, e.g. ``dc.sum(x)``, or any of size 1)."""
+        if self.size != 1:
+            raise ValueError(f"item(): can only convert a buffer of size 1 to a Python scalar, "
+                             f"this one has shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of a buffer of shape {self.shape} is ambiguous "
+                             "(only buffers of one element have one)")
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"only integer buffers of one element can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __matmul__(self, other: Any) -> Any:
+        return _ops_hook("matmul")(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _ops_hook("matmul")(other, self)
 
     # -- interop (CUDA Array Interface, DLPack, device-to-device copies): see cuda_interop.py ------
     @property
@@ -210,9 +225,21 @@ class Buffer:
                             f"(convert with .astype(np.{self.dtype.name}))")
 
 
+#: Array operations that Buffer's operators delegate to, filled in by ``dotcompute.ops`` (a layer
+#: above the runtime, which must not import it): ``"matmul"`` → ``fn(a, b)``.
+OPS_HOOKS: dict[str, Any] = {}
+
+
+def _ops_hook(name: str) -> Any:
+    fn = OPS_HOOKS.get(name)
+    if fn is None:
+        raise TypeError(f"Buffer {name} needs dotcompute.ops; import dotcompute (not only dotcompute.runtime)")
+    return fn
+
+
 def native_order(dtype: np.dtype) -> np.dtype:
     """``dtype`` in the machine's byte order (devices have no big-endian arithmetic)."""
     return dtype if dtype.isnative else dtype.newbyteorder("=")
 
 
-__all__ = ["Buffer", "native_order", "normalize_shape"]
+__all__ = ["OPS_HOOKS", "Buffer", "native_order", "normalize_shape"]
