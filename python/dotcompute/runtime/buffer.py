@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import trace as _trace
+
 if TYPE_CHECKING:
     from .accelerator import Accelerator
 
@@ -100,7 +102,7 @@ class Buffer:
     def numpy(self) -> np.ndarray:
         """A host copy of the contents (after the work queued on the buffer has finished)."""
         out = np.empty(self.shape, self.dtype)
-        self._native.copy_to_host(out)
+        self._download(out)
         return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -141,7 +143,14 @@ class Buffer:
         if not src.dtype.isnative and native_order(src.dtype) == self.dtype:
             src = src.astype(self.dtype)
         self._check_host(src, "copy_from", "source")
-        self._native.copy_from_host(np.ascontiguousarray(src))
+        src = np.ascontiguousarray(src)
+        recorder = _trace.active
+        if recorder is None:
+            self._native.copy_from_host(src)
+        else:
+            t0 = _trace.now()
+            self._native.copy_from_host(src)
+            recorder.transfer("h2d", src.nbytes, self._accelerator, t0, _trace.now())
 
     def copy_to(self, out: np.ndarray) -> np.ndarray:
         """Copies the buffer into the numpy array ``out`` (same shape and dtype, C-contiguous, writable)."""
@@ -152,8 +161,18 @@ class Buffer:
             raise ValueError("copy_to: out must be C-contiguous (use np.empty(buf.shape, buf.dtype))")
         if not out.flags.writeable:
             raise ValueError("copy_to: out is read-only")
-        self._native.copy_to_host(out)
+        self._download(out)
         return out
+
+    def _download(self, out: np.ndarray) -> None:
+        # the one device-to-host copy path, so an open dc.profile() sees every download
+        recorder = _trace.active
+        if recorder is None:
+            self._native.copy_to_host(out)
+        else:
+            t0 = _trace.now()
+            self._native.copy_to_host(out)
+            recorder.transfer("d2h", out.nbytes, self._accelerator, t0, _trace.now())
 
     # -- scalars: each waits for the work queued on the buffer (numpy's rules: one element only) ----
     def item(self) -> Any:
