@@ -35,6 +35,8 @@ from .errors import (
 from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
 from .lang import __all__ as _lang_all
 from .launch import launch
+from . import ops
+from .ops import argmax, argmin, max, mean, min, prod, reduce, sum  # noqa: A004 -- numpy's names
 from .pipeline import Pipeline, PipelineRun
 from .runtime import (
     Accelerator,
@@ -79,4 +81,6 @@ __all__ = [
     "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64",
     *_lang_all,
+    # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
+    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce",
 ]
