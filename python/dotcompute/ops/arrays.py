@@ -1,0 +1,183 @@
+"""Arguments and results of the array operations: Buffers or numpy in, the same kind out.
+
+The portable kernels work on flat 1-D buffers (flat indices keep them short and readable);
+``flat()`` and ``shaped()`` move an n-d buffer to and from that form with a copy kernel on the
+buffer's own device, since the runtime has no reshaping views.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Accelerator, Buffer, accelerator
+from . import klang as dc
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # numpy < 1.25
+    AxisError = np.AxisError  # type: ignore[attr-defined,misc]
+
+_KINDS = "biufc"
+
+
+@dataclass
+class Operand:
+    """One array argument: the device (or host) data and where it came from."""
+
+    acc: Accelerator
+    host: np.ndarray | None  # the numpy input, when one was given
+    buf: Buffer | None  # the Buffer input, or None until ``device()`` makes one
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.buf.shape if self.buf is not None else self.host.shape  # type: ignore[union-attr]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.buf.dtype if self.buf is not None else self.host.dtype  # type: ignore[union-attr]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def is_numpy(self) -> bool:
+        return self.host is not None
+
+    def device(self) -> Buffer:
+        """The data as a Buffer on ``acc`` (numpy input is copied there once)."""
+        if self.buf is None:
+            self.buf = self.acc.asarray(self.host)
+        return self.buf
+
+    def view(self) -> np.ndarray:
+        """The data as numpy without a copy where possible (host-memory buffers, numpy input)."""
+        if self.host is not None:
+            return self.host
+        return np.asarray(self.buf)
+
+
+def operand(name: str, x: Any, spec: Any = "auto", what: str = "x") -> Operand:
+    """Normalises one array argument of operation ``name``; a clear TypeError for what is not an array."""
+    if isinstance(x, Buffer):
+        if spec not in (None, "auto") and accelerator(spec) is not x.accelerator:
+            raise ValueError(f"{name}: {what} is on {x.accelerator.id}, but accelerator={spec!r} was given")
+        check_dtype(name, x.dtype, what)
+        return Operand(x.accelerator, None, x)
+    try:
+        host = np.asarray(x)
+    except Exception as exc:  # noqa: BLE001 -- anything numpy cannot read is the caller's type error
+        raise TypeError(f"{name}: {what} must be a dc.Buffer or an array, got {type(x).__name__}") from exc
+    check_dtype(name, host.dtype, what)
+    if not host.dtype.isnative:
+        host = host.astype(host.dtype.newbyteorder("="))
+    return Operand(accelerator("auto" if spec is None else spec), np.ascontiguousarray(host), None)
+
+
+def check_dtype(name: str, dtype: np.dtype, what: str = "x") -> None:
+    if dtype.kind not in _KINDS:
+        raise TypeError(f"{name}: {what} has dtype {dtype}, which is not supported "
+                        "(bool, integers, floats and complex are)")
+
+
+def normalize_axis(name: str, axis: Any, ndim: int) -> int:
+    """numpy's rules: -ndim <= axis < ndim, else numpy's AxisError."""
+    import operator
+
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an int or None, got {axis!r}") from None
+    if not -ndim <= a < max(ndim, 1):
+        raise AxisError(a, ndim)
+    return a % max(ndim, 1)
+
+
+def result(op: Operand, value: Buffer | np.ndarray) -> Any:
+    """numpy in → numpy out; Buffer in → Buffer out."""
+    if op.is_numpy:
+        return value.numpy() if isinstance(value, Buffer) else value
+    if isinstance(value, Buffer):
+        return value
+    return op.acc.asarray(value)
+
+
+# ---------------------------------------------------------------------------------- layout kernels
+@dc.kernel
+def _flatten2(x: dc.Buffer, out: dc.Buffer, n1: dc.int64):
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        out[f] = x[f // n1, f % n1]
+
+
+@dc.kernel
+def _flatten3(x: dc.Buffer, out: dc.Buffer, n1: dc.int64, n2: dc.int64):
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        out[f] = x[f // (n1 * n2), (f // n2) % n1, f % n2]
+
+
+@dc.kernel
+def _unflatten2(x: dc.Buffer, out: dc.Buffer, n1: dc.int64):
+    f = dc.global_id(0)
+    if f < x.shape[0]:
+        out[f // n1, f % n1] = x[f]
+
+
+@dc.kernel
+def _unflatten3(x: dc.Buffer, out: dc.Buffer, n1: dc.int64, n2: dc.int64):
+    f = dc.global_id(0)
+    if f < x.shape[0]:
+        out[f // (n1 * n2), (f // n2) % n1, f % n2] = x[f]
+
+
+def flat(buf: Buffer) -> Buffer:
+    """``buf`` as a 1-D buffer (itself when it is one; a device copy otherwise)."""
+    if buf.ndim == 1:
+        return buf
+    acc = buf.accelerator
+    out = acc.empty((buf.size,), buf.dtype)
+    if buf.size == 0:
+        return out
+    if buf.ndim == 0:
+        out.copy_from(buf.numpy().reshape(1))
+    elif buf.ndim == 2:
+        acc.launch(_flatten2, buf.size, buf, out, buf.shape[1])
+    elif buf.ndim == 3:
+        acc.launch(_flatten3, buf.size, buf, out, buf.shape[1], buf.shape[2])
+    else:
+        raise ValueError(f"buffers have 1 to 3 dimensions in kernels, got shape {buf.shape}")
+    return out
+
+
+def shaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:
+    """The 1-D ``buf`` as a buffer of ``shape`` (same size)."""
+    if len(shape) == 1:
+        return buf
+    acc = buf.accelerator
+    out = acc.empty(shape, buf.dtype)
+    if buf.size == 0:
+        return out
+    if len(shape) == 0:
+        out.copy_from(buf.numpy().reshape(()))  # one element: kernels have no 0-d buffers
+    elif len(shape) == 2:
+        acc.launch(_unflatten2, buf.size, buf, out, shape[1])
+    elif len(shape) == 3:
+        acc.launch(_unflatten3, buf.size, buf, out, shape[1], shape[2])
+    else:
+        raise ValueError(f"buffers have 1 to 3 dimensions in kernels, got shape {shape}")
+    return out
+
+
+def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """(outer, n, inner): the flat layout of ``shape`` around ``axis``."""
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return outer, shape[axis], inner
+
+
+__all__ = ["AxisError", "Operand", "check_dtype", "flat", "normalize_axis", "operand", "result", "shaped",
+           "split_axis"]

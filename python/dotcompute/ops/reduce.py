@@ -1,0 +1,295 @@
+"""Reductions: ``sum prod min max mean argmin argmax`` and ``reduce(op, x, ...)`` with a ``@dc.func``.
+
+Full reductions of a Buffer give a 0-d Buffer on its accelerator (``float(s)``, ``s.item()``);
+numpy in gives numpy out. Result dtypes follow numpy (int32 sum → int64, mean of ints → float64).
+Paths (ops/dispatch.py): numpy on host-memory (CPU) buffers, the tree kernels of
+reduce_kernels.py elsewhere or when forced, a numpy round trip for dtypes kernels lack.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelTypeError
+from ..lang import DeviceFunction
+from ..lang.builtins import MATH, MathFunction
+from ..runtime import Buffer
+from . import dispatch
+from . import klang as dc
+from . import reduce_kernels as rk
+from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
+
+# name → (numpy function, kernel operator or None, whether an empty reduction has an identity)
+_OPS: dict[str, tuple[Any, Any, bool]] = {
+    "sum": (np.sum, rk.op_add, True),
+    "prod": (np.prod, rk.op_mul, True),
+    "min": (np.min, rk.op_min, False),
+    "max": (np.max, rk.op_max, False),
+    "mean": (np.mean, rk.op_add, True),
+}
+
+
+def _result_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    fn = _OPS[name][0]
+    return np.dtype(fn(np.zeros(1, dtype)).dtype)
+
+
+def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...] | None:
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        axes = tuple(normalize_axis(name, a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: duplicate value in axis {axis}")
+        return axes
+    return (normalize_axis(name, axis, ndim),)
+
+
+def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
+    op = operand(f"dc.{name}", x, accelerator)
+    axes = _axes(f"dc.{name}", axis, len(op.shape))
+    out_dtype = _result_dtype(name, op.dtype)
+    path = dispatch.choose(name, op.acc, op.dtype, out_dtype)
+    if path in ("vendor", "host"):
+        fn = _OPS[name][0]
+        value = np.asarray(fn(op.view() if path == "vendor" else op.device().numpy(), axis=axes))
+        return result(op, value)
+    buf = op.device()
+    if axes is None:
+        axes = tuple(range(buf.ndim))
+    full = set(axes) == set(range(buf.ndim))
+    count = 1
+    for a in sorted(axes, reverse=True):  # one axis at a time, highest first, so the others keep their place
+        count *= buf.shape[a] if buf.ndim else 1
+        buf = _portable_axis(name, buf, a, out_dtype)
+    if name == "mean":
+        buf = _scale(buf, 1.0 / count if count else float("nan"))
+    if full and buf.ndim != 0:
+        buf = shaped(flat(buf), ())
+    return result(op, buf)
+
+
+def _portable_axis(name: str, buf: Buffer, axis: int, out_dtype: np.dtype) -> Buffer:
+    """Reduces one axis of ``buf`` with the tree/rows kernels; the result has that axis removed."""
+    shape = buf.shape if buf.ndim else (1,)
+    outer, n, inner = split_axis(shape, axis)
+    out_shape = shape[:axis] + shape[axis + 1:]
+    if n == 0:
+        if not _OPS[name][2]:
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        host = np.full(out_shape, 1 if name == "prod" else 0, out_dtype)
+        return buf.accelerator.asarray(host)
+    out = reduce_flat(_OPS[name][1], flat(buf), outer, n, inner, out_dtype)
+    return shaped(out, out_shape)
+
+
+def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any) -> Buffer:
+    """The portable reduction of the flat ``x`` viewed as (outer, n, inner) over n → ``outer*inner`` values.
+
+    ``op``: an associative ``@dc.func`` of two values; ``acc_dtype``: the accumulator and result dtype.
+    Each element is converted to ``acc_dtype`` before it is combined. ``n`` must be at least 1.
+    """
+    acc = x.accelerator
+    rows = outer * inner
+    acc_t = np.dtype(acc_dtype).type
+    out = acc.empty((rows,), acc_t)
+    if rows == 0:
+        return out
+    if n <= 32 or rows >= 1024:
+        acc.launch(rk.rows_kernel(op, acc_t), rows, x, out, n, inner)
+        return out
+    src, src_n, src_inner = x, n, inner
+    while True:
+        chunk, chunks = rk.plan(rows, src_n)
+        dst = out if chunks == 1 else acc.empty((rows * chunks,), acc_t)
+        acc.launch(rk.tree_kernel(op, acc_t), rows * chunks * rk.WIDTH, src, dst, src_n, src_inner, chunk, chunks,
+                   local_size=rk.WIDTH)
+        if chunks == 1:
+            return out
+        src, src_n, src_inner = dst, chunks, 1
+
+
+@cache
+def _scale_kernel(dtype: Any) -> Any:
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def scale(x: dc.Buffer, factor: dc.float64):
+        i = dc.global_id(0)
+        if i < x.shape[0]:
+            x[i] = T(x[i] * factor)
+
+    return scale
+
+
+def _scale(buf: Buffer, factor: float) -> Buffer:
+    f = flat(buf)
+    if f.size:
+        buf.accelerator.launch(_scale_kernel(buf.dtype.type), f.size, f, factor)
+    return shaped(f, buf.shape)
+
+
+# ------------------------------------------------------------------------------------ public API
+def sum(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:  # noqa: A001
+    """Sum of the elements (over ``axis``), numpy's result dtype; a 0-d Buffer for a full reduction."""
+    return _reduce_named("sum", x, axis, accelerator)
+
+
+def prod(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Product of the elements (over ``axis``)."""
+    return _reduce_named("prod", x, axis, accelerator)
+
+
+def amin(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Smallest element (over ``axis``); NaN if any is NaN, as numpy."""
+    return _reduce_named("min", x, axis, accelerator)
+
+
+def amax(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Largest element (over ``axis``); NaN if any is NaN, as numpy."""
+    return _reduce_named("max", x, axis, accelerator)
+
+
+def mean(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Arithmetic mean (over ``axis``); float64 for integer input, as numpy."""
+    return _reduce_named("mean", x, axis, accelerator)
+
+
+def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
+    op = operand(f"dc.{name}", x, accelerator)
+    ax = None if axis is None else normalize_axis(f"dc.{name}", axis, len(op.shape))
+    if op.size == 0 or (ax is not None and op.shape[ax] == 0):
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    path = dispatch.choose(name, op.acc, op.dtype)
+    if path in ("vendor", "host"):
+        fn = np.argmin if name == "argmin" else np.argmax
+        return result(op, np.asarray(fn(op.view() if path == "vendor" else op.device().numpy(), axis=ax)))
+    buf = op.device()
+    shape = buf.shape if buf.ndim else (1,)
+    if ax is None:
+        outer, n, inner, out_shape = 1, op.size, 1, ()
+    else:
+        outer, n, inner = split_axis(shape, ax)
+        out_shape = shape[:ax] + shape[ax + 1:]
+    better = rk.less_nan_first if name == "argmin" else rk.greater_nan_first
+    idx = arg_flat(better, flat(buf), outer, n, inner)
+    return result(op, shaped(idx, out_shape))
+
+
+def arg_flat(better: Any, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
+    """Index along n of the best element of each (outer, inner) row of the flat ``x``: int64."""
+    acc = x.accelerator
+    rows = outer * inner
+    t = x.dtype.type
+    kernel = rk.arg_tree_kernel(better, t)
+    dummy = acc.empty((1,), np.int64)
+    src_vals, src_idx, src_n, src_inner, first = x, dummy, n, inner, 1
+    while True:
+        chunk, chunks = rk.plan(rows, src_n)
+        vals = acc.empty((rows * chunks,), t)
+        idx = acc.empty((rows * chunks,), np.int64)
+        acc.launch(kernel, rows * chunks * rk.WIDTH, src_vals, src_vals, src_idx, vals, idx, src_n, src_inner,
+                   chunk, chunks, first, local_size=rk.WIDTH)
+        if chunks == 1:
+            return idx
+        src_vals, src_idx, src_n, src_inner, first = vals, idx, chunks, 1, 0
+
+
+def argmin(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Index of the smallest element (flat when ``axis`` is None); the first one on ties and NaN."""
+    return _arg("argmin", x, axis, accelerator)
+
+
+def argmax(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Index of the largest element (flat when ``axis`` is None); the first one on ties and NaN."""
+    return _arg("argmax", x, axis, accelerator)
+
+
+def check_operator(name: str, op: Any, arity: int) -> None:
+    """A user operator must be a ``@dc.func`` of ``arity`` parameters: a KernelTypeError otherwise."""
+    if not isinstance(op, DeviceFunction):
+        raise KernelTypeError(f"{name}: op must be a @dc.func device function of {arity} values, "
+                              f"got {type(op).__name__}")
+    params = inspect.signature(op.pyfunc).parameters
+    if len(params) != arity:
+        raise KernelTypeError(f"{name}: op {op.__name__!r} takes {len(params)} parameter(s); "
+                              f"an operator combines exactly {arity} values")
+
+
+@cache
+def _initial_kernel(op: Any, dtype: Any) -> Any:
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def apply_initial(x: dc.Buffer, initial: dc.float64):
+        i = dc.global_id(0)
+        if i < x.shape[0]:
+            x[i] = op(T(initial), x[i])
+
+    return apply_initial
+
+
+def reduce(op: Any, x: Any, axis: Any = None, initial: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Folds ``x`` (over ``axis``) with ``op``, an associative ``@dc.func`` of two values.
+
+    ``initial`` is combined first (``op(initial, ...)``) and is the result of an empty reduction;
+    without it an empty reduction is a ValueError. Always the portable kernel (a user operator has
+    no vendor implementation). The result has ``x``'s dtype.
+    """
+    check_operator("dc.reduce", op, 2)
+    o = operand("dc.reduce", x, accelerator)
+    if not dispatch.kernel_dtype(o.dtype):
+        raise TypeError(f"dc.reduce: x has dtype {o.dtype}, which kernels cannot compute with yet")
+    axes = _axes("dc.reduce", axis, len(o.shape))
+    dispatch.choose("reduce", o.acc, o.dtype, vendor=False)
+    buf = o.device()
+    if axes is None:
+        axes = tuple(range(buf.ndim))
+    full = set(axes) == set(range(buf.ndim))
+    t = buf.dtype.type
+    for a in sorted(axes, reverse=True):
+        shape = buf.shape if buf.ndim else (1,)
+        outer, n, inner = split_axis(shape, a)
+        out_shape = shape[:a] + shape[a + 1:]
+        if n == 0:
+            if initial is None:
+                raise ValueError("dc.reduce: zero-size reduction with no initial value")
+            buf = o.acc.asarray(np.full(out_shape, initial, t))
+            initial = None  # already in
+            continue
+        buf = shaped(reduce_flat(op, flat(buf), outer, n, inner, t), out_shape)
+    if initial is not None:
+        f = flat(buf)
+        if f.size:
+            o.acc.launch(_initial_kernel(op, t), f.size, f, float(initial))
+        buf = shaped(f, buf.shape)
+    if full and buf.ndim != 0:
+        buf = shaped(flat(buf), ())
+    return result(o, buf)
+
+
+class ArrayMathFunction(MathFunction):
+    """``dc.min`` / ``dc.max``: in kernels the elementwise math function (the frontend sees a
+    MathFunction); called on one array, the reduction (``dc.min(x, axis=0)``); on two values,
+    numpy's elementwise minimum/maximum, as before."""
+
+    def __init__(self, base: MathFunction, reduction: Any) -> None:
+        super().__init__(base.name, base.ir_name, base._host)
+        self._reduction = reduction
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or (len(args) == 1 and (isinstance(args[0], (Buffer, np.ndarray, list, tuple)))):
+            return self._reduction(*args, **kwargs)
+        return super().__call__(*args)
+
+
+min = ArrayMathFunction(MATH["min"], amin)  # noqa: A001
+max = ArrayMathFunction(MATH["max"], amax)  # noqa: A001
+
+__all__ = ["ArrayMathFunction", "amax", "amin", "arg_flat", "argmax", "argmin", "check_operator", "max", "mean",
+           "min", "prod", "reduce", "reduce_flat", "sum"]
+

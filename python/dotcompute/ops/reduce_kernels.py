@@ -1,0 +1,184 @@
+"""Portable reductions, written in the kernel language.
+
+Layout: the input is flat, viewed as (outer, n, inner) around the reduced axis; output row
+``r = o * inner + j`` reduces ``x[(o * n + k) * inner + j]`` over k.
+
+* ``tree`` kernels: one work-group per (row, chunk of the row). Each work-item folds a contiguous
+  run of the chunk in a register, then the group combines the items' values in work-group memory
+  with an order-preserving tree (neighbours at distance 1, 2, 4, ...), so the operator need only be
+  associative, not commutative. Items that got no element are left out of the tree, so no identity
+  value is needed. A second launch of the same kernel reduces the per-chunk partials.
+* ``rows`` kernel: one work-item per output row, a plain loop; used when rows are many and short.
+
+The kernels are made per (operator, accumulator dtype) by closures: the kernel language folds the
+captured ``@dc.func`` and dtype in, and compiles one specialisation per combination.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from . import klang as dc
+
+WIDTH = 256  # work-group size of the tree kernels
+
+
+@dc.func
+def op_add(a, b):
+    return a + b
+
+
+@dc.func
+def op_mul(a, b):
+    return a * b
+
+
+@dc.func
+def op_min(a, b):
+    # NaN wins, as in numpy.min (a != a only for NaN)
+    return a if (a != a or a <= b) else b
+
+
+@dc.func
+def op_max(a, b):
+    return a if (a != a or a >= b) else b
+
+
+@cache
+def tree_kernel(op: Any, acc_dtype: Any) -> Any:
+    """``x`` (any dtype) → ``partial[row * chunks + c]`` (``acc_dtype``), combined with ``op``."""
+    ACC = acc_dtype  # noqa: N806 -- a dtype, folded into the kernel
+
+    @dc.kernel
+    def reduce_tree(x: dc.Buffer, partial: dc.Buffer, n: dc.int64, inner: dc.int64, chunk: dc.int64,
+                    chunks: dc.int64):
+        tile = dc.shared((WIDTH,), ACC)
+        l = dc.local_id(0)  # noqa: E741
+        g = dc.group_id(0)
+        row = g // chunks
+        c = g - row * chunks
+        o = row // inner
+        j = row - o * inner
+        start = c * chunk
+        stop = min(start + chunk, n)
+        per = (stop - start + WIDTH - 1) // WIDTH  # each item folds `per` consecutive elements
+        valid = (stop - start + per - 1) // per  # the items that got at least one
+        lo = start + l * per
+        hi = min(lo + per, stop)
+        if lo < hi:
+            acc = ACC(x[(o * n + lo) * inner + j])
+            for k in range(lo + 1, hi):
+                acc = op(acc, ACC(x[(o * n + k) * inner + j]))
+            tile[l] = acc
+        dc.barrier()
+        s = 1
+        while s < WIDTH:
+            if l % (2 * s) == 0 and l + s < valid:
+                tile[l] = op(tile[l], tile[l + s])
+            dc.barrier()
+            s *= 2
+        if l == 0:
+            partial[g] = tile[0]
+
+    return reduce_tree
+
+
+@cache
+def rows_kernel(op: Any, acc_dtype: Any) -> Any:
+    """One work-item per output row: ``out[r] = fold(op, row r)``."""
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def reduce_rows(x: dc.Buffer, out: dc.Buffer, n: dc.int64, inner: dc.int64):
+        r = dc.global_id(0)
+        if r < out.shape[0]:
+            o = r // inner
+            j = r - o * inner
+            acc = ACC(x[o * n * inner + j])
+            for k in range(1, n):
+                acc = op(acc, ACC(x[(o * n + k) * inner + j]))
+            out[r] = acc
+
+    return reduce_rows
+
+
+@cache
+def arg_tree_kernel(better: Any, dtype: Any) -> Any:
+    """Index of the best element per (row, chunk): ``better(b, a)`` says b beats a (ties: lowest index)."""
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def arg_tree(x: dc.Buffer, vals: dc.Buffer, idx_in: dc.Buffer[dc.int64], vals_out: dc.Buffer,
+                 idx_out: dc.Buffer[dc.int64], n: dc.int64, inner: dc.int64, chunk: dc.int64,
+                 chunks: dc.int64, first: dc.int32):
+        best = dc.shared((WIDTH,), T)
+        where = dc.shared((WIDTH,), dc.int64)
+        l = dc.local_id(0)  # noqa: E741
+        g = dc.group_id(0)
+        row = g // chunks
+        c = g - row * chunks
+        o = row // inner
+        j = row - o * inner
+        start = c * chunk
+        stop = min(start + chunk, n)
+        per = (stop - start + WIDTH - 1) // WIDTH
+        valid = (stop - start + per - 1) // per
+        lo = start + l * per
+        hi = min(lo + per, stop)
+        if lo < hi:
+            f = (o * n + lo) * inner + j
+            # the first pass reads the data (index = position); later passes read (value, index) pairs
+            v = T(x[f]) if first == 1 else T(vals[f])
+            w = lo if first == 1 else idx_in[f]
+            for k in range(lo + 1, hi):
+                f = (o * n + k) * inner + j
+                v2 = T(x[f]) if first == 1 else T(vals[f])
+                if better(v2, v):
+                    v = v2
+                    w = k if first == 1 else idx_in[f]
+            best[l] = v
+            where[l] = w
+        dc.barrier()
+        s = 1
+        while s < WIDTH:
+            if l % (2 * s) == 0 and l + s < valid:
+                if better(best[l + s], best[l]):
+                    best[l] = best[l + s]
+                    where[l] = where[l + s]
+            dc.barrier()
+            s *= 2
+        if l == 0:
+            vals_out[g] = best[0]
+            idx_out[g] = where[0]
+
+    return arg_tree
+
+
+@dc.func
+def less_nan_first(b, a):
+    # b beats a for argmin: smaller, or the first NaN (numpy's argmin returns the first NaN)
+    return (b < a or b != b) and a == a
+
+
+@dc.func
+def greater_nan_first(b, a):
+    return (b > a or b != b) and a == a
+
+
+def plan(rows: int, n: int) -> tuple[int, int]:
+    """(chunk, chunks): how a row of n elements is split among work-groups.
+
+    Enough groups in all for every compute unit (a few hundred), each group at least a few
+    elements per item so that the register fold, not the tree, does most of the work.
+    """
+    target_groups = 256
+    chunks = max(1, min(-(-n // (WIDTH * 4)), -(-target_groups // max(rows, 1))))
+    chunk = -(-n // chunks)
+    chunks = -(-n // chunk)
+    return chunk, chunks
+
+
+__all__ = ["WIDTH", "arg_tree_kernel", "greater_nan_first", "less_nan_first", "op_add", "op_max", "op_min",
+           "op_mul", "plan", "rows_kernel", "tree_kernel"]
+

@@ -1,0 +1,16 @@
+"""Fixtures of the array-operation tests: ``path`` runs a test with the default dispatch and with
+the portable kernels forced (so they are exercised on the CPU too, not only numpy)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from dotcompute.ops import dispatch
+
+
+@pytest.fixture(params=["auto", "portable"])
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    with dispatch.prefer(request.param):
+        yield request.param

@@ -1,0 +1,173 @@
+"""Reductions against numpy on every accelerator, default dispatch and portable kernels forced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+from dotcompute.ops import dispatch
+
+RNG = np.random.default_rng(7)
+
+
+def _data(n: int, dtype: np.dtype) -> np.ndarray:
+    if np.dtype(dtype).kind == "f":
+        return RNG.standard_normal(n).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return RNG.integers(0, 2, n).astype(bool)
+    return RNG.integers(-1000 if np.dtype(dtype).kind == "i" else 0, 1000, n).astype(dtype)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 256, 1000, 65537, 1_000_003])
+def test_full_reductions_sizes(accelerator, path, n):
+    x = _data(n, np.float32)
+    b = accelerator.asarray(x)
+    s = dc.sum(b)
+    assert isinstance(s, dc.Buffer) and s.shape == () and s.dtype == np.float32
+    assert s.accelerator is accelerator
+    np.testing.assert_allclose(float(s), x.sum(dtype=np.float64), rtol=1e-5, atol=1e-3)
+    assert float(dc.min(b)) == x.min() and float(dc.max(b)) == x.max()
+    assert int(dc.argmin(b)) == x.argmin() and int(dc.argmax(b)) == x.argmax()
+    np.testing.assert_allclose(dc.mean(b).item(), x.mean(dtype=np.float64), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32, np.bool_, np.int8])
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean", "argmin", "argmax"])
+def test_dtypes_follow_numpy(accelerator, path, dtype, name):
+    x = _data(4099, dtype)
+    if name == "prod":
+        if np.dtype(dtype).kind == "f":
+            x = (1 + x * 1e-3).astype(dtype)  # keep products in range
+        elif dtype != np.bool_:
+            x = (x % 3 == 0).astype(dtype) + 1 - (RNG.random(x.size) < 0.999)  # mostly ones, a few twos and zeros
+    got = getattr(dc, name)(accelerator.asarray(x))
+    want = getattr(np, name)(x)
+    assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype != np.float32 else 1e-4)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (17, 1000), (1000, 3), (4, 6, 9), (2, 300, 5), (1, 1)])
+@pytest.mark.parametrize("name", ["sum", "max", "argmin", "mean"])
+def test_axis_reductions(accelerator, path, shape, name):
+    x = RNG.standard_normal(shape).astype(np.float64)
+    b = accelerator.asarray(x)
+    for axis in [None, *range(len(shape)), -1]:
+        got = getattr(dc, name)(b, axis=axis)
+        want = getattr(np, name)(x, axis=axis)
+        assert got.shape == np.shape(want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_axis_tuple_and_numpy_in_numpy_out(accelerator, path):
+    x = RNG.integers(0, 9, (4, 5, 6)).astype(np.int32)
+    got = dc.sum(x, axis=(0, 2), accelerator=accelerator)
+    assert isinstance(got, np.ndarray) and got.dtype == np.int64
+    np.testing.assert_array_equal(got, x.sum(axis=(0, 2)))
+    assert isinstance(dc.sum(x, accelerator=accelerator), np.ndarray)
+
+
+def test_nan_and_ties(accelerator, path):
+    x = np.array([3.0, 1.0, np.nan, 1.0, np.nan, 0.5], np.float32)
+    b = accelerator.asarray(x)
+    assert np.isnan(float(dc.min(b))) and np.isnan(float(dc.max(b)))
+    assert int(dc.argmin(b)) == 2 and int(dc.argmax(b)) == 2
+    y = accelerator.asarray(np.array([5, 1, 9, 1, 9], np.int32))
+    assert int(dc.argmin(y)) == 1 and int(dc.argmax(y)) == 2
+
+
+def test_empty(accelerator, path):
+    e = accelerator.asarray(np.zeros(0, np.float32))
+    assert float(dc.sum(e)) == 0.0 and float(dc.prod(e)) == 1.0
+    with pytest.raises(ValueError, match="identity"):
+        dc.min(e)
+    with pytest.raises(ValueError, match="empty"):
+        dc.argmax(e)
+
+
+def test_bad_input(accelerator):
+    b = accelerator.asarray(np.zeros((3, 4), np.float32))
+    with pytest.raises(np.exceptions.AxisError):
+        dc.sum(b, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        dc.argmax(b, axis=-3)
+    with pytest.raises(TypeError, match="<U3"):
+        dc.sum(np.array(["abc"]), accelerator=accelerator)
+    with pytest.raises(TypeError, match="axis"):
+        dc.sum(b, axis="0")
+
+
+@dc.func
+def maxabs(a, b):
+    return max(abs(a), abs(b))
+
+
+@dc.func
+def first(a):
+    return a
+
+
+@dc.func
+def concat_digits(a, b):
+    return a * 10 + b  # associative only up to overflow, but not commutative: checks the order kept
+
+
+def test_custom_reduce(accelerator):
+    x = RNG.standard_normal(5001).astype(np.float32)
+    b = accelerator.asarray(x)
+    assert float(dc.reduce(maxabs, b)) == np.abs(x).max()
+    y = RNG.standard_normal((40, 300))
+    np.testing.assert_allclose(dc.reduce(maxabs, y, axis=1, accelerator=accelerator), np.abs(y).max(axis=1))
+    np.testing.assert_allclose(dc.reduce(maxabs, y, axis=0, initial=2.5, accelerator=accelerator),
+                               np.maximum(np.abs(y).max(axis=0), 2.5))
+    assert float(dc.reduce(maxabs, accelerator.asarray(np.zeros(0)), initial=1.5)) == 1.5
+    # order is kept (the operator need not be commutative)
+    digits = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9] * 2, np.int64)
+    assert int(dc.reduce(concat_digits, accelerator.asarray(digits))) == int("".join(map(str, digits)))
+
+
+def test_custom_reduce_errors(accelerator):
+    b = accelerator.asarray(np.ones(4, np.float32))
+    with pytest.raises(dc.KernelTypeError, match="2 values|exactly 2"):
+        dc.reduce(first, b)
+    with pytest.raises(dc.KernelTypeError, match="@dc.func"):
+        dc.reduce(lambda a, b: a + b, b)
+    with pytest.raises(ValueError, match="initial"):
+        dc.reduce(maxabs, accelerator.asarray(np.zeros(0, np.float32)))
+
+
+def test_min_max_keep_working_in_kernels(accelerator, tmp_path: Path):
+    @dc.kernel
+    def clamp(x: dc.Buffer[dc.float32], lo: dc.float32, hi: dc.float32):
+        i = dc.global_id(0)
+        x[i] = dc.min(dc.max(x[i], lo), hi)
+
+    x = np.linspace(-2, 2, 9).astype(np.float32)
+    b = accelerator.asarray(x)
+    accelerator.launch(clamp, x.size, b, -1.0, 1.0)
+    np.testing.assert_array_equal(b.numpy(), np.clip(x, -1, 1))
+    assert dc.min(3, 2) == 2 and dc.max(2.0, 5.0) == 5.0  # two values: elementwise, as before
+    np.testing.assert_array_equal(dc.min(np.array([1, 5]), np.array([3, 2])), [1, 2])
+
+
+def test_scalar_conversions(accelerator):
+    s = dc.sum(accelerator.asarray(np.arange(5, dtype=np.int32)))
+    assert int(s) == 10 and s.item() == 10 and float(s) == 10.0 and bool(s)
+    assert [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11][s] == 10  # __index__
+    with pytest.raises(ValueError, match="size 1"):
+        accelerator.asarray(np.zeros(3)).item()
+
+
+def test_dispatch_reports_its_choice(accelerator):
+    seen: list[tuple[str, str, str]] = []
+    dispatch.listeners.append(lambda *a: seen.append(a))
+    try:
+        dc.sum(accelerator.asarray(np.ones(10, np.float32)))
+        with dispatch.prefer("portable"):
+            dc.sum(accelerator.asarray(np.ones(10, np.float32)))
+    finally:
+        dispatch.listeners.pop()
+    assert seen[-1] == ("sum", accelerator.id, "portable")
+    assert seen[0][2] == ("vendor" if accelerator.backend == "cpu" else "portable")
