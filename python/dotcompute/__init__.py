@@ -24,6 +24,7 @@ from .errors import (
     BackendUnavailableError,
     CompilationError,
     DotComputeError,
+    DotComputeWarning,
     KernelIndexError,
     KernelSyntaxError,
     KernelTypeError,
@@ -35,9 +36,11 @@ from .errors import (
 from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
 from .lang import __all__ as _lang_all
 from .launch import launch
+from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from . import ops
 from .ops import argmax, argmin, max, mean, min, prod, reduce, sum  # noqa: A004 -- numpy's names
 from .pipeline import Pipeline, PipelineRun
+from .profile import profile
 from .runtime import (
     Accelerator,
     BackendInfo,
@@ -72,10 +75,13 @@ __all__ = [
     # runtime
     "Accelerator", "BackendInfo", "Buffer", "Event", "Memory", "RawKernel", "Stream",
     "accelerator", "backends", "devices", "launch",
+    # running kernels well
+    "profile", "validate",
     # pipelines
     "Pipeline", "PipelineRun",
     # errors
-    "BackendUnavailableError", "CompilationError", "DotComputeError", "KernelIndexError", "KernelSyntaxError",
+    "BackendUnavailableError", "CompilationError", "DotComputeError", "DotComputeWarning", "KernelIndexError",
+    "KernelSyntaxError",
     "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError", "PipelineError",
     # dtypes
     "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

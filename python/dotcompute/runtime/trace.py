@@ -62,16 +62,14 @@ def traced_launch(recorder: Any, name: str, runner: Any, acc: Any, gsize: tuple[
     except Exception:  # a stream that cannot record (graph capture): host time only
         ev0 = None
     t0 = now()
-    try:
-        runner(acc, gsize, lsize, args, stream)
-    finally:
-        t1 = now()
-        if ev0 is not None:
-            try:
-                ev1 = s.record()
-            except Exception:
-                ev0 = None
-        recorder.launch(name, acc, gsize, lsize, arg_bytes(args), s, t0, t1, ev0, ev1)
+    runner(acc, gsize, lsize, args, stream)  # a launch that raises is not recorded: it did not run
+    t1 = now()
+    if ev0 is not None:
+        try:
+            ev1 = s.record()
+        except Exception:
+            ev0 = None
+    recorder.launch(name, acc, gsize, lsize, arg_bytes(args), s, t0, t1, ev0, ev1)
 
 
 def note(kind: str, **attrs: Any) -> None:

@@ -1,0 +1,142 @@
+"""Measured launch times per (kernel, argument dtypes, size class) and device, kept across processes.
+
+The file lives in the cache folder (``<cache>/orchestrate/history-v1.json``), is small (a running
+mean and counts per device, at most ``MAX_KEYS`` keys), versioned (another version is ignored) and
+written atomically (temporary file + rename). A file that cannot be read or parsed is ignored and
+replaced on the next save: a corrupt history costs a few exploration launches, never an error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from .. import config
+
+log = logging.getLogger("dotcompute.orchestrate")
+
+VERSION = 1
+MAX_KEYS = 2000
+_ALPHA = 0.3  # weight of a new sample in the running mean: recent behaviour counts more
+
+
+def kernel_id(kernel: Any) -> str:
+    """A name for ``kernel`` that is stable across processes (module + qualified name, or the
+    hash of a RawKernel's source)."""
+    fn = getattr(kernel, "pyfunc", None)
+    if fn is not None:
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', kernel.name)}"
+    source = getattr(kernel, "_source", "")
+    return f"raw:{kernel.name}:{hashlib.sha1(source.encode()).hexdigest()[:12]}"
+
+
+def size_class(global_size: tuple[int, ...]) -> int:
+    """Work sizes within a factor of 4 share a class (0: 1-3 items, 1: 4-15, ...)."""
+    return int(math.log2(max(1, math.prod(global_size)))) // 2
+
+
+def history_key(kernel: Any, global_size: tuple[int, ...], args: tuple[Any, ...]) -> str:
+    types = ",".join(str(a.dtype) if hasattr(a, "dtype") and hasattr(a, "shape") else type(a).__name__ for a in args)
+    return f"{kernel_id(kernel)}|{types}|{size_class(global_size)}"
+
+
+class History:
+    """``{key: {device id: {"n": successes, "fail": failures, "ms": running mean}}}`` on disk."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._lock = threading.Lock()
+        self._path = path
+        self._data: dict[str, dict[str, dict[str, Any]]] | None = None
+        self._dirty = False
+
+    @property
+    def path(self) -> Path:
+        return self._path if self._path is not None else config.cache_dir() / "orchestrate" / f"history-v{VERSION}.json"
+
+    def reset(self, path: Path | None = None) -> None:
+        """Forgets what was loaded (re-read on next use), optionally from another file."""
+        with self._lock:
+            self._path = path
+            self._data = None
+            self._dirty = False
+
+    def _load(self) -> dict[str, dict[str, dict[str, Any]]]:
+        if self._data is None:
+            self._data = read(self.path)
+        return self._data
+
+    def entry(self, key: str) -> dict[str, dict[str, Any]]:
+        """A copy of the per-device statistics of ``key``."""
+        with self._lock:
+            return {k: dict(v) for k, v in self._load().get(key, {}).items()}
+
+    def record(self, key: str, acc_id: str, ms: float | None) -> None:
+        """Adds one measured time (``None``: the launch failed on that device)."""
+        with self._lock:
+            data = self._load()
+            if key not in data and len(data) >= MAX_KEYS:
+                data.pop(next(iter(data)))  # the oldest key: the file stays small
+            stats = data.setdefault(key, {}).setdefault(acc_id, {"n": 0, "fail": 0, "ms": None})
+            if ms is None:
+                stats["fail"] += 1
+            else:
+                stats["ms"] = ms if stats["ms"] is None else (1 - _ALPHA) * stats["ms"] + _ALPHA * ms
+                stats["n"] += 1
+            self._dirty = True
+
+    def save(self) -> None:
+        """Writes the file atomically if anything changed (errors are logged, never raised)."""
+        with self._lock:
+            if not self._dirty or self._data is None:
+                return
+            path = self.path
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=".history-", dir=path.parent)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump({"format": "dotcompute-history", "version": VERSION, "entries": self._data}, f)
+                os.replace(tmp, path)
+                self._dirty = False
+            except OSError as e:
+                log.debug("could not save the device history to %s: %s", path, e)
+
+
+def read(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """The entries of a history file; {} when it is missing, corrupt or of another version."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        log.debug("ignoring the unreadable device history %s: %s", path, e)
+        return {}
+    if not isinstance(raw, dict) or raw.get("version") != VERSION or not isinstance(raw.get("entries"), dict):
+        log.debug("ignoring the device history %s: not a version-%d history file", path, VERSION)
+        return {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for key, devices in raw["entries"].items():
+        if not isinstance(devices, dict):
+            continue
+        clean = {}
+        for acc_id, s in devices.items():
+            if (isinstance(s, dict) and isinstance(s.get("n"), int) and isinstance(s.get("fail"), int)
+                    and (s.get("ms") is None or isinstance(s.get("ms"), (int, float)))):
+                clean[str(acc_id)] = {"n": s["n"], "fail": s["fail"], "ms": s["ms"]}
+        if clean:
+            out[str(key)] = clean
+    return out
+
+
+#: the process's history (``dc.orchestrate.history``)
+history = History()
+atexit.register(history.save)
+
+__all__ = ["History", "MAX_KEYS", "VERSION", "history", "history_key", "kernel_id", "read", "size_class"]

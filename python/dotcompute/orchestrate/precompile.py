@@ -1,0 +1,89 @@
+"""``kernel.precompile(accelerators=None, signatures=None, wait=True)``: compile ahead of time.
+
+Every (accelerator, signature) pair is specialised, emitted and compiled through the kernel cache
+on a thread pool (compilers run without the GIL), so the first launch finds the binary in memory
+(this process) or on disk (a later one). ``wait=False`` returns a ``concurrent.futures.Future``
+at once: compile in the background while the program sets up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from ..lang import Kernel
+from ..runtime import Accelerator, RawKernel, accelerator, compile_source, devices
+
+log = logging.getLogger("dotcompute.orchestrate")
+
+
+def precompile(kernel: Any, accelerators: Sequence[Any] | Any = None, signatures: Sequence[Any] | None = None,
+               wait: bool = True) -> list[tuple[str, str]] | Future:
+    """Compiles ``kernel`` for ``accelerators`` (default: every device) and ``signatures`` (each one a
+    list with an entry per parameter, as ``kernel.source(signature=...)`` takes; default: the
+    annotated or default types). Returns ``[(accelerator id, entry point), ...]``, or a Future of it."""
+    accs = _accelerators(kernel, accelerators)
+    jobs = [(acc, sig) for acc in accs for sig in (signatures if signatures is not None else [None])]
+    pool = ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1)),
+                              thread_name_prefix="dotcompute-precompile")
+    futures = [pool.submit(_one, kernel, acc, sig) for acc, sig in jobs]
+    pool.shutdown(wait=False)
+
+    def gather() -> list[tuple[str, str]]:
+        return [f.result() for f in futures]
+
+    if wait:
+        return gather()
+    done: Future = Future()
+
+    def finish(_: Any) -> None:
+        if all(f.done() for f in futures) and not done.done():
+            try:
+                done.set_result(gather())
+            except BaseException as e:  # the first compile error, as .result() raises it
+                done.set_exception(e)
+    for f in futures:
+        f.add_done_callback(finish)
+    return done
+
+
+def _one(kernel: Any, acc: Accelerator, signature: Any) -> tuple[str, str]:
+    if isinstance(kernel, RawKernel):
+        kernel.compile(acc)
+        return acc.id, kernel.name
+    types = kernel.types_for(signature)
+    emitted = kernel.specialize(types).emit(acc.backend)
+    compile_source(acc, emitted.text, emitted.entry)
+    log.debug("precompiled %s for %s", emitted.entry, acc.id)
+    return acc.id, emitted.entry
+
+
+def _accelerators(kernel: Any, accelerators: Any) -> list[Accelerator]:
+    if not isinstance(kernel, (Kernel, RawKernel)):
+        raise TypeError(f"precompile needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}")
+    if accelerators is None:
+        found = devices()
+        return [d for d in found if d.backend == kernel.backend] if isinstance(kernel, RawKernel) else found
+    if isinstance(accelerators, (str, Accelerator)):
+        accelerators = [accelerators]
+    return [accelerator(a) for a in accelerators]
+
+
+def install() -> None:
+    """Gives ``Kernel`` and ``RawKernel`` their ``precompile`` method (they live in lower layers, which
+    must not import this one: the method is registered from here)."""
+    def method(self: Any, accelerators: Any = None, signatures: Sequence[Any] | None = None,
+               wait: bool = True) -> list[tuple[str, str]] | Future:
+        return precompile(self, accelerators, signatures, wait)
+
+    method.__doc__ = precompile.__doc__
+    method.__name__ = "precompile"
+    for cls in (Kernel, RawKernel):
+        if "precompile" not in cls.__dict__:
+            cls.precompile = method  # type: ignore[attr-defined]
+
+
+__all__ = ["install", "precompile"]

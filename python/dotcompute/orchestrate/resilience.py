@@ -1,0 +1,186 @@
+"""Retries of transient errors, and a per-device circuit breaker.
+
+Small public-internal helpers: the launch options (``retries=``, ``fallback=``, ``"best"``) use
+them, and so may other layers (``dc.Pipeline``'s retry strategy).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..errors import (
+    BackendUnavailableError,
+    CompilationError,
+    DotComputeError,
+    LaunchError,
+    OutOfMemoryError,
+    PluginError,
+)
+from ..runtime import trace
+
+log = logging.getLogger("dotcompute.orchestrate")
+T = TypeVar("T")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether retrying the same work can help: ``exc.transient`` of a DotComputeError, else False."""
+    return isinstance(exc, DotComputeError) and bool(getattr(exc, "transient", False))
+
+
+def is_device_failure(exc: BaseException) -> bool:
+    """A failure of the device or its toolchain (out of memory, compile, launch, unavailable backend,
+    broken plugin), as opposed to a mistake in the call (wrong argument types or sizes), which
+    another device would reject too."""
+    if isinstance(exc, (TypeError, ValueError, IndexError)):
+        return False  # KernelTypeError, launch-size errors, malformed specs, debug bounds checks
+    return isinstance(exc, (OutOfMemoryError, CompilationError, LaunchError, BackendUnavailableError, PluginError))
+
+
+def tag(exc: BaseException, acc_id: str | None) -> None:
+    """Fills in ``exc.accelerator`` (where the error came from) when the raiser did not."""
+    if isinstance(exc, DotComputeError) and acc_id is not None and getattr(exc, "accelerator", None) is None:
+        try:
+            exc.accelerator = acc_id
+        except AttributeError:
+            pass
+
+
+def run_with_retries(fn: Callable[[], T], retries: int, *, what: str = "launch", acc_id: str | None = None,
+                     backoff_s: float = 0.005, on_retry: Callable[[int, BaseException], None] | None = None) -> T:
+    """Calls ``fn()``; on a transient error retries up to ``retries`` more times, sleeping
+    ``backoff_s * 2**attempt`` (capped at 0.5 s) between tries. ``on_retry(attempt, exc)`` runs before
+    each retry (e.g. to trim a memory pool). Non-transient errors and the last failure propagate."""
+    retries = check_retries(retries)
+    attempt = 0
+    while True:
+        try:
+            return fn()
+        except DotComputeError as exc:
+            tag(exc, acc_id)
+            if attempt >= retries or not is_transient(exc):
+                raise
+            attempt += 1
+            log.debug("retrying %s on %s (attempt %d of %d) after a transient %s: %s", what, acc_id or "?",
+                      attempt, retries, type(exc).__name__, exc)
+            trace.note("retry", what=what, accelerator=acc_id, attempt=attempt, error=type(exc).__name__)
+            if on_retry is not None:
+                on_retry(attempt, exc)
+            time.sleep(min(0.5, backoff_s * (2 ** (attempt - 1))))
+
+
+def check_retries(retries: Any) -> int:
+    """``retries`` as a non-negative int, or a TypeError/ValueError naming the parameter."""
+    if isinstance(retries, bool) or not isinstance(retries, int):
+        raise TypeError(f"retries must be a non-negative int, not {type(retries).__name__} ({retries!r})")
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
+    return retries
+
+
+@dataclass
+class BreakerState:
+    """One device's breaker: ``state`` is "closed" (work flows), "open" (refused until ``open_until``,
+    a ``time.monotonic()`` value) or "half-open" (one trial allowed)."""
+
+    accelerator: str
+    state: str = "closed"
+    failures: int = 0
+    open_until: float = 0.0
+    opened: int = 0  # how many times it has opened
+
+
+class CircuitBreakers:
+    """Per-device circuit breakers: ``threshold`` consecutive device failures open a device's breaker
+    for ``cooldown_s``; then one trial is let through (half-open): success closes it, failure
+    reopens it."""
+
+    def __init__(self, threshold: int = 3, cooldown_s: float = 30.0) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, BreakerState] = {}
+        self.threshold = threshold
+        self.cooldown_s = cooldown_s
+
+    def configure(self, threshold: int | None = None, cooldown_s: float | None = None) -> None:
+        """Changes the thresholds (for every device)."""
+        if threshold is not None:
+            if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+                raise ValueError(f"threshold must be an int >= 1, got {threshold!r}")
+            self.threshold = threshold
+        if cooldown_s is not None:
+            if isinstance(cooldown_s, bool) or not isinstance(cooldown_s, (int, float)) or cooldown_s < 0:
+                raise ValueError(f"cooldown_s must be a number of seconds >= 0, got {cooldown_s!r}")
+            self.cooldown_s = float(cooldown_s)
+
+    def _get(self, acc_id: str) -> BreakerState:
+        state = self._states.get(acc_id)
+        if state is None:
+            state = self._states.setdefault(acc_id, BreakerState(acc_id))
+        return state
+
+    def allows(self, acc_id: str) -> bool:
+        """Whether work may go to ``acc_id`` now (an open breaker past its cool-down turns half-open)."""
+        with self._lock:
+            s = self._get(acc_id)
+            if s.state == "open" and time.monotonic() >= s.open_until:
+                s.state = "half-open"
+                self._changed(s)
+            return s.state != "open"
+
+    def success(self, acc_id: str) -> None:
+        with self._lock:
+            s = self._get(acc_id)
+            s.failures = 0
+            if s.state != "closed":
+                s.state = "closed"
+                self._changed(s)
+
+    def failure(self, acc_id: str, exc: BaseException) -> None:
+        """Counts a device failure (mistakes in the call are not the device's fault: not counted)."""
+        if not is_device_failure(exc):
+            return
+        with self._lock:
+            s = self._get(acc_id)
+            s.failures += 1
+            if s.state == "half-open" or (s.state == "closed" and s.failures >= self.threshold):
+                s.state = "open"
+                s.opened += 1
+                s.open_until = time.monotonic() + self.cooldown_s
+                self._changed(s, exc)
+
+    def reset(self, acc_id: str | None = None) -> None:
+        """Closes one device's breaker (or all) and forgets its failures."""
+        with self._lock:
+            if acc_id is None:
+                self._states.clear()
+            else:
+                self._states.pop(acc_id, None)
+
+    def states(self) -> dict[str, BreakerState]:
+        """A copy of every device's breaker state."""
+        with self._lock:
+            return {k: BreakerState(**vars(v)) for k, v in self._states.items()}
+
+    def _changed(self, s: BreakerState, exc: BaseException | None = None) -> None:
+        why = f" after {s.failures} failures ({type(exc).__name__}: {exc})" if exc is not None else ""
+        level = logging.WARNING if s.state == "open" else logging.INFO
+        log.log(level, "circuit breaker of %s is now %s%s", s.accelerator, s.state, why)
+        trace.note("breaker", accelerator=s.accelerator, state=s.state, failures=s.failures)
+
+
+#: the process's breakers (``dc.orchestrate.breakers``)
+breakers = CircuitBreakers()
+
+
+class CircuitOpenError(BackendUnavailableError):
+    """Work was refused because the device's circuit breaker is open (transient: it closes again)."""
+
+    transient = True
+
+
+__all__ = ["BreakerState", "CircuitBreakers", "CircuitOpenError", "breakers", "check_retries", "is_device_failure",
+           "is_transient", "run_with_retries", "tag"]
