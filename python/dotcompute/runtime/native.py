@@ -91,6 +91,10 @@ def _start() -> None:
     config.configure_logging()
     _module = module
     _load_entry_points(module)
+    if log.isEnabledFor(logging.DEBUG):  # DOTCOMPUTE_LOG=DEBUG: say which plugins loaded, and why not
+        for b in module.backends():
+            state = f"available, {b.device_count} device(s)" if b.available else f"unavailable: {b.reason}"
+            log.debug("backend %s %s (%s) from %s", b.name, b.version or "?", state, b.library or b.manifest)
 
 
 def _load_entry_points(module: ModuleType) -> None:
