@@ -7,5 +7,6 @@ kernel. See docs/operations.md.
 from . import dispatch
 from .dispatch import prefer
 from .reduce import argmax, argmin, max, mean, min, prod, reduce, sum  # noqa: A004
+from .scan import cumsum, scan
 
-__all__ = ["argmax", "argmin", "dispatch", "max", "mean", "min", "prefer", "prod", "reduce", "sum"]
+__all__ = ["argmax", "argmin", "cumsum", "dispatch", "max", "mean", "min", "prefer", "prod", "reduce", "scan", "sum"]

@@ -1,0 +1,103 @@
+"""Scans: ``cumsum`` and ``scan(op, x, axis, exclusive, initial)`` with an associative ``@dc.func``.
+
+Paths (ops/dispatch.py): numpy's cumsum on host-memory buffers; the reduce-then-scan kernels of
+scan_kernels.py elsewhere, when forced, and always for a user operator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from . import dispatch
+from . import reduce_kernels as rk
+from . import scan_kernels as sk
+from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
+from .reduce import check_operator
+
+
+def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any, exclusive: bool = False,
+              initial: Any = None) -> Buffer:
+    """The portable scan of the flat ``x`` viewed as (outer, n, inner) along n, into a new flat buffer."""
+    acc = x.accelerator
+    t = np.dtype(acc_dtype).type
+    out = acc.empty((x.size,), t)
+    rows = outer * inner
+    if x.size == 0:
+        return out
+    has_init = 0 if initial is None else 1
+    init = acc.asarray(np.array([0 if initial is None else initial], t))
+    if n <= 32 or rows >= 1024:
+        acc.launch(sk.scan_rows_kernel(op, t), rows, x, out, init, rows, n, inner, has_init, int(exclusive))
+        return out
+    chunk, chunks = rk.plan(rows, n)
+    if chunks > 1:
+        prefix = acc.empty((rows * chunks,), t)
+        partial = acc.empty((rows * chunks,), t)
+        acc.launch(rk.tree_kernel(op, t), rows * chunks * rk.WIDTH, x, partial, n, inner, chunk, chunks,
+                   local_size=rk.WIDTH)
+        acc.launch(sk.scan_partials_kernel(op, t), rows, partial, prefix, init, chunks, has_init)
+    else:  # one chunk per row: its prefix is the initial value (read only when there is one)
+        prefix = acc.asarray(np.full(rows, 0 if initial is None else initial, t))
+    acc.launch(sk.scan_tree_kernel(op, t), rows * chunks * rk.WIDTH, x, out, prefix, n, inner, chunk, chunks,
+               has_init, int(exclusive), local_size=rk.WIDTH)
+    return out
+
+
+def _scan(name: str, op: Any, x: Any, axis: Any, exclusive: bool, initial: Any, accelerator: Any,
+          out_dtype: np.dtype | None, vendor: bool) -> Any:
+    o = operand(name, x, accelerator)
+    shape = o.shape
+    if axis is None:
+        shape, ax = (o.size,), 0
+    else:
+        ax = normalize_axis(name, axis, len(shape))
+        if not shape:
+            shape = (1,)
+    t = np.dtype(out_dtype if out_dtype is not None else o.dtype)
+    path = dispatch.choose(name, o.acc, o.dtype, t, vendor=vendor)
+    if path in ("vendor", "host"):
+        host = o.view() if path == "vendor" else o.device().numpy()
+        value = np.cumsum(host.reshape(shape), axis=ax, dtype=t)
+        if exclusive:
+            value = np.concatenate([np.zeros_like(np.take(value, [0], axis=ax)), np.delete(value, -1, axis=ax)],
+                                   axis=ax) if value.size else value
+        if initial is not None:
+            value = value + t.type(initial)
+        return result(o, np.ascontiguousarray(value.astype(t, copy=False)))
+    outer, n, inner = split_axis(shape, ax)
+    out = scan_flat(op, flat(o.device()), outer, n, inner, t, exclusive, initial)
+    return result(o, shaped(out, shape if axis is None else (o.shape or (1,))))
+
+
+def cumsum(x: Any, axis: Any = -1, dtype: Any = None, *, accelerator: Any = "auto") -> Any:
+    """Inclusive prefix sums along ``axis`` (None: over the flattened array); numpy's result dtype."""
+    t = np.dtype(dtype) if dtype is not None else None
+    probe = operand("dc.cumsum", x, accelerator)
+    if t is None:
+        t = np.cumsum(np.zeros(1, probe.dtype)).dtype
+    return _scan("dc.cumsum", rk.op_add, probe.buf if probe.buf is not None else probe.host, axis, False, None,
+                 accelerator, t, vendor=None)
+
+
+def scan(op: Any, x: Any, axis: Any = -1, exclusive: bool = False, initial: Any = None, *,
+         accelerator: Any = "auto") -> Any:
+    """Prefix combination along ``axis`` with ``op``, an associative ``@dc.func`` of two values.
+
+    Inclusive by default (``out[i] = x[0] op ... op x[i]``); ``exclusive=True`` gives
+    ``out[i] = initial op x[0] op ... op x[i-1]`` and needs ``initial``. ``initial`` is combined
+    first in both forms. The result has ``x``'s dtype. Always the portable kernels.
+    """
+    check_operator("dc.scan", op, 2)
+    if exclusive and initial is None:
+        raise ValueError("dc.scan: an exclusive scan needs initial= (the value before the first element)")
+    o = operand("dc.scan", x, accelerator)
+    if not dispatch.kernel_dtype(o.dtype):
+        raise TypeError(f"dc.scan: x has dtype {o.dtype}, which kernels cannot compute with yet")
+    return _scan("dc.scan", op, o.buf if o.buf is not None else o.host, axis, exclusive, initial, o.acc, None,
+                 vendor=False)
+
+
+__all__ = ["cumsum", "scan", "scan_flat"]

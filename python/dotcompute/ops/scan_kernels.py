@@ -1,0 +1,139 @@
+"""Portable scans (prefix sums with any associative operator), written in the kernel language.
+
+Reduce-then-scan in three launches over the flat (outer, n, inner) layout of reduce_kernels.py:
+
+1. ``reduce_tree`` (from reduce_kernels) folds each (row, chunk) to one partial;
+2. ``scan_partials``: one work-item per row turns the partials into exclusive chunk prefixes
+   (there are at most a few hundred per row, so a loop is the fastest way);
+3. ``scan_tree``: each work-group rescans its chunk: every item folds its contiguous run, the
+   group scans the run totals in work-group memory (Hillis–Steele, order kept), and each item
+   rewrites its run starting from (chunk prefix ⊕ totals of the items before it).
+
+No identity element is needed: a ``has`` flag says whether a carry exists yet, so any associative
+``@dc.func`` works. ``scan_rows`` (one item per row, a loop) serves many short rows.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from . import klang as dc
+from .reduce_kernels import WIDTH
+
+
+@cache
+def scan_partials_kernel(op: Any, acc_dtype: Any) -> Any:
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def scan_partials(partial: dc.Buffer, prefix: dc.Buffer, init: dc.Buffer, chunks: dc.int64,
+                      has_init: dc.int32):
+        row = dc.global_id(0)
+        if row * chunks < partial.shape[0]:
+            has = has_init
+            carry = ACC(init[0])
+            for c in range(chunks):
+                prefix[row * chunks + c] = carry
+                if has == 1:
+                    carry = op(carry, partial[row * chunks + c])
+                else:
+                    carry = partial[row * chunks + c]
+                    has = 1
+
+    return scan_partials
+
+
+@cache
+def scan_tree_kernel(op: Any, acc_dtype: Any) -> Any:
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def scan_tree(x: dc.Buffer, out: dc.Buffer, prefix: dc.Buffer, n: dc.int64, inner: dc.int64,
+                  chunk: dc.int64, chunks: dc.int64, has_init: dc.int32, exclusive: dc.int32):
+        tile = dc.shared((WIDTH,), ACC)
+        l = dc.local_id(0)  # noqa: E741
+        g = dc.group_id(0)
+        row = g // chunks
+        c = g - row * chunks
+        o = row // inner
+        j = row - o * inner
+        start = c * chunk
+        stop = min(start + chunk, n)
+        per = (stop - start + WIDTH - 1) // WIDTH
+        valid = (stop - start + per - 1) // per
+        lo = start + l * per
+        hi = min(lo + per, stop)
+        if lo < hi:
+            total = ACC(x[(o * n + lo) * inner + j])
+            for k in range(lo + 1, hi):
+                total = op(total, ACC(x[(o * n + k) * inner + j]))
+            tile[l] = total
+        dc.barrier()
+        # inclusive scan of the run totals: after the step for s, tile[l] covers items l-2s+1 .. l
+        s = 1
+        while s < WIDTH:
+            t = tile[l]
+            if l < valid and l >= s:
+                t = op(tile[l - s], tile[l])
+            dc.barrier()
+            if l < valid and l >= s:
+                tile[l] = t
+            dc.barrier()
+            s *= 2
+        has = 0
+        carry = ACC(prefix[g])
+        if c > 0 or has_init == 1:
+            has = 1
+        if l > 0 and l - 1 < valid:
+            if has == 1:
+                carry = op(carry, tile[l - 1])
+            else:
+                carry = tile[l - 1]
+                has = 1
+        for k in range(lo, hi):
+            f = (o * n + k) * inner + j
+            v = ACC(x[f])
+            if exclusive == 1:
+                out[f] = carry
+            if has == 1:
+                carry = op(carry, v)
+            else:
+                carry = v
+                has = 1
+            if exclusive == 0:
+                out[f] = carry
+
+    return scan_tree
+
+
+@cache
+def scan_rows_kernel(op: Any, acc_dtype: Any) -> Any:
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def scan_rows(x: dc.Buffer, out: dc.Buffer, init: dc.Buffer, rows: dc.int64, n: dc.int64, inner: dc.int64,
+                  has_init: dc.int32, exclusive: dc.int32):
+        r = dc.global_id(0)
+        if r < rows:
+            o = r // inner
+            j = r - o * inner
+            has = has_init
+            carry = ACC(init[0])
+            for k in range(n):
+                f = (o * n + k) * inner + j
+                v = ACC(x[f])
+                if exclusive == 1:
+                    out[f] = carry
+                if has == 1:
+                    carry = op(carry, v)
+                else:
+                    carry = v
+                    has = 1
+                if exclusive == 0:
+                    out[f] = carry
+
+    return scan_rows
+
+
+__all__ = ["scan_partials_kernel", "scan_rows_kernel", "scan_tree_kernel"]
