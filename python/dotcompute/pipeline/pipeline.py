@@ -176,7 +176,7 @@ class Pipeline:
             if self._plan is None:
                 self._plan = make_plan(self._graph)
             try:
-                run = Run(self._graph, self._plan, self._res).execute()
+                run = Run(self._graph, self._plan, self._res, self.name).execute()
             except BaseException as exc:
                 self.last_run = getattr(exc, "run", None)
                 raise

@@ -19,7 +19,9 @@ from typing import Any
 
 from ..errors import PipelineError
 from ..launch import launch_on
-from ..runtime import Accelerator, Buffer, Event, Stream
+from ..orchestrate import is_device_failure
+from ..orchestrate.resilience import tag
+from ..runtime import Accelerator, Buffer, Event, Stream, trace
 from .graph import Graph
 from .plan import INLINE, Plan
 from .resources import Resources
@@ -54,7 +56,8 @@ class _Exec:
 
 
 class Run:
-    def __init__(self, graph: Graph, plan: Plan, res: Resources) -> None:
+    def __init__(self, graph: Graph, plan: Plan, res: Resources, name: str = "pipeline") -> None:
+        self.name = name
         self.stages = graph.stages
         self.plan = plan
         self.res = res
@@ -85,6 +88,10 @@ class Run:
         elapsed = (time.perf_counter() - self.t0) * 1000.0
         self._timings()
         run = PipelineRun({r.name: r for r in self.results}, elapsed)
+        if trace.active is not None:
+            for i, r in enumerate(self.results):
+                self._note("pipeline_stage", i, status=r.status, attempts=r.attempts, elapsed_ms=r.elapsed_ms,
+                           start_ms=r.start_ms, end_ms=r.end_ms, track=r.track, bytes=r.bytes_moved)
         if self.abort is not None:
             i, exc = self.abort
             err = PipelineError(f"pipeline stage {self.stages[i].name!r} failed ({type(exc).__name__}: {exc}); "
@@ -272,14 +279,22 @@ class Run:
 
     def _failed(self, i: int, exc: BaseException, may_retry: bool) -> None:
         stage, r = self.stages[i], self.results[i]
+        if stage.accelerator is not None:
+            tag(exc, r.accelerator)  # exc.accelerator: where it failed, as dc.launch's errors say
         if may_retry and self.abort is None:
             if r.attempts <= stage.retries:
+                # every failure is retried: the stage asked for it (dc.launch(retries=) retries only
+                # transient errors because it cannot know whether the call is idempotent)
+                self._note("retry", i, attempt=r.attempts, error=f"{type(exc).__name__}: {exc}")
                 self._submit(i, fallback=r.fell_back)
                 return
+            # like dc.launch(fallback=): only a failure of the device or its toolchain moves work to the
+            # CPU; a mistake in the call (TypeError, ValueError) would fail there as well
             if stage.on_error == "fallback" and not r.fell_back and stage.accelerator is not None \
-                    and stage.accelerator.backend != "cpu":
+                    and stage.accelerator.backend != "cpu" and is_device_failure(exc):
                 r.fell_back = True
-                r.error = exc  # kept until the fallback succeeds: why it was needed
+                r.error = exc  # kept after the fallback succeeds: why it was needed
+                self._note("fallback", i, error=f"{type(exc).__name__}: {exc}", to="cpu:0")
                 self._submit(i, fallback=True)
                 return
         self.state[i] = FAILED_
@@ -287,6 +302,11 @@ class Run:
         r.error = exc
         if stage.on_error in _ABORTING and self.abort is None:
             self._start_abort(i, exc)
+
+    def _note(self, kind: str, i: int, **attrs: Any) -> None:
+        if trace.active is not None:  # a dc.profile() is open: record the decision there
+            trace.note(kind, pipeline=self.name, stage=self.stages[i].name, accelerator=self.results[i].accelerator,
+                       **attrs)
 
     def _start_abort(self, i: int, exc: BaseException) -> None:
         self.abort = (i, exc)

@@ -218,3 +218,39 @@ def test_pipeline_error_is_a_dotcompute_error_with_transient(accelerator):
     with pytest.raises(dc.DotComputeError) as info:
         p.run()
     assert isinstance(info.value, dc.PipelineError) and info.value.transient is False
+
+
+def test_fallback_is_for_device_failures_only(accelerator):
+    # a mistake in the call (here a ValueError from a callable stage) would fail on the CPU too
+    x, = _bufs(accelerator, 1)
+
+    def bad_call(buf, stream=None):
+        raise ValueError("bad parameter")
+
+    p = dc.Pipeline(accelerator=accelerator)
+    p.add(bad_call, x, name="bad", on_error="fallback")
+    with pytest.raises(dc.PipelineError) as info:
+        p.run()
+    st = info.value.run.stages["bad"]
+    assert st.attempts == 1 and not st.fell_back and isinstance(st.error, ValueError)
+
+
+def test_decisions_appear_in_the_profile(accelerator):
+    x, y = _bufs(accelerator, 2)
+    calls = []
+
+    def flaky(buf):
+        calls.append(1)
+        if len(calls) == 1:
+            raise Boom("once")
+
+    p = dc.Pipeline(accelerator=accelerator, name="profiled")
+    p.add_host(flaky, x, name="flaky", on_error="retry")
+    p.add(scale, N, 2.0, x, y, name="after")
+    with dc.profile() as prof:
+        assert p.run().ok
+    retries = [n for n in prof.notes if n.kind == "retry"]
+    assert [(n.attrs["pipeline"], n.attrs["stage"]) for n in retries] == [("profiled", "flaky")]
+    stages = {n.attrs["stage"]: n.attrs for n in prof.notes if n.kind == "pipeline_stage"}
+    assert stages["flaky"]["attempts"] == 2 and stages["after"]["status"] == "ok"
+    assert any(r.kernel == "scale" for r in prof.launches)
