@@ -7,7 +7,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from . import cache, info
+from . import cache, info, precompile
 
 
 def _version() -> str:
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     info.register(subparsers)
     cache.register(subparsers)
+    precompile.register(subparsers)
     # `check` belongs to the kernel language; it is wired in when it is installed.
     if importlib.util.find_spec("dotcompute.cli.check") is not None:
         from . import check

@@ -1,0 +1,74 @@
+"""``dotcompute precompile module.py``: compile a module's kernels ahead of time, so that a
+deployment starts with a warm kernel cache."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def load_module(target: str) -> ModuleType:
+    """A ``.py`` file (imported under its stem, its folder first on sys.path) or a dotted module name."""
+    path = Path(target)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise FileNotFoundError(f"dotcompute precompile: no such file: {target}")
+        sys.path.insert(0, str(path.resolve().parent))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"dotcompute precompile: cannot import {target}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(target)
+
+
+def kernels_of(module: ModuleType) -> list[tuple[str, Any]]:
+    """Every ``@dc.kernel`` and ``dc.RawKernel`` defined at the module's top level."""
+    from ..lang import Kernel
+    from ..runtime import RawKernel
+
+    return [(name, obj) for name, obj in vars(module).items() if isinstance(obj, (Kernel, RawKernel))]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..orchestrate import precompile
+
+    module = load_module(args.module)
+    found = kernels_of(module)
+    if args.kernel:
+        found = [(n, k) for n, k in found if n in args.kernel]
+    if not found:
+        print(f"no kernels found in {args.module}", file=sys.stderr)
+        return 1
+    failed = 0
+    for name, kernel in found:
+        t0 = time.perf_counter()
+        try:
+            done = precompile(kernel, accelerators=args.accelerator or None)
+        except Exception as e:  # report every kernel, then fail
+            failed += 1
+            print(f"{name}: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        where = ", ".join(acc for acc, _ in done)
+        print(f"{name}: compiled for {where} in {(time.perf_counter() - t0) * 1e3:.0f} ms")
+    return 1 if failed else 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("precompile", help="compile a module's kernels ahead of time (warm the cache)")
+    p.add_argument("module", help="a .py file or a dotted module name; its top-level kernels are compiled")
+    p.add_argument("--accelerator", "-a", action="append",
+                   help="an accelerator spec (repeatable; default: every device)")
+    p.add_argument("--kernel", "-k", action="append", help="only this kernel (repeatable)")
+    p.set_defaults(func=run)
+
+
+__all__ = ["kernels_of", "load_module", "register"]
