@@ -12,7 +12,7 @@ import subprocess
 from html import escape
 from pathlib import Path
 
-from .graph import Graph
+from .graph import Graph, stage_subtitle
 
 _W_CHAR, _BOX_H, _COL_GAP, _ROW_GAP, _PAD = 7.2, 44, 110, 30, 20
 
@@ -42,7 +42,7 @@ def svg(graph: Graph) -> str:
     column = [0] * n
     for i in range(n):  # add order is a topological order
         column[i] = 1 + max((column[d] for d in deps[i]), default=-1)
-    labels = [(s.name, f"{s.kind} on {'host' if s.accelerator is None else s.accelerator.id}") for s in graph.stages]
+    labels = [(s.name, stage_subtitle(s)) for s in graph.stages]
     widths = [max(len(a), len(b)) * _W_CHAR + 24 for a, b in labels]
     cols = max(column, default=-1) + 1
     col_w = [max((widths[i] for i in range(n) if column[i] == c), default=0) for c in range(cols)]

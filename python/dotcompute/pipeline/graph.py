@@ -49,6 +49,7 @@ class Graph:
         self.incoming: list[dict[int, Edge]] = []
         self._buffers: dict[int, _BufferState] = {}
         self._keep: list[Any] = []  # the buffers themselves: ids stay unique while the pipeline lives
+        self.labels: dict[int, str] = {}  # buffer id -> the name the user gave it (p.label)
 
     def add(self, stage: Stage) -> None:
         """Append ``stage`` with its edges; raises ValueError (and changes nothing) for a bad ``after``."""
@@ -57,9 +58,9 @@ class Graph:
         me = len(self.stages)
         edges: dict[int, Edge] = {}
 
-        def edge(src: tuple[int, str], kind: str, param: str) -> None:
-            # the buffer as each side calls it: "out→x" when the names differ, else just "x"
-            buf = param if src[1] == param else f"{src[1]}→{param}"
+        def edge(src: tuple[int, str], kind: str, param: str, obj: Any = None) -> None:
+            # the buffer's label, else as each side calls it: "out→x" when the names differ, else just "x"
+            buf = self.labels.get(id(obj)) or (param if src[1] == param else f"{src[1]}→{param}")
             e = edges.get(src[0])
             if e is None:
                 e = edges[src[0]] = Edge(src[0], me)
@@ -82,12 +83,12 @@ class Graph:
             if state is None:
                 continue
             if acc.read and state.last_writer is not None:
-                edge(state.last_writer, "RAW", acc.param)
+                edge(state.last_writer, "RAW", acc.param, acc.obj)
             if acc.write:
                 if state.last_writer is not None:
-                    edge(state.last_writer, "WAW", acc.param)
+                    edge(state.last_writer, "WAW", acc.param, acc.obj)
                 for r in state.readers:
-                    edge(r, "WAR", acc.param)
+                    edge(r, "WAR", acc.param, acc.obj)
         self._check_acyclic(stage.name, edges)
         # commit
         self.stages.append(stage)
@@ -139,6 +140,11 @@ class Graph:
         return out
 
 
+def stage_subtitle(stage: Stage) -> str:
+    """The second line of a stage's box: what it is and where it runs."""
+    return "host step" if stage.accelerator is None else f"{stage.kind} on {stage.accelerator.id}"
+
+
 def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -150,9 +156,8 @@ def to_dot(graph: Graph, title: str = "pipeline") -> str:
              '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
     for s in graph.stages:
-        where = "host" if s.accelerator is None else s.accelerator.id
         extra = ', fillcolor="#fbf3e6"' if s.accelerator is None else ""
-        label = _quote(s.name + "\n" + f"{s.kind} on {where}").replace("\n", "\\n")
+        label = _quote(s.name + "\n" + stage_subtitle(s)).replace("\n", "\\n")
         lines.append(f"  {_quote(s.name)} [label={label}{extra}];")
     for e in graph.edges():
         style = ", style=dashed" if all(k == "after" for k, _ in e.reasons) else ""

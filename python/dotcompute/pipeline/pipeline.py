@@ -21,6 +21,7 @@ from .stage import (
     check_after,
     check_strategy,
     default_name,
+    is_tracked,
     make_device_stage,
     make_host_stage,
     resolve_accelerator,
@@ -129,6 +130,16 @@ class Pipeline:
             candidate = f"{base}_{n}"
             n += 1
         return candidate
+
+    def label(self, **buffers: Any) -> None:
+        """Name buffers for edges, ``to_dot`` and ``draw``: ``p.label(image=img, blurred=tmp)``. Call it
+        before adding the stages that use them (labels are applied as edges are made)."""
+        for name, obj in buffers.items():
+            if not is_tracked(obj):
+                raise TypeError(f"label({name}=...) takes a dc.Buffer or a numpy array, not {type(obj).__name__}")
+            with self._lock:
+                self._graph.labels[id(obj)] = name
+                self._graph._keep.append(obj)
 
     # ----------------------------------------------------------------------------------- looking
 

@@ -133,7 +133,7 @@ def test_to_dot_names_stages_and_buffers(cpu, bufs):
     assert '"sharpen" -> "save" [label="RAW out→a, WAW out→a"];' in dot
     assert '"save" -> "reset" [label="after", style=dashed];' in dot
     assert '"blur" -> "reset" [label="WAR x→out"];' in dot
-    assert '"save" [label="save\\nhost on host"' in dot
+    assert '"save" [label="save\\nhost step"' in dot
 
 
 def test_draw_svg_without_graphviz(cpu, bufs, tmp_path):
@@ -144,3 +144,15 @@ def test_draw_svg_without_graphviz(cpu, bufs, tmp_path):
     out = p.draw(tmp_path / "dag.svg")
     text = out.read_text()
     assert text.startswith("<svg") and "blur" in text and "RAW out→a" in text
+
+
+def test_labels_name_buffers_in_edges(cpu, bufs):
+    x, y, z, _ = bufs
+    p = dc.Pipeline(accelerator=cpu)
+    p.label(image=x, blurred=y)
+    p.add(scale, 64, 2.0, x, y, name="blur")
+    p.add(scale, 64, 2.0, y, z, name="sharpen")
+    p.add(fill, 64, 0.0, x, name="reset")
+    assert set(p.edges()) == {("blur", "sharpen", "RAW blurred"), ("blur", "reset", "WAR image")}
+    with pytest.raises(TypeError, match="label"):
+        p.label(bad=3)
