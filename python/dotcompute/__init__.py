@@ -38,7 +38,7 @@ from .lang import __all__ as _lang_all
 from .launch import launch
 from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from . import ops
-from .ops import argmax, argmin, cumsum, max, mean, min, prod, reduce, scan, sum  # noqa: A004 -- numpy's names
+from .ops import argmax, argmin, cumsum, matmul, max, mean, min, prod, reduce, scan, sum  # noqa: A004 -- numpy's names
 from .pipeline import Pipeline, PipelineRun
 from .profile import profile
 from .runtime import (
@@ -88,5 +88,5 @@ __all__ = [
     "uint64",
     *_lang_all,
     # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
-    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan",
+    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul",
 ]

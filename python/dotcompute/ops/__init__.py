@@ -6,7 +6,9 @@ kernel. See docs/operations.md.
 
 from . import dispatch
 from .dispatch import prefer
+from .matmul import matmul
 from .reduce import argmax, argmin, max, mean, min, prod, reduce, sum  # noqa: A004
 from .scan import cumsum, scan
 
-__all__ = ["argmax", "argmin", "cumsum", "dispatch", "max", "mean", "min", "prefer", "prod", "reduce", "scan", "sum"]
+__all__ = ["argmax", "argmin", "cumsum", "dispatch", "matmul", "max", "mean", "min", "prefer", "prod", "reduce",
+           "scan", "sum"]

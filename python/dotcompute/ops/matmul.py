@@ -1,0 +1,125 @@
+"""``matmul(a, b, out=None)`` and ``a @ b`` for Buffers: 1-D, 2-D and batched 3-D, numpy's rules.
+
+Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; the register-blocked
+tiled kernel of matmul_kernels.py elsewhere or when forced; numpy on a host copy for dtypes
+kernels lack (complex on devices).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from ..runtime.buffer import OPS_HOOKS
+from . import dispatch
+from . import matmul_kernels as mk
+from .arrays import flat, operand, result, shaped
+
+
+def _out_shape(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
+    if not sa or not sb:
+        raise ValueError(f"dc.matmul: operands must have at least one dimension, got shapes {sa} and {sb}")
+    if len(sa) > 3 or len(sb) > 3:
+        raise ValueError(f"dc.matmul: operands have 1 to 3 dimensions, got shapes {sa} and {sb}")
+    ka = sa[-1]
+    kb = sb[-2] if len(sb) > 1 else sb[0]
+    if ka != kb:
+        raise ValueError(f"dc.matmul: shapes {sa} and {sb} do not align: {ka} (last of a) != {kb} (of b)")
+    try:
+        return np.broadcast_shapes(sa[:-2], sb[:-2]) + sa[-2:-1] + sb[-1:] * (len(sb) > 1)
+    except ValueError:
+        raise ValueError(f"dc.matmul: the batch dimensions of shapes {sa} and {sb} do not broadcast") from None
+
+
+def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "auto",
+           kernel: str = "tiled") -> Any:
+    """Matrix product with numpy's rules: 2-D @ 2-D, batched 3-D (a 2-D operand broadcasts), 1-D vectors.
+
+    ``out``: a Buffer of the result's shape and dtype to write into. ``kernel``: the portable kernel
+    when it runs, ``"tiled"`` (register-blocked, the default) or ``"naive"`` (for comparisons).
+    """
+    oa = operand("dc.matmul", a, accelerator, "a")
+    ob = operand("dc.matmul", b, oa.acc if oa.buf is not None else accelerator, "b")
+    if oa.acc is not ob.acc:
+        raise ValueError(f"dc.matmul: a is on {oa.acc.id} and b on {ob.acc.id}")
+    shape = _out_shape(oa.shape, ob.shape)
+    dtype = np.result_type(oa.dtype, ob.dtype)
+    if dtype == np.bool_ or dtype.kind not in "iufc":
+        raise TypeError(f"dc.matmul: dtype {dtype} is not supported (integers, floats and complex are)")
+    if out is not None:
+        if not isinstance(out, Buffer):
+            raise TypeError(f"dc.matmul: out must be a dc.Buffer, got {type(out).__name__}")
+        if out.shape != shape:
+            raise ValueError(f"dc.matmul: out has shape {out.shape}, the result {shape}")
+        if out.dtype != dtype:
+            raise TypeError(f"dc.matmul: out has dtype {out.dtype}, the result {dtype}")
+        if out.accelerator is not oa.acc:
+            raise ValueError(f"dc.matmul: out is on {out.accelerator.id}, the operands on {oa.acc.id}")
+    if kernel not in ("tiled", "naive"):
+        raise ValueError(f"dc.matmul: kernel must be 'tiled' or 'naive', got {kernel!r}")
+    path = dispatch.choose("matmul", oa.acc, dtype)
+    if path in ("vendor", "host"):
+        ha = oa.view() if path == "vendor" else oa.device().numpy()
+        hb = ob.view() if path == "vendor" else ob.device().numpy()
+        if out is not None and path == "vendor":
+            with out.host() as view:
+                np.matmul(ha, hb, out=view)
+            return out
+        value = np.matmul(ha, hb)
+        if out is not None:
+            out.copy_from(value)
+            return out
+        return result(oa, np.ascontiguousarray(value))
+    return result(oa, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
+
+
+def _as_3d(shape: tuple[int, ...], is_b: bool) -> tuple[int, int, int]:
+    if len(shape) == 1:  # numpy: a vector is a row (as a) or a column (as b)
+        return (1, shape[0], 1) if is_b else (1, 1, shape[0])
+    if len(shape) == 2:
+        return (1, *shape)
+    return shape  # type: ignore[return-value]
+
+
+def _portable(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None, kernel: str) -> Buffer:
+    acc = oa.acc
+    ba, bb = oa.device(), ob.device()
+    if ba.dtype != dtype:
+        ba = acc.asarray(ba.numpy().astype(dtype))
+    if bb.dtype != dtype:
+        bb = acc.asarray(bb.numpy().astype(dtype))
+    za, m, k = _as_3d(ba.shape, False)
+    zb, _, n = _as_3d(bb.shape, True)
+    batch = max(za, zb)
+    c = acc.empty((batch * m * n,), dtype)
+    if c.size:
+        if k == 0:
+            c.copy_from(np.zeros(c.size, dtype))
+        elif kernel == "naive":
+            acc.launch(mk.naive_kernel(dtype.type), (batch, m, n), flat(ba), flat(bb), c, m, n, k,
+                       m * k if za > 1 else 0, k * n if zb > 1 else 0)
+        else:
+            grid = (batch, -(-m // mk.TILE) * mk.LOCAL, -(-n // mk.TILE) * mk.LOCAL)
+            acc.launch(mk.tiled_kernel(dtype.type), grid, flat(ba), flat(bb), c, m, n, k,
+                       m * k if za > 1 else 0, k * n if zb > 1 else 0, local_size=(1, mk.LOCAL, mk.LOCAL))
+    res = shaped(c, shape)
+    if out is not None:
+        out.copy_from(res) if out.accelerator.unified_memory else _device_copy(res, out)
+        return out
+    return res
+
+
+def _device_copy(src: Buffer, dst: Buffer) -> None:
+    # no device-to-device copy in the runtime yet: through the host
+    dst.copy_from(src.numpy())
+
+
+def _buffer_matmul(a: Any, b: Any) -> Any:
+    return matmul(a, b)
+
+
+OPS_HOOKS["matmul"] = _buffer_matmul
+
+__all__ = ["matmul"]
