@@ -39,6 +39,8 @@ from .launch import launch
 from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from . import ops
 from .ops import argmax, argmin, cumsum, matmul, max, mean, min, prod, reduce, scan, sum  # noqa: A004 -- numpy's names
+from . import expr  # installs Buffer's operators; its reductions fuse pending expressions, else call ops
+from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum, synchronize, where  # noqa: A004
 from .pipeline import Pipeline, PipelineRun
 from .profile import profile
 from .runtime import (
@@ -89,4 +91,6 @@ __all__ = [
     *_lang_all,
     # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
     "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul",
+    # array expressions (fusion)
+    "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .errors import LaunchError
 from .runtime import trace as _trace
+from .runtime.array_hooks import HOOKS as _ARRAY_HOOKS
 
 
 class LaunchSizeTypeError(LaunchError, TypeError):
@@ -95,6 +96,9 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
 def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], local_size: Any = None,
               stream: Any = None) -> None:
     """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
+    before = _ARRAY_HOOKS.get("before_launch")
+    if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
+        before(args)
     try:
         runner = kernel._dc_launch
     except AttributeError:

@@ -69,6 +69,11 @@ ATOMICS = {b: b.name[len("atomic_"):] for b in (atomic_add, atomic_sub, atomic_m
 IDS = {b: b.name for b in (global_id, local_id, group_id, global_size, local_size, num_groups)}
 
 
+#: ``[fn(math_function, args)]`` once dotcompute.expr is imported: applies a math function to
+#: Buffers outside kernels (NotImplemented for other arguments, which keep the numpy host path)
+ARRAY_CALL: list[Any] = []
+
+
 class MathFunction:
     """A ``dc.*`` math function: the IR name it lowers to, and a host implementation."""
 
@@ -81,6 +86,10 @@ class MathFunction:
         self.__doc__ = f"{name}(...): lowers to the target's {ir_name}; on the host it calls numpy."
 
     def __call__(self, *args: Any) -> Any:
+        if ARRAY_CALL:  # Buffers: an elementwise array expression (dotcompute.expr fills the hook in)
+            out = ARRAY_CALL[0](self, args)
+            if out is not NotImplemented:
+                return out
         return self._host(*args)
 
     def __repr__(self) -> str:

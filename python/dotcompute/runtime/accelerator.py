@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import trace as _trace
+from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
 from .native import native
 from .stream import Stream
@@ -182,7 +183,11 @@ class Accelerator:
         return Stream(self._native.create_stream(), self)
 
     def synchronize(self) -> None:
-        """Waits for all work queued on every stream of this accelerator."""
+        """Waits for all work queued on every stream of this accelerator (pending array expressions
+        on it are evaluated first)."""
+        sync = HOOKS.get("synchronize")
+        if sync is not None:
+            sync(self)
         self._native.synchronize()
 
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None,

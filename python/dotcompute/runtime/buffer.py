@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import trace as _trace
+from .array_hooks import ArrayOperators, notify_write
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
@@ -32,7 +33,7 @@ def normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return dims
 
 
-class Buffer:
+class Buffer(ArrayOperators):
     """Typed, C-contiguous n-d memory on one accelerator.
 
     Made by ``acc.empty``, ``acc.zeros`` and ``acc.asarray``. As an annotation,
@@ -128,6 +129,7 @@ class Buffer:
         data is downloaded first if it is newer, and uploaded lazily, before
         the next device use, after the block.
         """
+        notify_write(self)  # pending expressions that read the old contents run first
         view = self._native.host_view(True)
         try:
             yield view
@@ -143,6 +145,7 @@ class Buffer:
         if not src.dtype.isnative and native_order(src.dtype) == self.dtype:
             src = src.astype(self.dtype)
         self._check_host(src, "copy_from", "source")
+        notify_write(self)
         src = np.ascontiguousarray(src)
         recorder = _trace.active
         if recorder is None:

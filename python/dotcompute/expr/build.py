@@ -1,0 +1,180 @@
+"""Building expressions: Buffer operators, math functions, ``where``/``clip``, ``astype``.
+
+Each builder checks its operands now (dtypes, broadcasting, accelerators) and returns a pending
+:class:`LazyBuffer`; nothing runs until the value is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from .evaluate import store
+from .lazy import LazyBuffer, Scalar
+from .operands import accelerator_of, operand
+from .types import check_dtype, loop_types
+
+BINARY_UFUNCS: dict[str, np.ufunc] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal, "minimum": np.minimum, "maximum": np.maximum,
+}
+UNARY_UFUNCS: dict[str, np.ufunc] = {"neg": np.negative, "pos": np.positive, "abs": np.absolute,
+                                     "invert": np.invert}
+SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+           "and": "&", "or": "|", "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
+           "ne": "!=", "neg": "unary -", "pos": "unary +", "abs": "abs()", "invert": "~",
+           "minimum": "minimum", "maximum": "maximum"}
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        out = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " and ".join(str(s) for s in shapes)) from None
+    if len(out) > 3:
+        raise ValueError(f"array expressions support 0 to 3 dimensions; the result would have shape {out}")
+    return out
+
+
+def _typed(x: Any, dtype: np.dtype) -> Any:
+    """A weak Python scalar converted to the loop type (numpy's conversion)."""
+    if isinstance(x, Scalar) and x.dtype is None:
+        return Scalar(np.asarray(x.value).astype(dtype)[()].item(), dtype)
+    return x
+
+
+def _raw(x: Any) -> Any:
+    """What numpy's type resolution sees for an operand: the Python number for weak scalars."""
+    if isinstance(x, Scalar):
+        return x.value if x.dtype is None else np.asarray(x.value, x.dtype)
+    return x
+
+
+def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:
+    """A pending elementwise ``op`` of ``args`` with numpy's loop types and broadcasting."""
+    acc = accelerator_of(*args)
+    if acc is None:
+        return NotImplemented
+    ops = [operand(a, acc) for a in args]
+    if any(o is NotImplemented for o in ops):
+        return NotImplemented
+    try:
+        ins, out = loop_types(ufunc, tuple(_raw(o) for o in ops), what)
+    except OverflowError:
+        if op not in _COMPARISONS:
+            raise
+        # numpy 2 compares with an out-of-range Python int by value (uint32 < -2 is all False):
+        # compare in int64, where both sides are exact
+        ops = [Scalar(o.value, np.dtype(np.int64)) if isinstance(o, Scalar) and o.dtype is None
+               and type(o.value) is int else o for o in ops]
+        ins, out = loop_types(ufunc, tuple(_raw(o) for o in ops), what)
+    shape = broadcast(*(o.shape for o in ops))
+    ops = [_typed(o, t) for o, t in zip(ops, ins, strict=True)]
+    return LazyBuffer.pending(op, tuple(ops), ins, out, shape, acc, extra)
+
+
+def binary(op: str, a: Any, b: Any) -> Any:
+    return apply(op, BINARY_UFUNCS[op], (a, b), f"operator {SYMBOLS[op]}")
+
+
+def unary(op: str, a: Any) -> Any:
+    return apply(op, UNARY_UFUNCS[op], (a,), f"operator {SYMBOLS[op]}")
+
+
+def inplace(op: str, a: Buffer, b: Any) -> Buffer:
+    """``a op= b``: computed in ``a``'s dtype (numpy's same_kind rule) and written into ``a``'s memory."""
+    value = binary(op, a, b)
+    if value is NotImplemented:
+        return NotImplemented
+    if value.shape != a.shape:
+        raise ValueError(f"in-place {SYMBOLS[op]}=: the result has shape {value.shape}, the buffer {a.shape} "
+                         "(the right-hand side must broadcast to the buffer's shape)")
+    if type(a) is LazyBuffer and a._op is not None:
+        # a pending value gets its own memory first; the update then writes into it
+        from .evaluate import run
+
+        run([a])
+    store(a, value, casting="same_kind")
+    return a
+
+
+def astype(buf: Buffer, dtype: Any) -> Buffer:
+    dt = check_dtype(dtype, "astype")
+    acc = buf.accelerator
+    x = operand(buf, acc)
+    if isinstance(x, Scalar):
+        return acc.asarray(np.asarray(x.value, x.dtype).astype(dt))
+    return LazyBuffer.pending("cast", (x,), (x.dtype,), dt, x.shape, acc)
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """``dc.where(c, x, y)``: ``x`` where ``c`` is true, else ``y`` (numpy's ``where``, elementwise)."""
+    acc = accelerator_of(condition, x, y)
+    if acc is None:
+        return np.where(condition, x, y)
+    ops = [operand(v, acc) for v in (condition, x, y)]
+    if any(o is NotImplemented for o in ops):
+        raise TypeError("dc.where: condition, x and y must be Buffers, numpy arrays or numbers")
+    raws = [_raw(o) for o in ops[1:]]
+    out = np.result_type(*raws)
+    check_dtype(out, "dc.where")
+    shape = broadcast(*(o.shape for o in ops))
+    loop = (np.dtype(bool), out, out)
+    ops = [_typed(o, t) for o, t in zip(ops, loop, strict=True)]
+    return LazyBuffer.pending("where", tuple(ops), loop, out, shape, acc)
+
+
+def minimum(a: Any, b: Any) -> Any:
+    return apply("minimum", np.minimum, (a, b), "dc.minimum")
+
+
+def maximum(a: Any, b: Any) -> Any:
+    return apply("maximum", np.maximum, (a, b), "dc.maximum")
+
+
+def clip(x: Any, a_min: Any, a_max: Any) -> Any:
+    """``dc.clip(x, lo, hi)``: ``minimum(maximum(x, lo), hi)``; None leaves that side open."""
+    if not isinstance(x, Buffer) and not isinstance(a_min, Buffer) and not isinstance(a_max, Buffer):
+        return np.clip(x, a_min, a_max)
+    if a_min is None and a_max is None:
+        raise ValueError("dc.clip: a_min and a_max cannot both be None")
+    out = x if a_min is None else maximum(x, a_min)
+    return out if a_max is None else minimum(out, a_max)
+
+
+# dc.* math functions → the numpy ufunc that decides their loop types
+_MATH_UFUNC_ALIASES = {"min": np.minimum, "max": np.maximum, "abs": np.absolute, "round": np.rint,
+                       "pow": np.power, "rsqrt": np.sqrt, "erf": np.sqrt, "erfc": np.sqrt, "lgamma": np.sqrt,
+                       "tgamma": np.sqrt}
+
+
+def math_call(fn: Any, args: tuple[Any, ...]) -> Any:
+    """``dc.sqrt(buf)`` and the other ``dc.*`` math functions on Buffers: elementwise, lazily."""
+    if not any(isinstance(a, Buffer) for a in args):
+        return NotImplemented
+    name = fn.name
+    if name in ("min", "max", "minimum", "maximum"):
+        if len(args) != 2:
+            raise TypeError(f"dc.{name} on buffers takes two arguments, got {len(args)}")
+        return apply("minimum" if name in ("min", "minimum") else "maximum",
+                     np.minimum if name in ("min", "minimum") else np.maximum, args, f"dc.{name}")
+    if name == "abs":
+        return unary("abs", args[0])
+    ufunc = _MATH_UFUNC_ALIASES.get(name) or getattr(fn, "_host", None)
+    if not isinstance(ufunc, np.ufunc):
+        raise TypeError(f"dc.{name} cannot be applied to buffers")
+    if len(args) != ufunc.nin:
+        raise TypeError(f"dc.{name} takes {ufunc.nin} argument(s), got {len(args)}")
+    return apply("math", ufunc, args, f"dc.{name}", extra=name)
+
+
+__all__ = ["binary", "unary", "inplace", "astype", "where", "minimum", "maximum", "clip", "math_call", "apply",
+           "broadcast", "BINARY_UFUNCS", "UNARY_UFUNCS"]

@@ -1,0 +1,235 @@
+"""From an expression graph to the Python source of ONE kernel, fed through the kernel language.
+
+The generated function is ordinary kernel-language Python: the frontend checks and lowers
+it and every backend's emitter prints it, so expressions run wherever kernels run, and the
+normal kernel cache (keyed by the emitted source) keeps the binaries on disk. Every value
+is converted explicitly to the dtype numpy's loop would compute in, so the language's own
+(C-like) promotion never decides a result type.
+
+A :class:`Program` is built per evaluation; its ``key`` describes the structure only
+(operations, dtypes, dimensionalities, broadcasting and view patterns) — shapes, scalar
+values and view offsets are kernel arguments — so one compiled kernel serves every
+expression of the same form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import bool_, float32, float64, int32, int64, uint32
+from ..lang import global_id
+from ..lang.builtins import MATH
+from ..lang.kernel import Kernel
+from ..runtime import Buffer
+from .lazy import LazyBuffer, Scalar
+
+# binary templates over operand variables already converted to the loop dtype
+BINARY_TEMPLATES = {
+    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "truediv": "{a} / {b}",
+    "floordiv": "{a} // {b}", "mod": "{a} % {b}", "pow": "{a} ** {b}",
+    "and": "{a} & {b}", "or": "{a} | {b}", "xor": "{a} ^ {b}",
+    "lt": "{a} < {b}", "le": "{a} <= {b}", "gt": "{a} > {b}", "ge": "{a} >= {b}", "eq": "{a} == {b}",
+    "ne": "{a} != {b}",
+    # numpy's minimum/maximum propagate NaN (a != a is the NaN test that also compiles for ints)
+    "minimum": "{a} if ({a} < {b} or {a} != {a}) else {b}",
+    "maximum": "{a} if ({a} > {b} or {a} != {a}) else {b}",
+}
+# on bool operands numpy's add/mul/bitwise ops are the logical ones
+BOOL_TEMPLATES = {
+    "add": "{a} or {b}", "mul": "{a} and {b}", "and": "{a} and {b}", "or": "{a} or {b}", "xor": "{a} != {b}",
+    "minimum": "{a} and {b}", "maximum": "{a} or {b}",
+}
+UNARY_TEMPLATES = {"neg": "-{a}", "pos": "{a}", "abs": "abs({a})", "invert": "~{a}", "cast": "{a}"}
+BOOL_UNARY = {"invert": "not {a}", "abs": "{a}", "pos": "{a}"}
+
+CAST_NAMES = {np.dtype(t): t.__name__ for t in (bool_, int32, int64, uint32, float32, float64)}
+
+
+def namespace() -> dict[str, Any]:
+    ns: dict[str, Any] = {"Buffer": Buffer, "gid": global_id}
+    for dt, name in CAST_NAMES.items():
+        ns[name] = dt.type
+    for name, fn in MATH.items():
+        ns[f"m_{name}"] = fn
+    return ns
+
+
+class Program:
+    """The pieces of one fused kernel: operands, body lines and the structural key."""
+
+    def __init__(self, out_shape: tuple[int, ...], index: list[str]) -> None:
+        self.out_shape = out_shape
+        self.index = index  # the kernel's index variable per output dimension
+        self.buffers: list[tuple[Buffer, np.dtype, int]] = []  # (argument, dtype, ndim)
+        self.scalars: list[tuple[Any, np.dtype]] = []
+        self.ints: list[int] = []
+        self.lines: list[str] = []
+        self.key: list[Any] = []
+        self.memo: dict[int, tuple[str, np.dtype]] = {}
+        self.keep: list[Any] = []  # keeps memoised objects alive, so ids stay unique
+        self._tmp = 0
+
+    # ------------------------------------------------------------------------------------------
+    def tmp(self) -> str:
+        self._tmp += 1
+        return f"t{self._tmp}"
+
+    def value(self, node: Any) -> tuple[str, np.dtype]:
+        """The variable holding ``node``'s element at the current index, emitting what computes it."""
+        hit = self.memo.get(id(node))
+        if hit is not None:
+            self.key.append(("ref", list(self.memo).index(id(node))))
+            return hit
+        if isinstance(node, Scalar):
+            name = f"s{len(self.scalars)}"
+            self.scalars.append((node.value, node.dtype))
+            self.key.append(("s", node.dtype.str))
+            out = (name, node.dtype)
+        elif isinstance(node, LazyBuffer) and node._op is not None:
+            out = self.operation(node)
+        elif isinstance(node, LazyBuffer) and node._view is not None:
+            out = self.leaf_view(node)
+        elif isinstance(node, LazyBuffer) and node._backing is not None:
+            out = self.leaf(node._backing, node.dtype, (), zero_d=True)
+        else:
+            out = self.leaf(node, node.dtype, node.shape)
+        self.memo[id(node)] = out
+        self.keep.append(node)
+        return out
+
+    def convert(self, var: tuple[str, np.dtype], dtype: np.dtype) -> str:
+        name, have = var
+        return name if have == dtype else f"{CAST_NAMES[dtype]}({name})"
+
+    def operation(self, node: LazyBuffer) -> tuple[str, np.dtype]:
+        op = node._op
+        assert op is not None
+        args = [self.value(a) for a in node._args]
+        ins = [self.convert(a, t) for a, t in zip(args, node._loop, strict=True)]
+        self.key.append((op, node._extra, tuple(t.str for t in node._loop), node.dtype.str))
+        loop_bool = bool(node._loop) and node._loop[0] == np.dtype(bool)
+        if op == "where":
+            expr = f"{ins[1]} if {ins[0]} else {ins[2]}"
+        elif op == "math":
+            expr = f"m_{node._extra}({', '.join(ins)})"
+        elif op == "floordiv" and node._loop[0].kind == "f":
+            # numpy: x // 0.0 is x / 0.0 (±inf or nan), not the nan of floor(fmod-based) division
+            expr = f"{ins[0]} / {ins[1]} if {ins[1]} == 0 else {ins[0]} // {ins[1]}"
+        elif len(ins) == 2:
+            table = BOOL_TEMPLATES if loop_bool and op in BOOL_TEMPLATES else BINARY_TEMPLATES
+            expr = table[op].format(a=ins[0], b=ins[1])
+        else:
+            table = BOOL_UNARY if loop_bool and op in BOOL_UNARY else UNARY_TEMPLATES
+            if op == "abs" and node._loop[0].kind == "u":
+                table = BOOL_UNARY  # |x| of an unsigned value is x
+            expr = table[op].format(a=ins[0])
+        name = self.tmp()
+        self.lines.append(f"{name} = {CAST_NAMES[node.dtype]}({expr})")
+        return name, node.dtype
+
+    def _index_of(self, dim: int, ndim: int, extent: int) -> str | None:
+        """The output index a leaf dimension follows under broadcasting, or None (index 0)."""
+        d = dim + len(self.out_shape) - ndim
+        if extent == 1 and self.out_shape[d] != 1:
+            return None
+        return self.index[d]
+
+    def leaf(self, buf: Buffer, dtype: np.dtype, shape: tuple[int, ...], zero_d: bool = False) -> tuple[str, np.dtype]:
+        name = f"b{len(self.buffers)}"
+        if zero_d:
+            self.buffers.append((buf, dtype, 1))
+            self.key.append(("b0", dtype.str))
+            subs = ["0"]
+        else:
+            self.buffers.append((buf, dtype, len(shape)))
+            subs = [self._index_of(j, len(shape), e) or "0" for j, e in enumerate(shape)]
+            self.key.append(("b", dtype.str, tuple(s if s == "0" else self.index.index(s) for s in subs)))
+        var = self.tmp()
+        self.lines.append(f"{var} = {name}[{', '.join(subs)}]")
+        return var, dtype
+
+    def leaf_view(self, node: LazyBuffer) -> tuple[str, np.dtype]:
+        view = node._view
+        assert view is not None
+        name = f"b{len(self.buffers)}"
+        self.buffers.append((view.base, node.dtype, view.base.ndim))
+        subs, pattern = [], []
+        for entry in view.index:
+            start = f"p{len(self.ints)}"
+            self.ints.append(entry[1] if entry[0] == "fix" else entry[2])
+            if entry[0] == "fix":
+                subs.append(start)
+                pattern.append("f")
+                continue
+            _, vdim, _, step = entry
+            idx = self._index_of(vdim, node.ndim, node.shape[vdim])
+            if idx is None:
+                subs.append(start)
+                pattern.append("z")
+            elif step == 1:
+                subs.append(f"{start} + {idx}")
+                pattern.append(("i", self.index.index(idx)))
+            else:
+                stride = f"p{len(self.ints)}"
+                self.ints.append(step)
+                subs.append(f"{start} + {stride} * {idx}")
+                pattern.append(("s", self.index.index(idx)))
+        self.key.append(("v", node.dtype.str, tuple(pattern)))
+        var = self.tmp()
+        self.lines.append(f"{var} = {name}[{', '.join(subs)}]")
+        return var, node.dtype
+
+    # ------------------------------------------------------------------------------------------
+    def params(self, outputs: list[tuple[str, np.dtype, int]]) -> str:
+        parts = [f"{n}: Buffer[{CAST_NAMES[t]}, {nd}]" for n, t, nd in outputs]
+        parts += [f"b{i}: Buffer[{CAST_NAMES[t]}, {nd}]" for i, (_, t, nd) in enumerate(self.buffers)]
+        parts += [f"s{i}: {CAST_NAMES[t]}" for i, (_, t) in enumerate(self.scalars)]
+        parts += [f"p{i}: int64" for i in range(len(self.ints))]
+        return ", ".join(parts)
+
+    def arguments(self) -> list[Any]:
+        return ([b for b, _, _ in self.buffers] + [v for v, _ in self.scalars] + list(self.ints))
+
+
+_KERNELS: dict[tuple, tuple[Kernel, str]] = {}
+STATS = {"kernels_generated": 0, "launches": 0}
+
+
+def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:
+    """The kernel for structural ``key``: from the in-memory table, or made from ``source_lines``
+    (the function body after a ``def {name}(...)`` header line at index 0, with ``{name}`` unfilled)."""
+    hit = _KERNELS.get(key)
+    if hit is not None:
+        return hit
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
+    name = f"{prefix}_{digest}"
+    text = "\n".join(source_lines).replace("{name}", name) + "\n"
+    filename = f"<dotcompute expression {name}>"
+    # the frontend reads a kernel's source through linecache, like a function defined in a file
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = namespace()
+    exec(compile(text, filename, "exec"), ns)  # noqa: S102 -- our own generated kernel source
+    kernel = Kernel(ns[name], name=name)
+    STATS["kernels_generated"] += 1
+    _KERNELS[key] = (kernel, text)
+    return kernel, text
+
+
+def launch(acc: Any, kernel: Kernel, global_size: tuple[int, ...], *args: Any) -> None:
+    """Launches a generated kernel, bypassing dc.launch's hook (which would evaluate pending
+    expressions that read our own operands: they are not being written)."""
+    kernel._dc_launch(acc, tuple(int(g) for g in global_size), None, args, acc._capture_stream)
+    STATS["launches"] += 1
+
+
+def refcount_extra(node: Any, internal: int) -> int:
+    """References to ``node`` beyond ``internal`` known ones and this call's own."""
+    return sys.getrefcount(node) - 2 - internal
+
+
+__all__ = ["Program", "compile_kernel", "STATS", "CAST_NAMES", "namespace", "refcount_extra", "launch"]

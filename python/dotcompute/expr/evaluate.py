@@ -1,0 +1,257 @@
+"""Evaluating expressions: one generated kernel per evaluation, launched on the accelerator's stream.
+
+``run(roots)`` computes pending LazyBuffers of one shape in ONE kernel. Pending values inside
+the expression that the program still holds elsewhere (a variable, another pending
+expression) are written out by the same kernel, so a value used twice is computed once and
+nothing runs twice. ``store(target, value)`` writes an expression into a buffer or a view
+(in-place operators, ``b[i:j] = v``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from .codegen import Program, compile_kernel, launch
+from .lazy import EVALUATE, PENDING, LazyBuffer, Scalar
+from .operands import operand
+
+
+def _index_vars(ndim: int) -> list[str]:
+    return [f"i{d}" for d in range(ndim)]
+
+
+def _header(prog: Program, outputs: list[tuple[str, np.dtype, int]]) -> list[str]:
+    lines = ["def {name}(" + prog.params(outputs) + "):"]
+    for d, v in enumerate(prog.index):
+        lines.append(f"    {v} = gid({d})")
+    return lines
+
+
+def held_intermediates(root: LazyBuffer) -> list[LazyBuffer]:
+    """Pending values inside ``root``'s graph, of ``root``'s shape, referenced from outside it."""
+    seen: dict[int, LazyBuffer] = {}
+    parents: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for a in node._args:
+            if type(a) is LazyBuffer and a._op is not None:
+                parents[id(a)] = parents.get(id(a), 0) + 1
+                if id(a) not in seen:
+                    seen[id(a)] = a
+                    stack.append(a)
+    del stack
+    out = []
+    for key, n in seen.items():
+        # references: getrefcount's argument, `seen`, the loop variable `n`, and one per parent slot
+        if n._shape == root._shape and sys.getrefcount(n) - 3 - parents[key] > 0:
+            out.append(n)
+    return out
+
+
+def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
+                     ) -> tuple[tuple, list[str], list[LazyBuffer], Program]:
+    """(structural key, kernel source lines, the values it writes, the program) for evaluating
+    ``roots`` (pending, one shape) and, with ``extras``, the held intermediates of that shape."""
+    shape = roots[0].shape
+    results: list[LazyBuffer] = list(roots)
+    if extras:
+        for r in roots:
+            results += [h for h in held_intermediates(r) if all(h is not q for q in results)]
+    prog = Program(shape, _index_vars(len(shape)))
+    for r in roots:
+        prog.value(r)
+    var_of = [prog.memo[id(r)] for r in results]
+    ids = list(prog.memo)
+    outputs = [(f"o{k}", r.dtype, max(1, len(shape))) for k, r in enumerate(results)]
+    first_extent = len(prog.ints)
+    prog.ints.extend(shape)
+    lines = _header(prog, outputs)
+    guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
+    lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+    lines += [f"        {ln}" for ln in prog.lines]
+    sub = ", ".join(prog.index) if prog.index else "0"
+    for (name, dtype, _), var in zip(outputs, var_of, strict=True):
+        lines.append(f"        {name}[{sub}] = {prog.convert(var, dtype)}")
+    key = ("ew", len(shape), tuple(r.dtype.str for r in results), tuple(prog.key),
+           tuple(ids.index(id(r)) for r in results))
+    return key, lines, results, prog
+
+
+def run(roots: list[LazyBuffer], extras: bool = True) -> None:
+    """Evaluates ``roots`` (pending values of one shape on one accelerator, and the held
+    intermediates of that shape) with ONE kernel."""
+    roots = [r for r in roots if r._op is not None]
+    if not roots:
+        return
+    acc = roots[0].accelerator
+    shape = roots[0].shape
+    if 0 in shape:
+        for r in roots:
+            r._set_result(acc.empty(shape, r.dtype))
+        return
+    key, lines, results, prog = plan_elementwise(roots, extras)
+    kernel, _ = compile_kernel(key, "dc_expr", lines)
+    outs = [acc.empty(shape if shape else (1,), r.dtype) for r in results]
+    launch(acc, kernel, shape if shape else (1,), *outs, *prog.arguments())
+    for r, o in zip(results, outs, strict=True):
+        r._set_result(o)
+
+
+def _writes_through(target: Buffer | LazyBuffer) -> tuple[Buffer, tuple[tuple, ...], tuple[int, ...]]:
+    """(the buffer that owns the memory, the view index over it, the target's shape)."""
+    if type(target) is LazyBuffer and target._view is not None:
+        return target._view.base, target._view.index, target.shape
+    base = concrete(target)
+    index = tuple(("map", d, 0, 1) for d in range(base.ndim))
+    return base, index, base.shape
+
+
+def concrete(buf: Buffer) -> Buffer:
+    """A buffer with memory of its own (pending expressions and views are evaluated)."""
+    if type(buf) is LazyBuffer:
+        if buf._op is not None:
+            run([buf])
+        if buf._view is not None:
+            return copy_view(buf)
+        if buf._backing is not None:
+            buf._native  # noqa: B018 -- materialises the 0-d buffer
+    return buf
+
+
+def _reads(node: Any, base: Buffer, same: tuple | None) -> bool:
+    """Whether ``node`` reads ``base`` other than elementwise through the view index ``same``."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or isinstance(n, Scalar):
+            continue
+        seen.add(id(n))
+        if type(n) is LazyBuffer:
+            if n._op is not None:
+                stack.extend(n._args)
+                continue
+            if n._view is not None:
+                if n._view.base is base and n._view.index != same:
+                    return True
+                continue
+        if n is base and same != tuple(("map", d, 0, 1) for d in range(base.ndim)):
+            return True
+    return False
+
+
+def store(target: Buffer, value: Any, casting: str = "unsafe") -> None:
+    """Writes ``value`` (an expression, Buffer or Scalar) into ``target`` (a buffer or a view)."""
+    base, index, shape = _writes_through(target)
+    value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
+    if value is NotImplemented:
+        raise TypeError(f"cannot assign {type(value).__name__} to a buffer")
+    vshape = value.shape
+    try:
+        ok = np.broadcast_shapes(vshape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input of shape {vshape} into shape {shape}")
+    if casting == "same_kind" and not np.can_cast(value.dtype, base.dtype, "same_kind"):
+        raise TypeError(f"cannot cast the result from {value.dtype} to {base.dtype} in place "
+                        f"(numpy's same_kind rule); write b = (b op x).astype(...) instead")
+    if 0 in shape:
+        return
+    before_write(base, exclude=value)
+    if _reads(value, base, index):
+        # the expression reads the memory it writes elsewhere than element by element: compute first
+        value = concrete(LazyBuffer.pending("cast", (value,), (value.dtype,), value.dtype, value.shape,
+                                            base.accelerator)) if isinstance(value, LazyBuffer) else value
+    nd = len(shape)
+    prog = Program(shape, _index_vars(nd))
+    var = prog.value(value)
+    for n in shape:
+        prog.ints.append(n)
+    first_extent = len(prog.ints) - nd
+    subs, pattern = [], []
+    for entry in index:
+        start = f"p{len(prog.ints)}"
+        prog.ints.append(entry[1] if entry[0] == "fix" else entry[2])
+        if entry[0] == "fix":
+            subs.append(start)
+            pattern.append("f")
+        elif entry[3] == 1:
+            subs.append(f"{start} + {prog.index[entry[1]]}")
+            pattern.append(("i", entry[1]))
+        else:
+            stride = f"p{len(prog.ints)}"
+            prog.ints.append(entry[3])
+            subs.append(f"{start} + {stride} * {prog.index[entry[1]]}")
+            pattern.append(("s", entry[1]))
+    lines = _header(prog, [("o0", base.dtype, base.ndim)])
+    guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
+    lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+    lines += [f"        {ln}" for ln in prog.lines]
+    lines.append(f"        o0[{', '.join(subs)}] = {prog.convert(var, base.dtype)}")
+    key = ("store", nd, base.dtype.str, base.ndim, tuple(pattern), tuple(prog.key))
+    kernel, _ = compile_kernel(key, "dc_store", lines)
+    launch(base.accelerator, kernel, shape if shape else (1,), base, *prog.arguments())
+
+
+def copy_view(view: LazyBuffer) -> Buffer:
+    """A new buffer holding a view's elements as they are now."""
+    acc = view.accelerator
+    out = acc.empty(view.shape, view.dtype)
+    if view.size:
+        store(out, view)
+    return out
+
+
+def before_write(buf: Buffer, exclude: Any = None) -> None:
+    """Evaluates every pending expression that reads ``buf`` (it is about to change)."""
+    if not PENDING:
+        return
+    for p in list(PENDING):
+        if p is not exclude and p._op is not None and _reads_at_all(p, buf):
+            run([p])
+
+
+def _reads_at_all(node: LazyBuffer, buf: Buffer) -> bool:
+    stack, seen = list(node._args), set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen or isinstance(n, Scalar):
+            continue
+        seen.add(id(n))
+        if n is buf:
+            return True
+        if type(n) is LazyBuffer:
+            if n._op is not None:
+                stack.extend(n._args)
+            elif n._view is not None and n._view.base is buf:
+                return True
+    return False
+
+
+def before_launch(args: tuple[Any, ...]) -> None:
+    """A kernel may write any buffer it is given: pending readers run first; lazy arguments run."""
+    for a in args:
+        if isinstance(a, Buffer):
+            if type(a) is LazyBuffer and a._op is not None:
+                run([a])
+            elif PENDING:
+                before_write(a._view.base if type(a) is LazyBuffer and a._view is not None else a)
+
+
+def evaluate_all(accelerator: Any = None) -> None:
+    """Runs every pending expression (on ``accelerator`` only, when given)."""
+    for p in list(PENDING):
+        if p._op is not None and (accelerator is None or p.accelerator is accelerator):
+            run([p])
+
+
+EVALUATE["run"] = run
+EVALUATE["copy"] = copy_view
+
+__all__ = ["run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
+           "plan_elementwise", "held_intermediates"]

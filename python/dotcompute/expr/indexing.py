@@ -1,0 +1,146 @@
+"""``b[i]``, ``b[i:j]``, ``b[:, k]``, ``b[...] = v``, ``b.T``, ``b.reshape``.
+
+Basic indexing (integers, slices with any step, ``...``) makes a *view*: a LazyBuffer that
+reads the base buffer's memory whenever it is used (so it sees later writes, like a numpy
+view) and writes into it (``v[...] = x``, ``v += 1``). Reading a view fuses into the
+expression that uses it; handing a view to a kernel launch or an array operation passes a
+copy of its current elements (kernel parameters are whole C-contiguous buffers). Indexing
+every dimension with an integer reads one element and returns a numpy scalar (it waits for
+the work queued on the buffer).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from .evaluate import concrete, run, store
+from .lazy import LazyBuffer, View
+
+
+def _base_and_index(buf: Buffer) -> tuple[Buffer, tuple[tuple, ...]]:
+    if type(buf) is LazyBuffer and buf._view is not None:
+        return buf._view.base, buf._view.index
+    base = concrete(buf)
+    return base, tuple(("map", d, 0, 1) for d in range(base.ndim))
+
+
+def _normalize_key(key: Any, ndim: int) -> list[Any]:
+    items = list(key) if isinstance(key, tuple) else [key]
+    if sum(1 for k in items if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    out: list[Any] = []
+    for k in items:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (ndim - (len(items) - 1)))
+        elif isinstance(k, slice):
+            out.append(k)
+        elif k is None:
+            raise IndexError("np.newaxis (None) is not supported in buffer indexing; use reshape")
+        elif isinstance(k, (bool, np.bool_)):
+            raise IndexError("boolean indices are not supported in buffer indexing (use dc.where)")
+        else:
+            try:
+                out.append(operator.index(k))
+            except TypeError:
+                raise IndexError(f"only integers, slices and '...' are valid buffer indices, not "
+                                 f"{type(k).__name__} (fancy indexing is not supported)") from None
+    if len(out) > ndim:
+        raise IndexError(f"too many indices: the buffer has {ndim} dimension(s), {len(out)} were given")
+    out.extend([slice(None)] * (ndim - len(out)))
+    return out
+
+
+def view_of(buf: Buffer, key: Any) -> tuple[Buffer, tuple[tuple, ...], tuple[int, ...]]:
+    """(base buffer, view index over it, view shape) for ``buf[key]``."""
+    shape = buf.shape
+    keys = _normalize_key(key, len(shape))
+    base, index = _base_and_index(buf)
+    new_dims: list[Any] = []  # per view dim of buf: ("fix", value) or ("map", new_dim, start, step)
+    new_shape: list[int] = []
+    for d, (k, n) in enumerate(zip(keys, shape, strict=True)):
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            new_dims.append(("map", len(new_shape), start, step))
+            new_shape.append(len(range(start, stop, step)))
+        else:
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
+            new_dims.append(("fix", k % n))
+    composed = []
+    for entry in index:
+        if entry[0] == "fix":
+            composed.append(entry)
+            continue
+        _, vdim, start, step = entry
+        sub = new_dims[vdim]
+        if sub[0] == "fix":
+            composed.append(("fix", start + step * sub[1]))
+        else:
+            composed.append(("map", sub[1], start + step * sub[2], step * sub[3]))
+    return base, tuple(composed), tuple(new_shape)
+
+
+def getitem(buf: Buffer, key: Any) -> Any:
+    base, index, shape = view_of(buf, key)
+    acc = buf.accelerator
+    if shape == ():
+        return read_element(base, index, acc)
+    return LazyBuffer.view(View(base, index), shape, acc)
+
+
+def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
+    """One element as a numpy scalar (synchronises with the work queued on ``base``)."""
+    pos = tuple(e[1] for e in index)
+    if acc.unified_memory:
+        return base._native.host_view(False)[pos]  # device memory is host memory: read in place
+    one = LazyBuffer.view(View(base, index), (), acc)
+    value = LazyBuffer.pending("cast", (one,), (base.dtype,), base.dtype, (), acc)
+    run([value], extras=False)
+    host = np.empty((1,), base.dtype)
+    value._backing._native.copy_to_host(host)  # type: ignore[union-attr]
+    return host[0]
+
+
+def setitem(buf: Buffer, key: Any, value: Any) -> None:
+    base, index, shape = view_of(buf, key)
+    target = LazyBuffer.view(View(base, index), shape, buf.accelerator)
+    if type(value) is LazyBuffer and value._view is not None and value._view.base is base \
+            and value._view.index == index:
+        return  # b[i:j] += x: the in-place update already wrote through the same view
+    store(target, value)
+
+
+def transpose(buf: Buffer) -> Buffer:
+    """``b.T``: a view with the axes reversed (no copy; reading it fuses, like any view)."""
+    if buf.ndim < 2:
+        return buf
+    base, index = _base_and_index(buf)
+    nd = buf.ndim
+    flipped = tuple(e if e[0] == "fix" else ("map", nd - 1 - e[1], e[2], e[3]) for e in index)
+    return LazyBuffer.view(View(base, flipped), tuple(reversed(buf.shape)), buf.accelerator)
+
+
+def reshape(buf: Buffer, shape: Any) -> Buffer:
+    """The elements in a new shape, C order. A copy through the host (the runtime has no
+    aliasing buffers yet); ``-1`` infers one extent."""
+    from ..runtime.buffer import normalize_shape
+
+    dims = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+    if dims.count(-1) > 1:
+        raise ValueError("reshape: only one extent can be -1")
+    known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+    if -1 in dims:
+        if known == 0 or buf.size % known:
+            raise ValueError(f"reshape: cannot reshape a buffer of size {buf.size} into shape {tuple(dims)}")
+        dims[dims.index(-1)] = buf.size // known
+    new = normalize_shape(dims)
+    if int(np.prod(new, dtype=np.int64)) != buf.size:
+        raise ValueError(f"reshape: cannot reshape a buffer of shape {buf.shape} (size {buf.size}) into shape {new}")
+    return buf.accelerator.asarray(np.asarray(buf).reshape(new))
+
+
+__all__ = ["getitem", "setitem", "transpose", "reshape", "view_of", "read_element"]

@@ -1,0 +1,188 @@
+"""``LazyBuffer``: a Buffer whose contents are an expression, computed when first needed.
+
+A LazyBuffer is a real :class:`~dotcompute.runtime.Buffer` (``isinstance`` holds, shape and
+dtype are known at once), so every path that needs its memory — ``.numpy()``, ``np.asarray``,
+a kernel launch, an array operation — reaches it through the ``_native`` attribute, which
+evaluates the expression the first time. Three states:
+
+* pending: ``_op`` names the operation, ``_args`` are its operands (Buffers, LazyBuffers,
+  :class:`Scalar`); evaluating runs one generated kernel and keeps the result;
+* evaluated: an ordinary buffer (``_op`` is None); a 0-d result lives in ``_backing``, a
+  1-element 1-D buffer, because kernel parameters have 1 to 3 dimensions;
+* a view (``_view``): a window onto another buffer's memory, read afresh whenever it is
+  used, written through ``v[...] = x`` and the in-place operators.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+
+_NATIVE = Buffer.__dict__["_native"]  # the slot descriptor: the evaluated native buffer
+_ACC = Buffer.__dict__["_accelerator"]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A number in an expression: becomes a kernel parameter of ``dtype`` (so new values reuse
+    the compiled kernel)."""
+
+    value: Any
+    dtype: np.dtype
+
+    shape = ()
+
+
+@dataclass(frozen=True, eq=False)  # Buffer == builds an expression: compare bases by identity
+class View:
+    """How a view reads ``base``: per base dimension either ``("fix", start)`` or
+    ``("map", view_dim, start, step)``."""
+
+    base: Buffer
+    index: tuple[tuple, ...]
+
+
+class _Pending:
+    """The pending LazyBuffers, weakly, by identity (a WeakSet would compare them with ==, which
+    builds an expression)."""
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref] = {}
+
+    def add(self, obj: Any) -> None:
+        key = id(obj)
+        self._refs[key] = weakref.ref(obj, lambda _r, key=key: self._refs.pop(key, None))
+
+    def discard(self, obj: Any) -> None:
+        self._refs.pop(id(obj), None)
+
+    def __bool__(self) -> bool:
+        return bool(self._refs)
+
+    def __iter__(self) -> Any:
+        for r in list(self._refs.values()):
+            obj = r()
+            if obj is not None:
+                yield obj
+
+
+#: pending LazyBuffers, so that a write to one of their inputs can evaluate them first
+PENDING = _Pending()
+
+
+class LazyBuffer(Buffer):
+    __slots__ = ("_op", "_args", "_loop", "_shape", "_dtype", "_backing", "_view", "_extra")
+
+    _op: str | None
+    _args: tuple[Any, ...]
+    _loop: tuple[np.dtype, ...]
+    _backing: Buffer | None
+    _view: View | None
+
+    @classmethod
+    def pending(cls, op: str, args: tuple[Any, ...], loop: tuple[np.dtype, ...], dtype: np.dtype,
+                shape: tuple[int, ...], accelerator: Any, extra: Any = None) -> LazyBuffer:
+        obj = object.__new__(cls)
+        _ACC.__set__(obj, accelerator)
+        obj._op, obj._args, obj._loop, obj._extra = op, args, loop, extra
+        obj._dtype, obj._shape = np.dtype(dtype), tuple(shape)
+        obj._backing, obj._view = None, None
+        PENDING.add(obj)
+        return obj
+
+    @classmethod
+    def scalar(cls, backing: Buffer, dtype: np.dtype, accelerator: Any) -> LazyBuffer:
+        """An evaluated 0-d value held in ``backing``, a 1-element 1-D buffer."""
+        obj = object.__new__(cls)
+        _ACC.__set__(obj, accelerator)
+        obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
+        obj._dtype, obj._shape = np.dtype(dtype), ()
+        obj._backing, obj._view = backing, None
+        return obj
+
+    @classmethod
+    def view(cls, view: View, shape: tuple[int, ...], accelerator: Any) -> LazyBuffer:
+        obj = object.__new__(cls)
+        _ACC.__set__(obj, accelerator)
+        obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
+        obj._dtype, obj._shape = view.base.dtype, tuple(shape)
+        obj._backing, obj._view = None, view
+        return obj
+
+    # -- description without evaluating ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def is_pending(self) -> bool:
+        """True while the expression has not run."""
+        return self._op is not None
+
+    def __repr__(self) -> str:
+        state = "pending" if self._op is not None else "view" if self._view is not None else "evaluated"
+        return f"<dc.Buffer shape={self._shape} dtype={self._dtype} on {self._accelerator.id} ({state} expression)>"
+
+    # -- evaluation -------------------------------------------------------------------------------
+    @property  # type: ignore[override]
+    def _native(self) -> Any:
+        try:
+            return _NATIVE.__get__(self, Buffer)
+        except AttributeError:
+            pass
+        if self._view is not None:
+            # a view has no memory of its own: each use copies the window as it is now
+            return EVALUATE["copy"](self)._native
+        if self._op is not None:
+            EVALUATE["run"]([self])
+        if self._backing is not None and self._op is None:
+            try:
+                return _NATIVE.__get__(self, Buffer)
+            except AttributeError:
+                host = np.empty((1,), self._dtype)
+                self._backing._native.copy_to_host(host)
+                native = self._accelerator.asarray(host.reshape(()))._native
+                _NATIVE.__set__(self, native)
+                return native
+        return _NATIVE.__get__(self, Buffer)
+
+    def _set_result(self, buf: Buffer) -> None:
+        """Record the evaluated value (a Buffer of this shape, or a 1-element one for 0-d)."""
+        if self._shape == () and buf.shape != ():
+            self._backing = buf
+        else:
+            _NATIVE.__set__(self, buf._native)
+        self._op, self._args, self._extra = None, (), None
+        PENDING.discard(self)
+
+
+#: filled by evaluate.py (which imports this module): "run"(roots), "copy"(view) -> Buffer
+EVALUATE: dict[str, Any] = {}
+
+
+def is_pending(x: Any) -> bool:
+    return type(x) is LazyBuffer and x._op is not None
+
+
+__all__ = ["LazyBuffer", "Scalar", "View", "PENDING", "EVALUATE", "is_pending"]

@@ -1,0 +1,63 @@
+"""Turning what users write (Buffers, numpy arrays, Python and numpy scalars) into expression operands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from .lazy import LazyBuffer, Scalar
+from .types import check_dtype
+
+
+def accelerator_of(*xs: Any) -> Any:
+    """The accelerator the Buffers among ``xs`` share (ValueError naming both when they differ)."""
+    acc = None
+    for x in xs:
+        if isinstance(x, Buffer):
+            a = x.accelerator
+            if acc is None:
+                acc = a
+            elif a is not acc and a.id != acc.id:
+                raise ValueError(f"operands are on different accelerators: {acc.id} and {a.id} "
+                                 "(move one with buf.copy_to_device(acc) or acc.asarray(buf.numpy()))")
+    return acc
+
+
+def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
+    """``x`` as an operand on ``acc``: a Buffer (0-d buffers become strong scalars), a Scalar (Python
+    numbers stay weak: their ``value`` is the Python number and dtype None), or NotImplemented.
+
+    ``dtype``: the type a bare Python number or list takes (assignment into a buffer of that type).
+    """
+    if isinstance(x, Buffer):
+        check_dtype(x.dtype, "operand")
+        if x.ndim == 0 and not (type(x) is LazyBuffer and (x._op is not None or x._backing is not None)):
+            return Scalar(np.asarray(x)[()].item(), x.dtype)
+        if x.ndim > 3:
+            raise ValueError(f"array expressions support 0 to 3 dimensions, got shape {x.shape}")
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        if dtype is not None:
+            dt = check_dtype(dtype, "value")
+            return Scalar(np.asarray(x).astype(dt)[()].item() if not isinstance(x, bool) or dt.kind == "b"
+                          else dt.type(x).item(), dt)
+        return Scalar(x, None)  # weak: the loop type decides
+    if isinstance(x, np.generic):
+        dt = check_dtype(x.dtype, "operand")
+        return Scalar(x.item(), dt)
+    if isinstance(x, (np.ndarray, list, tuple)):
+        arr = np.asarray(x) if isinstance(x, np.ndarray) or dtype is None else np.asarray(x, dtype=dtype)
+        check_dtype(arr.dtype, "operand")
+        if arr.ndim == 0:
+            return Scalar(arr[()].item(), arr.dtype)
+        if arr.ndim > 3:
+            raise ValueError(f"array expressions support 0 to 3 dimensions, got shape {arr.shape}")
+        if acc is None:
+            return NotImplemented
+        return acc.asarray(np.ascontiguousarray(arr))
+    return NotImplemented
+
+
+__all__ = ["operand", "accelerator_of"]
