@@ -6,6 +6,7 @@ import argparse
 import json
 import platform
 import sys
+import time
 from typing import Any
 
 from .. import config
@@ -59,6 +60,9 @@ def collect() -> dict[str, Any]:
     report["compilers"] = [c.__dict__ for c in compilers.find()]
     report["environment"] = config.in_effect()
     report["unknown_variables"] = config.unknown()
+    from ..orchestrate.resilience import published
+
+    report["circuit_breakers"] = published()  # what running dotcompute processes report
     return report
 
 
@@ -107,6 +111,17 @@ def render(report: dict[str, Any]) -> str:
         add(f"  {cache['entries']} entries, {_size(cache['bytes'])} of at most {_size(cache['max_bytes'])}; "
             f"this process: {cache['memory_hits']} memory hits, {cache['disk_hits']} disk hits, "
             f"{cache['misses']} misses")
+
+    breakers = [(doc, acc, b) for doc in report.get("circuit_breakers", []) for acc, b in doc["breakers"].items()]
+    if breakers:
+        add("")
+        add("circuit breakers of running processes:")
+        for doc, acc, b in breakers:
+            until = ""
+            if b.get("open_until"):
+                until = f", cool-down ends in {max(0.0, b['open_until'] - time.time()):.1f} s"
+            add(f"  pid {doc['pid']:<8} {acc:<10} {b['state']} ({b['failures']} failures, "
+                f"opened {b['opened']}x{until})")
 
     add("")
     add("environment:")

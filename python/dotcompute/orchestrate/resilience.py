@@ -6,13 +6,20 @@ them, and so may other layers (``dc.Pipeline``'s retry strategy).
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
+import os
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import config
 from ..errors import (
     BackendUnavailableError,
     CompilationError,
@@ -170,6 +177,77 @@ class CircuitBreakers:
         level = logging.WARNING if s.state == "open" else logging.INFO
         log.log(level, "circuit breaker of %s is now %s%s", s.accelerator, s.state, why)
         trace.note("breaker", accelerator=s.accelerator, state=s.state, failures=s.failures)
+        publish(self._states)
+
+
+def state_dir() -> Path:
+    """Where running processes publish their breaker states for ``dotcompute info``."""
+    return config.cache_dir() / "orchestrate" / "breakers"
+
+
+def publish(states: dict[str, BreakerState]) -> None:
+    """Writes this process's breaker states (on every change, which is rare) to
+    ``<cache>/orchestrate/breakers/<pid>.json``, so ``dotcompute info`` can show them during a run.
+    Best effort: a read-only cache folder only loses the display."""
+    now_wall, now_mono = time.time(), time.monotonic()
+    doc = {"pid": os.getpid(), "argv": sys.argv[:3], "written": now_wall,
+           "breakers": {k: {"state": v.state, "failures": v.failures, "opened": v.opened,
+                            "open_until": now_wall + (v.open_until - now_mono) if v.state == "open" else None}
+                        for k, v in states.items()}}
+    try:
+        folder = state_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".breakers-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.replace(tmp, folder / f"{os.getpid()}.json")
+        if not _published:
+            _published.append(True)
+            atexit.register(_unpublish)
+    except OSError as e:
+        log.debug("could not publish the circuit-breaker states: %s", e)
+
+
+_published: list[bool] = []
+
+
+def _unpublish() -> None:
+    try:
+        (state_dir() / f"{os.getpid()}.json").unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def published() -> list[dict[str, Any]]:
+    """The breaker states published by processes still running (stale files are removed)."""
+    out = []
+    try:
+        files = sorted(state_dir().glob("*.json"))
+    except OSError:
+        return []
+    for f in files:
+        try:
+            doc = json.loads(f.read_text(encoding="utf-8"))
+            pid = int(doc["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not _alive(pid):
+            f.unlink(missing_ok=True)
+            continue
+        out.append(doc)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 #: the process's breakers (``dc.orchestrate.breakers``)
@@ -183,4 +261,4 @@ class CircuitOpenError(BackendUnavailableError):
 
 
 __all__ = ["BreakerState", "CircuitBreakers", "CircuitOpenError", "breakers", "check_retries", "is_device_failure",
-           "is_transient", "run_with_retries", "tag"]
+           "is_transient", "publish", "published", "run_with_retries", "state_dir", "tag"]

@@ -10,7 +10,9 @@ import dotcompute as dc
 
 
 @pytest.fixture(autouse=True)
-def private_orchestration(tmp_path: Path):
+def private_orchestration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # breaker states are published in the cache folder: keep them out of the user's
+    monkeypatch.setenv("DOTCOMPUTE_CACHE_DIR", str(tmp_path / "cache"))
     orch = dc.orchestrate
     orch.history.reset(tmp_path / "history.json")
     orch.breakers.reset()

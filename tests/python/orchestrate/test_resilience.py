@@ -3,6 +3,7 @@ makes the device run out of memory, a backend that is not installed)."""
 
 from __future__ import annotations
 
+import textwrap
 import time
 import warnings
 
@@ -142,3 +143,33 @@ def test_circuit_breaker_opens_and_closes(gpu_like):
     np.testing.assert_array_equal(y, 2 * x)
     assert breakers.states()[gpu_like.id].state == "closed"
     assert [n.attrs["state"] for n in prof.notes if n.kind == "breaker"] == ["half-open", "closed"]
+
+
+def test_open_breakers_show_in_dotcompute_info_during_a_run(run_python, tmp_path, gpu_like):
+    script = tmp_path / "breaking.py"
+    script.write_text(textwrap.dedent('''
+        import subprocess, sys, warnings
+        import numpy as np
+        import dotcompute as dc
+
+        @dc.kernel
+        def double(x: dc.Buffer[dc.float32], y: dc.Buffer[dc.float32]) -> None:
+            i = dc.global_id(0)
+            y[i] = x[i] * 2.0
+
+        dc.orchestrate.breakers.configure(threshold=1, cooldown_s=600)
+        warnings.simplefilter("ignore")
+        x = np.ones(4096, np.float32)
+        dev = dc.accelerator(sys.argv[1])
+        dev.memory.limit = 1024
+        dc.launch(double, 4096, x, x.copy(), accelerator=dev, fallback="cpu")
+        info = subprocess.run([sys.executable, "-m", "dotcompute", "info"], capture_output=True, text=True)
+        print(info.stdout)
+    '''))
+    done = run_python(f"import sys, runpy; sys.argv = ['x', {gpu_like.id!r}]; runpy.run_path({str(script)!r})",
+                      env={"DOTCOMPUTE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert "circuit breakers of running processes:" in done.stdout
+    line = next(ln for ln in done.stdout.splitlines() if f" {gpu_like.id} " in ln and "pid" in ln)
+    assert "open" in line and "cool-down ends in" in line
+    assert not list((tmp_path / "cache" / "orchestrate" / "breakers").glob("*.json"))  # removed at exit
