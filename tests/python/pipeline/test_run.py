@@ -189,3 +189,25 @@ def test_chains_of_tiny_stages(accelerator, n_stages):
     for _ in range(3):
         assert p.run().ok
     np.testing.assert_allclose(x.numpy(), 3 * n_stages)
+
+
+def test_array_expression_and_operation_stages(accelerator):
+    # array expressions and operations enqueue their own kernels: callable stages
+    host = np.arange(N, dtype=np.float32)
+    x = accelerator.asarray(host)
+    y = accelerator.asarray(np.ones(N, np.float32))
+    out = accelerator.empty(N, np.float32)
+    totals: list[float] = []
+
+    def expression(x, y, out):
+        out[...] = x * 2.0 + y
+
+    p = dc.Pipeline(accelerator=accelerator)
+    p.add(expression, x, y, out, reads=[x, y], writes=[out])
+    p.add_host(lambda o: totals.append(float(dc.sum(o))), out, name="total")
+    assert p.run().ok
+    np.testing.assert_allclose(out.numpy(), 2 * host + 1)
+    assert totals[0] == pytest.approx(float((2 * host + 1).sum()), rel=1e-5)
+    y.copy_from(np.zeros(N, np.float32))
+    assert p.run().ok
+    np.testing.assert_allclose(out.numpy(), 2 * host)
