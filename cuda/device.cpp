@@ -123,7 +123,8 @@ void Device::finish_info(const std::vector<int>& peer_row, int driver_version) {
   for (size_t i = 0; i < peer_row.size(); ++i) peers += (i ? ", " : "") + std::string(peer_row[i] ? "true" : "false");
   peers += "]";
   const std::string json = "{" + capabilities_json_ + ", \"peer_access\": " + peers +
-                           ", \"driver_version\": " + std::to_string(driver_version) + "}";
+                           ", \"driver_version\": " + std::to_string(driver_version) +
+                           (driver_.simulated() ? ", \"simulated\": true" : "") + "}";
   copy_text(info_.extra_json, sizeof info_.extra_json, json);
 }
 

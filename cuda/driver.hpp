@@ -7,14 +7,24 @@
 
 #include "driver_api.h"
 #include "dynlib.hpp"
+#include "sim/sim_api.h"
 
 namespace dotcompute::cuda {
 
 class Driver {
  public:
-  // Loads DOTCOMPUTE_CUDA_DRIVER when set, else libcuda.so.1. On failure
-  // returns null and sets `error` to the reason the user will see.
+  // Loads the CUDA simulator shipped beside the plugin when DOTCOMPUTE_CUDA_SIM is on (a real
+  // driver is then never opened), else DOTCOMPUTE_CUDA_DRIVER when set, else libcuda.so.1. On
+  // failure returns null and sets `error` to the reason the user will see.
   static std::unique_ptr<Driver> load(std::string& error);
+
+  // True when this is the CUDA simulator (DOTCOMPUTE_CUDA_SIM=1).
+  bool simulated() const { return dcsimBuildImage != nullptr; }
+  // Simulator only: the module image for `source` (device code from NVRTC plus the host build).
+  bool sim_image(const std::string& source, const char* options, int sm, const std::string& device_code,
+                 std::string& image, std::string& error) const;
+  // Simulator only: what the host build depends on, appended to the compiler identity (cache key).
+  std::string sim_identity() const;
 
   // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", or the number when the driver cannot name it.
   std::string describe(CUresult result) const;
@@ -71,6 +81,10 @@ class Driver {
   PFN_cuGraphLaunch cuGraphLaunch = nullptr;
   PFN_cuGraphExecDestroy cuGraphExecDestroy = nullptr;
   PFN_cuGraphDestroy cuGraphDestroy = nullptr;
+  // The simulator's own entry points (sim/sim_api.h); null for a real driver.
+  PFN_dcsimBuildImage dcsimBuildImage = nullptr;
+  PFN_dcsimFree dcsimFree = nullptr;
+  PFN_dcsimIdentity dcsimIdentity = nullptr;
 
  private:
   DynLib lib_;

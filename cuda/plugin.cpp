@@ -111,7 +111,8 @@ dc_status cu_compiler_identity(int32_t device, char* buf, size_t cap) {
   if (!n) return fail(DC_ERROR_UNAVAILABLE, s->nvrtc_error);
   const CompileTarget t = choose_target(dev->sm(), s->driver_version, n->version_number(), n->supported_archs());
   const std::string id = "nvrtc " + std::to_string(n->major()) + "." + std::to_string(n->minor()) + " " + t.arch +
-                         (t.ptx ? " ptx driver " + std::to_string(s->driver_version) : " cubin");
+                         (t.ptx ? " ptx driver " + std::to_string(s->driver_version) : " cubin") +
+                         (drv().simulated() ? drv().sim_identity() : std::string());
   if (!buf || cap <= id.size()) return fail(DC_ERROR_INVALID_ARGUMENT, "compiler_identity: buffer too small");
   std::memcpy(buf, id.c_str(), id.size() + 1);
   return DC_OK;
@@ -294,11 +295,16 @@ dc_status cu_compile(int32_t device, const char* source, const char* options, vo
   if (!r.ok)
     return fail(DC_ERROR_COMPILATION, "NVRTC " + std::to_string(n->major()) + "." + std::to_string(n->minor()) +
                                           " failed to compile for " + t.arch + ":\n" + r.log);
-  void* blob = std::malloc(r.output.size());
+  // The CUDA simulator runs the same source compiled for the host; its image carries both builds.
+  std::string sim_image, sim_error;
+  if (drv().simulated() && !drv().sim_image(source, options, dev->sm(), r.output, sim_image, sim_error))
+    return fail(DC_ERROR_COMPILATION, sim_error);
+  const std::string& out = drv().simulated() ? sim_image : r.output;
+  void* blob = std::malloc(out.size());
   if (!blob) return fail(DC_ERROR_OUT_OF_MEMORY, "compile: out of host memory for the binary");
-  std::memcpy(blob, r.output.data(), r.output.size());
+  std::memcpy(blob, out.data(), out.size());
   *binary = blob;
-  *size = r.output.size();
+  *size = out.size();
   return DC_OK;
 }
 

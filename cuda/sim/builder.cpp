@@ -1,0 +1,399 @@
+// Building a simulator image: the kernel's CUDA C++ is adapted in a few places
+// (dynamic shared memory, kernel registration), compiled for the host with the
+// shim header by the host C++ compiler, and packed with the source and the
+// device code into one image.
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "image.hpp"
+#include "shim_files.hpp"
+#include "sim.hpp"
+#include "sim_api.h"
+
+extern char** environ;
+
+namespace dcsim_lib {
+
+namespace {
+
+// ---- the host compiler: DOTCOMPUTE_CXX, else CXX, else c++, g++, clang++ on PATH ----
+
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(full.c_str(), X_OK) == 0) return full;
+  }
+  return "";
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::vector<std::string> host_compiler(std::string& error) {
+  for (const char* var : {"DOTCOMPUTE_CXX", "CXX"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    auto words = split(v);
+    if (!words.empty()) {
+      const std::string exe = find_on_path(words[0]);
+      if (!exe.empty()) {
+        words[0] = exe;
+        return words;
+      }
+    }
+    if (std::string(var) == "DOTCOMPUTE_CXX") {
+      error = std::string("DOTCOMPUTE_CXX='") + v + "' is not an executable";
+      return {};
+    }
+  }
+  for (const char* name : {"c++", "g++", "clang++"}) {
+    const std::string exe = find_on_path(name);
+    if (!exe.empty()) return {exe};
+  }
+  error = "the CUDA simulator needs a host C++ compiler to run kernels (looked for $DOTCOMPUTE_CXX, $CXX, c++, "
+          "g++ and clang++ on PATH); install one (e.g. apt-get install g++) or set DOTCOMPUTE_CXX";
+  return {};
+}
+
+const std::vector<std::string> kFlags = {"-std=c++17", "-O2", "-fPIC", "-shared", "-pthread",
+                                         "-fno-strict-aliasing", "-fno-math-errno", "-w"};
+
+// Runs argv in `dir` with stdout and stderr going to `log_path`; returns the exit status (-1: did not run).
+int run(const std::vector<std::string>& argv, const std::string& dir, const std::string& log_path, std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The compiler runs in the private folder so diagnostics name "kernel.cu", not a temp path.
+  char cwd[4096];
+  const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
+  pid_t pid = -1;
+  int status = -1;
+  static std::mutex cwd_mutex;  // chdir is process-wide: only for the spawn itself
+  {
+    std::lock_guard<std::mutex> lock(cwd_mutex);
+    if (chdir(dir.c_str()) == 0) {
+      if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
+      if (have_cwd && chdir(cwd) != 0) pid = pid;  // nothing better to do
+    }
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::ifstream in(log_path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  log = ss.str();
+  if (pid <= 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+class TempDir {
+ public:
+  bool create() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dcsim-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) return false;  // mode 0700: private to this user
+    path_ = buf.data();
+    return true;
+  }
+  ~TempDir() {
+    if (!path_.empty()) remove_tree(path_);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  static void remove_tree(const std::string& dir) {
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string full = dir + "/" + name;
+        struct stat st {};
+        if (lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+          remove_tree(full);
+        else
+          unlink(full.c_str());
+      }
+      closedir(d);
+    }
+    rmdir(dir.c_str());
+  }
+  std::string path_;
+};
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+// ---- source adaptation ----
+
+// A copy of `src` with comments, string and character literals blanked (same length and lines),
+// so that scanning for declarations never matches inside them.
+std::string blank_comments(const std::string& src) {
+  std::string s = src;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s.compare(i, 2, "//") == 0) {
+      while (i < s.size() && s[i] != '\n') s[i++] = ' ';
+    } else if (s.compare(i, 2, "/*") == 0) {
+      const size_t end = s.find("*/", i + 2);
+      const size_t stop = end == std::string::npos ? s.size() : end + 2;
+      for (; i < stop; ++i)
+        if (s[i] != '\n') s[i] = ' ';
+    } else if (s[i] == '"' || s[i] == '\'') {
+      const char q = s[i++];
+      while (i < s.size() && s[i] != q && s[i] != '\n') {
+        if (s[i] == '\\' && i + 1 < s.size()) s[i++] = ' ';
+        s[i++] = ' ';
+      }
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return s;
+}
+
+struct Adapted {
+  std::string prelude;   // before the source: file-scope dynamic shared memory macros
+  std::string source;    // the source with function-scope dynamic shared memory rewritten
+  std::string epilogue;  // registration of each kernel
+  bool fibers = false;
+};
+
+// The namespace path of each '{' nesting level ("" for extern "C" blocks, "?" for anything else).
+std::vector<std::string> scopes_at(const std::string& scan, size_t pos) {
+  std::vector<std::string> stack;
+  static const std::regex ns(R"((namespace\s+(\w*)\s*|extern\s*"?C?"?\s*)$)");
+  for (size_t i = 0; i < pos; ++i) {
+    if (scan[i] == '{') {
+      const size_t from = i > 200 ? i - 200 : 0;
+      std::smatch m;
+      const std::string before = scan.substr(from, i - from);
+      // extern "C" blocks were blanked to `extern "  "`; both spellings count.
+      static const std::regex ext(R"(extern\s*"\s*"\s*$)");
+      static const std::regex name(R"(namespace\s+(\w*)\s*$)");
+      if (std::regex_search(before, m, name))
+        stack.push_back(m[1].str().empty() ? "" : m[1].str());
+      else if (std::regex_search(before, ext))
+        stack.push_back("");
+      else
+        stack.push_back("?");
+    } else if (scan[i] == '}' && !stack.empty()) {
+      stack.pop_back();
+    }
+  }
+  (void)ns;
+  return stack;
+}
+
+bool adapt(const std::string& src, Adapted& out, std::string& error) {
+  const std::string scan = blank_comments(src);
+  static const std::regex barrier(R"(__syncthreads|__syncwarp|__shfl|_sync\s*\(|__activemask|bar\.sync)");
+  out.fibers = std::regex_search(scan, barrier);
+
+  // extern __shared__ T name[];  ->  a pointer to this block's dynamic shared memory
+  std::string text = src;
+  static const std::regex dyn(R"(extern\s+__shared__\s+([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;)");
+  static const std::regex align(R"(__align__\s*\(\s*\w+\s*\))");
+  std::vector<std::pair<size_t, size_t>> spans;
+  std::vector<std::string> replacements;
+  for (auto it = std::sregex_iterator(scan.begin(), scan.end(), dyn); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    const size_t pos = static_cast<size_t>(m.position(0));
+    const std::string type = std::regex_replace(src.substr(static_cast<size_t>(m.position(1)), m.length(1)), align, "");
+    const std::string name = m[2].str();
+    int depth = 0;
+    for (size_t i = 0; i < pos; ++i) depth += scan[i] == '{' ? 1 : (scan[i] == '}' ? -1 : 0);
+    const bool file_scope = depth == 0 || [&] {
+      for (const auto& s : scopes_at(scan, pos))
+        if (s == "?") return false;
+      return true;
+    }();
+    if (file_scope) {
+      out.prelude += "#define " + name + " (::dcsim::dynamic_shared<" + type + ">())\n";
+      replacements.push_back("");
+    } else {
+      replacements.push_back(type + "* const " + name + " = ::dcsim::dynamic_shared<" + type + ">();");
+    }
+    spans.emplace_back(pos, static_cast<size_t>(m.length(0)));
+  }
+  for (size_t i = spans.size(); i-- > 0;) text.replace(spans[i].first, spans[i].second, replacements[i]);
+  out.source = text;
+
+  // Every non-template __global__ function is registered under its (qualified) name.
+  static const std::regex global(R"(\b__global__\b)");
+  static const std::regex bounds(R"(__launch_bounds__\s*\([^()]*\))");
+  std::set<std::string> seen;
+  int n = 0;
+  for (auto it = std::sregex_iterator(scan.begin(), scan.end(), global); it != std::sregex_iterator(); ++it) {
+    const size_t pos = static_cast<size_t>(it->position(0));
+    // template <...> __global__: instantiations have no name we could take the address of.
+    size_t start = pos;
+    while (start > 0 && scan[start - 1] != ';' && scan[start - 1] != '}' && scan[start - 1] != '{') --start;
+    if (std::regex_search(scan.substr(start, pos - start), std::regex(R"(\btemplate\b)"))) continue;
+    const size_t paren_search_end = std::min(scan.size(), pos + 2000);
+    const std::string after = std::regex_replace(scan.substr(pos + 10, paren_search_end - pos - 10), bounds, " ");
+    const size_t paren = after.find('(');
+    if (paren == std::string::npos) continue;
+    size_t e = paren;
+    while (e > 0 && std::isspace(static_cast<unsigned char>(after[e - 1]))) --e;
+    size_t b = e;
+    while (b > 0 && (std::isalnum(static_cast<unsigned char>(after[b - 1])) || after[b - 1] == '_')) --b;
+    const std::string name = after.substr(b, e - b);
+    if (name.empty()) continue;
+    std::string qualified;
+    bool reachable = true;
+    for (const auto& s : scopes_at(scan, pos)) {
+      if (s == "?") reachable = false;
+      if (!s.empty() && s != "?") qualified += s + "::";
+    }
+    if (!reachable) continue;
+    qualified += name;
+    if (!seen.insert(qualified).second) continue;
+    out.epilogue += "static ::dcsim::Registrar dcsim_registrar_" + std::to_string(n++) + "(&" + qualified + ", \"" +
+                    name + "\");\n";
+  }
+  (void)error;
+  return true;
+}
+
+std::string& identity_cache() {
+  static std::string id;
+  return id;
+}
+
+}  // namespace
+
+CUresult build_identity(std::string& out) {
+  static std::once_flag once;
+  static CUresult status = CUDA_SUCCESS;
+  static std::string detail;
+  std::call_once(once, [] {
+    std::string error;
+    const auto cxx = host_compiler(error);
+    if (cxx.empty()) {
+      status = CUDA_ERROR_NOT_SUPPORTED;
+      detail = error;
+      return;
+    }
+    TempDir dir;
+    std::string log;
+    std::vector<std::string> argv = cxx;
+    argv.push_back("--version");
+    if (!dir.create() || run(argv, dir.path(), dir.path() + "/version.txt", log) != 0) {
+      status = CUDA_ERROR_NOT_SUPPORTED;
+      detail = "the host C++ compiler " + cxx[0] + " does not run";
+      return;
+    }
+    std::string flags;
+    for (const auto& f : kFlags) flags += " " + f;
+    identity_cache() = "dcsim shim abi " + std::to_string(DCSIM_ABI_VERSION) + " image " +
+                       std::to_string(kImageVersion) + " | " + cxx[0] + " | " + log.substr(0, log.find('\n')) +
+                       " |" + flags;
+  });
+  if (status != CUDA_SUCCESS) return fail(status, detail);
+  out = identity_cache();
+  return CUDA_SUCCESS;
+}
+
+CUresult build_image(const std::string& source, const std::string& options, int sm, const void* device_code,
+                     size_t device_code_size, std::string& image, std::string& log) {
+  std::string id;
+  if (CUresult r = build_identity(id); r != CUDA_SUCCESS) {
+    log = error_text(r);
+    return r;
+  }
+  std::string error;
+  const auto cxx = host_compiler(error);
+  Adapted a;
+  if (!adapt(source, a, error)) {
+    log = error;
+    return fail(kErrorInvalidSource, error);
+  }
+  TempDir dir;
+  if (!dir.create()) {
+    log = "cannot create a private temporary folder";
+    return fail(kErrorOperatingSystem, log);
+  }
+  mkdir((dir.path() + "/include").c_str(), 0700);
+  for (const ShimFile* f = kShimFiles; f->name; ++f) write_file(dir.path() + "/" + f->name, f->text);
+  const std::string kernel = "#include \"dcsim_cuda.h\"\n" + a.prelude + "#line 1 \"kernel.cu\"\n" + a.source +
+                             "\n#line 1 \"dcsim-registration\"\n" + a.epilogue;
+  write_file(dir.path() + "/kernel.cpp", kernel);
+
+  std::vector<std::string> argv = cxx;
+  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.push_back("-D__CUDA_ARCH__=" + std::to_string(sm * 10));
+  argv.push_back("-I.");
+  argv.push_back("-Iinclude");
+  // NVRTC's macro and include options mean the same to the host compiler; the rest (arch, fast math,
+  // language standard) do not apply.
+  const auto words = split(options);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if ((w == "-D" || w == "-U" || w == "-I") && i + 1 < words.size()) {
+      argv.push_back(w + words[++i]);
+    } else if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0 || w.rfind("-I", 0) == 0) {
+      argv.push_back(w);
+    } else if (w.rfind("--define-macro=", 0) == 0) {
+      argv.push_back("-D" + w.substr(15));
+    } else if (w.rfind("--include-path=", 0) == 0) {
+      argv.push_back("-I" + w.substr(15));
+    }
+  }
+  argv.insert(argv.end(), {"-o", "kernel.so", "kernel.cpp"});
+  const int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
+  if (status != 0) {
+    if (status < 0) log = "could not run the host C++ compiler " + argv[0];
+    return fail(kErrorInvalidSource, "the host C++ compiler rejected the kernel:\n" + log);
+  }
+  std::ifstream in(dir.path() + "/kernel.so", std::ios::binary);
+  std::stringstream so;
+  so << in.rdbuf();
+  const std::string host = so.str();
+  if (host.empty()) return fail(kErrorInvalidSource, "the host C++ compiler produced no object");
+
+  ImageHeader h{};
+  std::memcpy(h.magic, kImageMagic, sizeof kImageMagic);
+  h.version = kImageVersion;
+  h.flags = a.fibers ? kImageFibers : 0;
+  h.source_bytes = source.size();
+  h.device_code_bytes = device_code ? device_code_size : 0;
+  h.host_bytes = host.size();
+  image.assign(reinterpret_cast<const char*>(&h), sizeof h);
+  image += source;
+  if (device_code) image.append(static_cast<const char*>(device_code), device_code_size);
+  image += host;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace dcsim_lib

@@ -1,0 +1,57 @@
+/*
+ * The contract between the CUDA simulator library and the host shared objects
+ * it builds from CUDA C++: each object exports dcsim_kernels() (what kernels it
+ * holds, with their parameter layout) and dcsim_run() (execute a range of
+ * blocks of one launch on the calling thread). Plain C so that both sides may
+ * be built by different compilers; bump DCSIM_ABI_VERSION on any change.
+ */
+#ifndef DCSIM_ABI_H
+#define DCSIM_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DCSIM_ABI_VERSION 1
+#define DCSIM_MAX_PARAMS 256
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dcsim_kernel_entry {
+  const char* name;               /* the name as written in the source (before mangling) */
+  void* fn;                       /* the host function; dladdr() gives its exported (mangled) symbol */
+  uint32_t nparams;
+  const uint32_t* sizes;          /* sizeof of each parameter */
+  const uint32_t* aligns;         /* alignof of each parameter */
+  const uint8_t* is_pointer;      /* 1 where the parameter is a pointer (translated from device addresses) */
+  /* Calls fn once with the parameters stored at params[i] (each suitably aligned). */
+  void (*invoke)(void* fn, void* const* params);
+} dcsim_kernel_entry;
+
+typedef struct dcsim_launch {
+  const dcsim_kernel_entry* kernel;
+  void* const* params;            /* translated parameter values, one pointer per parameter */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint64_t block_begin;           /* linear block indices [begin, end) to run on this call */
+  uint64_t block_end;
+  uint64_t dynamic_shared_bytes;
+  void* dynamic_shared;           /* this thread's dynamic shared memory (dynamic_shared_bytes, 256-aligned) */
+  int32_t use_fibers;             /* 1: one fiber per CUDA thread (barriers, warp intrinsics) */
+  int32_t warp_size;
+  char* stacks;                   /* with fibers: block[0]*block[1]*block[2] stacks of stack_bytes each */
+  uint64_t stack_bytes;
+  /* out: 0 on success, else a CUresult (e.g. 710 CUDA_ERROR_ASSERT) and a message */
+  int32_t error_code;
+  char error[512];
+} dcsim_launch;
+
+typedef const dcsim_kernel_entry* (*dcsim_kernels_fn)(uint32_t* count, uint32_t* abi_version);
+typedef void (*dcsim_run_fn)(dcsim_launch* launch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCSIM_ABI_H */

@@ -1,0 +1,198 @@
+// The CUDA simulator's objects: devices and their memory, contexts, streams
+// (in-order worker queues), events, graphs, modules and functions. Every
+// CUcontext/CUstream/... handle the driver API hands out points at one of these.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../driver_api.h"
+#include "shim/dcsim_abi.h"
+
+namespace dcsim_lib {
+
+// Driver error codes the plugin's header does not name (values from the driver API's documentation).
+constexpr CUresult kErrorInvalidSource = 300;
+constexpr CUresult kErrorOperatingSystem = 304;
+constexpr CUresult kErrorAssert = 710;
+constexpr CUresult kErrorStreamCaptureUnmatched = 903;
+constexpr CUresult kErrorStreamCaptureWrongThread = 908;
+
+// ---- configuration ----
+struct DeviceConfig {
+  std::string name;
+  int cc_major = 9, cc_minor = 0;
+  uint64_t memory = 80ull << 30;
+  int sms = 132;
+  int shared_per_block = 48 * 1024;
+  int shared_optin = 227 * 1024;
+  int threads_per_block = 1024;
+  int threads_per_sm = 2048;
+  int warp = 32;
+};
+// Parses DOTCOMPUTE_CUDA_SIM_DEVICES; false with `error` set when it is malformed.
+bool parse_devices(const char* text, std::vector<DeviceConfig>& out, std::string& error);
+
+// The reason behind the last failing call on this thread, appended to cuGetErrorString's text.
+CUresult fail(CUresult code, const std::string& detail);
+const char* error_name(CUresult code);
+const char* error_text(CUresult code);
+
+// ---- memory ----
+// Device addresses are fake: kDeviceBase + (device << 44) + offset. Bits 48..55 set make them
+// non-canonical on x86-64 and untranslatable on AArch64, so a host dereference faults instead of
+// reading some host memory by luck; the simulator translates them for copies and kernel arguments.
+constexpr uint64_t kDeviceBase = 0x00dc000000000000ull;
+constexpr int kDeviceShift = 44;
+
+class Arena {
+ public:
+  Arena(int device, uint64_t capacity) : device_(device), capacity_(capacity) {}
+  ~Arena();
+  CUresult alloc(uint64_t bytes, CUdeviceptr* out);
+  CUresult free(CUdeviceptr p);
+  // The host address of [p, p+bytes) when it lies inside one live allocation (one-past-the-end allowed
+  // for bytes == 0), else null.
+  char* translate(CUdeviceptr p, uint64_t bytes) const;
+  uint64_t in_use() const;
+
+ private:
+  bool reserve();
+  int device_;
+  uint64_t capacity_;
+  char* host_ = nullptr;
+  mutable std::mutex mutex_;
+  std::map<uint64_t, uint64_t> used_;   // offset -> size
+  std::map<uint64_t, uint64_t> free_;   // offset -> size, coalesced
+  uint64_t in_use_ = 0;
+};
+
+// ---- devices and contexts ----
+struct Context;
+struct Stream;
+
+struct Device {
+  int ordinal;
+  DeviceConfig cfg;
+  std::unique_ptr<Arena> arena;
+  std::unique_ptr<Context> primary;
+  std::unique_ptr<Stream> null_stream;  // the legacy default stream
+};
+
+struct Context {
+  int device;
+  std::mutex mutex;
+  std::set<int> peers;  // devices whose memory this context may access
+};
+
+// ---- streams, events, graphs ----
+using Task = std::function<void(Stream&)>;
+
+struct Graph {
+  int device = 0;
+  std::vector<Task> nodes;
+};
+
+struct Stream {
+  Stream(int device, unsigned flags);
+  ~Stream();
+  // Appends work; while the stream is being captured the work becomes a graph node instead.
+  void enqueue(Task task);
+  // Waits for everything enqueued so far; returns (and clears) the first asynchronous error.
+  CUresult synchronize();
+  void wait_for(uint64_t ticket);
+  uint64_t ticket() const;  // the number of tasks enqueued so far
+  void record_error(CUresult code, const std::string& message);
+
+  const int device;
+  const unsigned flags;
+  std::unique_ptr<Graph> capture;  // non-null while capturing
+
+ private:
+  void worker();
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  uint64_t enqueued_ = 0, done_ = 0;
+  bool stop_ = false;
+  CUresult error_ = CUDA_SUCCESS;
+  std::string error_message_;
+  std::thread thread_;
+};
+
+struct Event {
+  unsigned flags = 0;
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0, completed = 0;
+  std::chrono::steady_clock::time_point when;
+};
+
+// ---- modules ----
+struct Module;
+
+struct Function {
+  Module* module;
+  const dcsim_kernel_entry* entry;
+  std::string symbol;
+  int static_shared = 0;
+  int max_dynamic_shared = 0;
+  std::vector<size_t> offsets;  // parameter offsets in the packed argument buffer
+  size_t params_bytes = 0;
+};
+
+struct Module : std::enable_shared_from_this<Module> {
+  ~Module();
+  void* handle = nullptr;
+  int memfd = -1;
+  int device = 0;
+  bool fibers = false;
+  dcsim_run_fn run = nullptr;
+  std::vector<std::unique_ptr<Function>> functions;
+};
+
+// Loads a simulator image (see builder.hpp); CUDA_ERROR_INVALID_IMAGE with a reason otherwise.
+CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out);
+
+// ---- the block thread pool ----
+// Runs fn(0..count-1) on the pool's threads and the calling one; returns when all are done.
+void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn);
+// This thread's fiber stacks (n of `bytes` each) and dynamic shared memory, kept between launches.
+char* thread_stacks(unsigned n, uint64_t bytes);
+void* thread_shared(uint64_t bytes);
+
+// ---- building images (builder.cpp) ----
+CUresult build_identity(std::string& out);
+CUresult build_image(const std::string& source, const std::string& options, int sm, const void* device_code,
+                     size_t device_code_size, std::string& image, std::string& log);
+
+// ---- the process-wide state ----
+struct Sim {
+  std::vector<std::unique_ptr<Device>> devices;
+  std::mutex mutex;
+  std::map<uintptr_t, uint64_t> host_ranges;  // pinned and managed host allocations: start -> size
+  std::map<Module*, std::shared_ptr<Module>> modules;
+  std::set<Stream*> streams;
+};
+
+Sim* sim();              // null before a successful cuInit
+Context* current();      // this thread's context, or null
+Device* device_of(int ordinal);
+
+// Resolves a device address for copies: the host address of [p, p+bytes) in device memory or
+// a pinned/managed host range; null when the range is not allocated.
+char* resolve(CUdeviceptr p, uint64_t bytes, int* device = nullptr);
+bool is_pinned(const void* host, uint64_t bytes);
+
+}  // namespace dcsim_lib

@@ -1,0 +1,215 @@
+// Streams as in-order worker threads, and the pool that runs a launch's blocks.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+
+#include "sim.hpp"
+
+namespace dcsim_lib {
+
+Stream::Stream(int dev, unsigned f) : device(dev), flags(f) { thread_ = std::thread([this] { worker(); }); }
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Stream::enqueue(Task task) {
+  if (capture) {
+    capture->nodes.push_back(std::move(task));
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(task));
+    ++enqueued_;
+  }
+  cv_.notify_all();
+}
+
+uint64_t Stream::ticket() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enqueued_;
+}
+
+void Stream::wait_for(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return done_ >= ticket; });
+}
+
+CUresult Stream::synchronize() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const uint64_t target = enqueued_;
+  cv_.wait(lock, [&] { return done_ >= target; });
+  const CUresult e = error_;
+  const std::string message = error_message_;
+  error_ = CUDA_SUCCESS;
+  error_message_.clear();
+  lock.unlock();
+  return e == CUDA_SUCCESS ? e : fail(e, message);
+}
+
+void Stream::record_error(CUresult code, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error_ == CUDA_SUCCESS) {
+    error_ = code;
+    error_message_ = message;
+  }
+}
+
+void Stream::worker() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything ran
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task(*this);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++done_;
+    }
+    cv_.notify_all();
+  }
+}
+
+// ---- the block pool ----
+
+namespace {
+
+struct Job {
+  const std::function<void(uint64_t)>* fn;
+  uint64_t count;
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> finished{0};
+};
+
+class Pool {
+ public:
+  Pool() {
+    unsigned n = std::thread::hardware_concurrency();
+    if (const char* v = std::getenv("DOTCOMPUTE_CUDA_SIM_THREADS"); v && *v) n = static_cast<unsigned>(std::atoi(v));
+    if (n == 0) n = 1;
+    // The thread enqueuing a launch (a stream's worker) runs blocks too, hence one fewer here.
+    for (unsigned i = 1; i < n; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  void run(uint64_t count, const std::function<void(uint64_t)>& fn) {
+    if (count == 0) return;
+    auto job = std::make_shared<Job>();
+    job->fn = &fn;
+    job->count = count;
+    if (count > 1 && !threads_.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        jobs_.push_back(job);
+      }
+      cv_.notify_all();
+    }
+    drain(*job);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, [&] { return job->finished.load() == job->count; });
+  }
+
+ private:
+  void drain(Job& job) {
+    for (;;) {
+      const uint64_t i = job.next.fetch_add(1);
+      if (i >= job.count) return;
+      (*job.fn)(i);
+      if (job.finished.fetch_add(1) + 1 == job.count) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_cv_.notify_all();
+      }
+    }
+  }
+
+  void work() {
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (stop_) return;
+        job = jobs_.front();
+        if (job->next.load() >= job->count) {
+          jobs_.pop_front();
+          continue;
+        }
+      }
+      drain(*job);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!jobs_.empty() && jobs_.front() == job) jobs_.pop_front();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<std::shared_ptr<Job>> jobs_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+// Fiber stacks of one thread: mapped once at the largest size asked for, with an
+// inaccessible guard page below each stack so an overflow faults instead of corrupting a neighbour.
+struct Stacks {
+  char* base = nullptr;
+  size_t bytes = 0;
+  unsigned count = 0;
+  uint64_t each = 0;
+  ~Stacks() {
+    if (base) munmap(base, bytes);
+  }
+};
+
+}  // namespace
+
+void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn) { pool().run(count, fn); }
+
+char* thread_stacks(unsigned n, uint64_t bytes) {
+  thread_local Stacks s;
+  if (s.base && s.count >= n && s.each == bytes) return s.base;
+  if (s.base) munmap(s.base, s.bytes);
+  s = Stacks();
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const size_t total = static_cast<size_t>(n) * bytes;
+  void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  s.base = static_cast<char*>(p);
+  s.bytes = total;
+  s.count = n;
+  s.each = bytes;
+  for (unsigned i = 0; i < n; ++i) mprotect(s.base + static_cast<size_t>(i) * bytes, page, PROT_NONE);
+  return s.base;
+}
+
+void* thread_shared(uint64_t bytes) {
+  thread_local std::vector<std::max_align_t> buffer;
+  const size_t units = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1;
+  if (buffer.size() < units) buffer.resize(units);
+  return buffer.data();
+}
+
+}  // namespace dcsim_lib
