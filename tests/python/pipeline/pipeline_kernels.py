@@ -60,3 +60,10 @@ extern "C" void wait_for_flag(const dc_cpu_launch* launch, uint64_t group_begin,
   __atomic_store_n(&flag[1], __atomic_load_n(&flag[0], __ATOMIC_ACQUIRE) ? 1 : -1, __ATOMIC_RELEASE);
 }
 """
+
+
+@dc.kernel(debug=True)
+def off_by_one(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    """Writes one element past the end: a debug-mode bounds check fails after the launch."""
+    i = dc.global_id(0)
+    out[i + 1] = x[i]

@@ -254,3 +254,16 @@ def test_decisions_appear_in_the_profile(accelerator):
     stages = {n.attrs["stage"]: n.attrs for n in prof.notes if n.kind == "pipeline_stage"}
     assert stages["flaky"]["attempts"] == 2 and stages["after"]["status"] == "ok"
     assert any(r.kernel == "scale" for r in prof.launches)
+
+
+def test_a_bounds_check_failure_is_a_stage_failure(accelerator):
+    from pipeline_kernels import off_by_one
+
+    x, y, z = _bufs(accelerator, 3)
+    p = dc.Pipeline(accelerator=accelerator)
+    p.add(off_by_one, N, x, y, name="oob", on_error="skip")
+    p.add(scale, N, 2.0, y, z, name="uses_y")
+    run = p.run()
+    assert run.stages["oob"].status == "failed"
+    assert isinstance(run.stages["oob"].error, dc.KernelIndexError)
+    assert run.stages["uses_y"].status == "skipped"

@@ -211,3 +211,13 @@ def test_array_expression_and_operation_stages(accelerator):
     y.copy_from(np.zeros(N, np.float32))
     assert p.run().ok
     np.testing.assert_allclose(out.numpy(), 2 * host)
+
+
+def test_stages_run_where_their_buffers_live_by_default(accelerator):
+    x = accelerator.asarray(np.ones(N, np.float32))
+    y = accelerator.empty(N, np.float32)
+    p = dc.Pipeline()  # no accelerator: each device stage takes its first buffer's
+    p.add(scale, N, 4.0, x, y, name="s")
+    run = p.run()
+    assert run.stages["s"].accelerator == accelerator.id
+    np.testing.assert_allclose(y.numpy(), 4.0)
