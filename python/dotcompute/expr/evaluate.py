@@ -165,8 +165,9 @@ def store(target: Buffer, value: Any, casting: str = "unsafe") -> None:
     before_write(base, exclude=value)
     if _reads(value, base, index):
         # the expression reads the memory it writes elsewhere than element by element: compute first
-        value = concrete(LazyBuffer.pending("cast", (value,), (value.dtype,), value.dtype, value.shape,
-                                            base.accelerator)) if isinstance(value, LazyBuffer) else value
+        copy = LazyBuffer.pending("cast", (value,), (value.dtype,), value.dtype, value.shape, base.accelerator)
+        run([copy], extras=False)
+        value = copy
     nd = len(shape)
     prog = Program(shape, _index_vars(nd))
     var = prog.value(value)

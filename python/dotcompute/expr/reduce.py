@@ -45,7 +45,7 @@ def _init(kind: str, t: np.dtype) -> str:
         return f"{CAST_NAMES[t]}({'-' if kind == 'max' else ''}1e308)" if t.itemsize == 8 else \
             f"{CAST_NAMES[t]}({'-' if kind == 'max' else ''}3.0e38)"
     if t.kind == "b":
-        return "bool_(True)" if kind == "min" else "bool_(False)"
+        return f"{CAST_NAMES[t]}({kind == 'min'})"
     info = np.iinfo(t)
     return f"{CAST_NAMES[t]}({info.max if kind == 'min' else info.min})"
 
