@@ -9,6 +9,7 @@ from .dispatch import prefer
 from .matmul import matmul
 from .reduce import argmax, argmin, max, mean, min, prod, reduce, sum  # noqa: A004
 from .scan import cumsum, scan
+from .sort import argsort, sort, sort_by_key
 
-__all__ = ["argmax", "argmin", "cumsum", "dispatch", "matmul", "max", "mean", "min", "prefer", "prod", "reduce",
-           "scan", "sum"]
+__all__ = ["argmax", "argmin", "argsort", "cumsum", "dispatch", "matmul", "max", "mean", "min", "prefer", "prod",
+           "reduce", "scan", "sort", "sort_by_key", "sum"]

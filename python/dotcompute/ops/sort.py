@@ -1,0 +1,126 @@
+"""Sorting: ``sort``, ``argsort`` (stable), ``sort_by_key`` (1-D, stable).
+
+Paths (ops/dispatch.py): numpy on host-memory buffers (``kind="stable"`` where order of equal keys
+shows); the run-sort + merge kernels of sort_kernels.py elsewhere or when forced; numpy on a host
+copy for dtypes kernels lack. NaN sorts last, as in numpy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Buffer
+from . import dispatch
+from . import sort_kernels as sk
+from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
+
+
+def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer | None]:
+    """Sorts each row of ``n`` keys of the flat ``keys`` (a new buffer), carrying ``vals`` along; stable."""
+    acc = keys.accelerator
+    total = keys.size
+    k = _copy(keys)
+    v = _copy(vals) if vals is not None else acc.empty((1,), np.int64)
+    has = 0 if vals is None else 1
+    if total == 0 or n <= 1:
+        return k, (v if has else None)
+    rows = total // n
+    runs = -(-n // sk.RUN)
+    kt, vt = k.dtype.type, v.dtype.type
+    acc.launch(sk.sort_runs_kernel(kt, vt), rows * runs, k, v, n, runs, has)
+    w = sk.RUN
+    k2 = acc.empty((total,), kt)
+    v2 = acc.empty((total,), vt) if has else v
+    merge = sk.merge_pass_kernel(kt, vt)
+    while w < n:
+        acc.launch(merge, total, k, v, k2, v2, n, w, has)
+        k, k2 = k2, k
+        if has:
+            v, v2 = v2, v
+        w *= 2
+    return k, (v if has else None)
+
+
+def _copy(buf: Buffer) -> Buffer:
+    out = buf.accelerator.empty((buf.size,), buf.dtype)
+    if buf.size:
+        # the axis move with one inner element is the identity map: a device copy
+        buf.accelerator.launch(sk.move_axis_kernel(), buf.size, flat(buf), out, buf.size, 1, 1)
+    return out
+
+
+def _move(buf: Buffer, n: int, inner: int, to_last: bool) -> Buffer:
+    if inner == 1:
+        return buf
+    out = buf.accelerator.empty((buf.size,), buf.dtype)
+    buf.accelerator.launch(sk.move_axis_kernel(), buf.size, buf, out, n, inner, int(to_last))
+    return out
+
+
+def _prepare(name: str, x: Any, axis: Any, accelerator: Any) -> tuple[Any, tuple[int, ...], int | None]:
+    o = operand(name, x, accelerator)
+    if axis is None:
+        return o, (o.size,), None
+    if not o.shape:
+        raise np.exceptions.AxisError(axis, 0) if hasattr(np, "exceptions") else ValueError("0-d array")
+    return o, o.shape, normalize_axis(name, axis, len(o.shape))
+
+
+def _portable(o: Any, shape: tuple[int, ...], ax: int, want_indices: bool) -> Buffer:
+    outer, n, inner = split_axis(shape, ax)
+    acc = o.acc
+    keys = _move(flat(o.device()), n, inner, True)
+    vals = None
+    if want_indices:
+        vals = acc.empty((keys.size,), np.int64)
+        if keys.size:
+            acc.launch(sk.iota_kernel(), keys.size, vals, n)
+    sk_, sv = sort_rows(keys, vals, n)
+    res = sv if want_indices else sk_
+    assert res is not None
+    return shaped(_move(res, n, inner, False), shape)
+
+
+def sort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
+    """A sorted copy along ``axis`` (None: the flattened array); NaN last."""
+    o, shape, ax = _prepare("dc.sort", x, axis, accelerator)
+    path = dispatch.choose("sort", o.acc, o.dtype)
+    if path in ("vendor", "host"):
+        host = o.view() if path == "vendor" else o.device().numpy()
+        return result(o, np.sort(host, axis=axis))
+    return result(o, _portable(o, shape, 0 if ax is None else ax, False))
+
+
+def argsort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
+    """Indices that sort ``x`` along ``axis`` (None: flattened); stable: equal keys keep their order. int64."""
+    o, shape, ax = _prepare("dc.argsort", x, axis, accelerator)
+    path = dispatch.choose("argsort", o.acc, o.dtype)
+    if path in ("vendor", "host"):
+        host = o.view() if path == "vendor" else o.device().numpy()
+        return result(o, np.argsort(host, axis=axis, kind="stable"))
+    return result(o, _portable(o, shape, 0 if ax is None else ax, True))
+
+
+def sort_by_key(keys: Any, values: Any, *, accelerator: Any = "auto") -> tuple[Any, Any]:
+    """1-D keys and values of the same length → (sorted keys, values in that order); stable."""
+    ok = operand("dc.sort_by_key", keys, accelerator, "keys")
+    ov = operand("dc.sort_by_key", values, ok.acc if ok.buf is not None else accelerator, "values")
+    if len(ok.shape) != 1 or ok.shape != ov.shape:
+        raise ValueError(f"dc.sort_by_key: keys and values must be 1-D of one length, got shapes {ok.shape} "
+                         f"and {ov.shape}")
+    if ok.acc is not ov.acc:
+        raise ValueError(f"dc.sort_by_key: keys are on {ok.acc.id} and values on {ov.acc.id}")
+    path = dispatch.choose("sort_by_key", ok.acc, ok.dtype, ov.dtype)
+    if path in ("vendor", "host"):
+        hk = ok.view() if path == "vendor" else ok.device().numpy()
+        hv = ov.view() if path == "vendor" else ov.device().numpy()
+        order = np.argsort(hk, kind="stable")
+        return result(ok, hk[order]), result(ov, hv[order])
+    sk_, sv = sort_rows(ok.device(), ov.device(), ok.size)
+    assert sv is not None
+    return result(ok, sk_), result(ov, sv)
+
+
+__all__ = ["argsort", "sort", "sort_by_key", "sort_rows"]

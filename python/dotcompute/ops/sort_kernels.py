@@ -1,0 +1,146 @@
+"""Portable stable sorting, written in the kernel language: run sort, then parallel merges.
+
+Rows of ``n`` keys lie one after another in flat buffers, each key with a payload value (the
+original index for argsort). Two kernels:
+
+* ``sort_runs``: each work-item sorts one run of ``RUN`` consecutive keys of a row by insertion
+  sort (stable: an element moves left only past strictly greater keys).
+* ``merge_pass``: merges neighbouring sorted runs of width ``w`` into runs of ``2w``, one work-item
+  per element: an element's place in the merged run is its index in its own run plus its rank in
+  the other run, found by binary search — strictly-less ranks for the left run and less-or-equal
+  for the right, so equal keys keep their order (stability) and every element lands exactly once.
+  ``ceil(log2(n / RUN))`` passes ping-pong between two buffer pairs.
+
+The order is numpy's: NaN after every number. ``before(a, b)`` is that strict order.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from . import klang as dc
+
+RUN = 16
+
+
+@dc.func
+def before(a, b):
+    # a sorts strictly before b; NaN (x != x) after every number, as numpy
+    return a < b or (b != b and a == a)
+
+
+@cache
+def sort_runs_kernel(key_dtype: Any, val_dtype: Any) -> Any:
+    K = key_dtype  # noqa: N806
+    V = val_dtype  # noqa: N806
+
+    @dc.kernel
+    def sort_runs(keys: dc.Buffer, vals: dc.Buffer, n: dc.int64, runs_per_row: dc.int64, has_vals: dc.int32):
+        r = dc.global_id(0)
+        row = r // runs_per_row
+        start = row * n + (r - row * runs_per_row) * RUN
+        stop = min(start + RUN, row * n + n)
+        if r < runs_per_row * (keys.shape[0] // max(n, 1)):
+            for i in range(start + 1, stop):
+                k = K(keys[i])
+                v = V(vals[i * has_vals])  # without payload, vals is one dummy element
+                j = i - 1
+                while j >= start and before(k, keys[j]):
+                    keys[j + 1] = keys[j]
+                    if has_vals == 1:
+                        vals[j + 1] = vals[j]
+                    j -= 1
+                keys[j + 1] = k
+                if has_vals == 1:
+                    vals[j + 1] = v
+
+    return sort_runs
+
+
+@cache
+def merge_pass_kernel(key_dtype: Any, val_dtype: Any) -> Any:
+    K = key_dtype  # noqa: N806
+
+    @dc.kernel
+    def merge_pass(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer, n: dc.int64,
+                   w: dc.int64, has_vals: dc.int32):
+        f = dc.global_id(0)
+        if f < keys.shape[0]:
+            row = f // n
+            p = f - row * n
+            base = row * n
+            start = (p // (2 * w)) * (2 * w)
+            mid = min(start + w, n)
+            end = min(start + 2 * w, n)
+            k = K(keys[f])
+            if p < mid:  # left run: count the right run's keys strictly before k
+                lo = mid
+                hi = end
+                while lo < hi:
+                    m = (lo + hi) // 2
+                    if before(keys[base + m], k):
+                        lo = m + 1
+                    else:
+                        hi = m
+                dest = start + (p - start) + (lo - mid)
+            else:  # right run: count the left run's keys not after k (equal keys of the left go first)
+                lo = start
+                hi = mid
+                while lo < hi:
+                    m = (lo + hi) // 2
+                    if not before(k, keys[base + m]):
+                        lo = m + 1
+                    else:
+                        hi = m
+                dest = start + (p - mid) + (lo - start)
+            keys_out[base + dest] = k
+            if has_vals == 1:
+                vals_out[base + dest] = vals[f]
+
+    return merge_pass
+
+
+@cache
+def iota_kernel() -> Any:
+    @dc.kernel
+    def iota(out: dc.Buffer[dc.int64], n: dc.int64):
+        f = dc.global_id(0)
+        if f < out.shape[0]:
+            out[f] = f % n
+
+    return iota
+
+
+@cache
+def move_axis_kernel() -> Any:
+    @dc.kernel
+    def move_axis(x: dc.Buffer, out: dc.Buffer, n: dc.int64, inner: dc.int64, to_last: dc.int32):
+        # (outer, n, inner) <-> (outer, inner, n): the sorted axis last, and back
+        f = dc.global_id(0)
+        if f < x.shape[0]:
+            o = f // (n * inner)
+            rest = f - o * n * inner
+            k = rest // inner
+            j = rest - k * inner
+            if to_last == 1:
+                out[(o * inner + j) * n + k] = x[f]
+            else:
+                out[f] = x[(o * inner + j) * n + k]
+
+    return move_axis
+
+
+@cache
+def gather_kernel() -> Any:
+    @dc.kernel
+    def gather(x: dc.Buffer, idx: dc.Buffer[dc.int64], out: dc.Buffer):
+        f = dc.global_id(0)
+        if f < out.shape[0]:
+            out[f] = x[idx[f]]
+
+    return gather
+
+
+__all__ = ["RUN", "before", "gather_kernel", "iota_kernel", "merge_pass_kernel", "move_axis_kernel",
+           "sort_runs_kernel"]
