@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import BackendUnavailableError
 from ..runtime import Accelerator, devices
+from ..runtime.registry import gpu_candidates
 from .resilience import breakers
 
 EXPLORE = 3
@@ -26,13 +27,10 @@ _warmed: set[tuple[str, str]] = set()
 
 
 def candidates(spec: str, exclude: Sequence[str] = ()) -> list[Accelerator]:
-    """The devices ``spec`` may use now (breakers closed). "best": every device. "gpu": the GPUs and
-    other accelerators; where there are none, the devices of a backend other than the CPU backend
-    (an OpenCL CPU device such as PoCL), so "gpu" always means "not cpu:0"."""
-    every = devices()
-    found = every if spec == "best" else [d for d in every if d.type != "cpu"]
-    if not found and spec == "gpu":
-        found = [d for d in every if d.backend != "cpu"]
+    """The devices ``spec`` may use now (breakers closed). "best": every device. "gpu": the devices
+    ``dc.accelerator("gpu")`` chooses among (GPUs first; where there are none, devices of a backend
+    other than the CPU backend, such as PoCL's OpenCL device): never cpu:0."""
+    found = devices() if spec == "best" else gpu_candidates()
     if not found:
         raise BackendUnavailableError("accelerator='gpu': this machine has no non-CPU device "
                                       "(see dc.devices(); use 'best' or 'auto' to include the CPU)",

@@ -81,17 +81,24 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
     """The device named by ``spec``: ``"auto"``, ``"cpu"``, ``"cpu:0"``, ``"cuda:1"``, ``"opencl"``, ``"metal"``.
 
     ``"auto"`` prefers a GPU (CUDA, Metal, then an OpenCL GPU) and falls back to
-    the CPU. An unknown or unavailable backend, or a device index that does not
-    exist, raises :class:`BackendUnavailableError` saying why and listing what
-    is available; a malformed spec (unknown name, bad index) raises
-    :class:`AcceleratorSpecError`, which is also a ``ValueError``. A spec that is
-    not a string is a ``TypeError``.
+    the CPU. ``"gpu"`` is the best non-CPU device (see :func:`gpu`); ``"best"`` without a kernel
+    is ``"auto"`` (``dc.launch(..., accelerator="best")`` chooses per kernel from measurements).
+    An unknown or unavailable backend, or a device index that does not exist, raises
+    :class:`BackendUnavailableError` saying why and listing what is available; a
+    malformed spec (unknown name, bad index) raises :class:`AcceleratorSpecError`,
+    which is also a ``ValueError``. A spec that is not a string is a ``TypeError``.
     """
     if isinstance(spec, Accelerator):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"accelerator spec must be a string like 'cpu' or 'cuda:0', got {type(spec).__name__}")
     text = spec.strip().lower()
+    if text == "gpu":
+        return gpu()
+    if text == "best":
+        # without a kernel there is nothing measured to choose by; dc.launch(accelerator="best")
+        # chooses per kernel from measured history (dotcompute.orchestrate)
+        text = "auto"
     backend, colon, index = text.partition(":")
     if colon and not (index.isascii() and index.isdigit()):
         raise AcceleratorSpecError(f"accelerator spec {spec!r}: the device index after ':' must be a number; "
@@ -112,6 +119,29 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
         if "available devices" not in message:
             message = f"{message}; available devices: {_describe_available()}"
         raise BackendUnavailableError(message, reason=getattr(e, "reason", "") or str(e)) from None
+
+
+_GPU_BACKEND_ORDER = {"cuda": 0, "metal": 1, "opencl": 2}
+
+
+def gpu_candidates() -> list[Accelerator]:
+    """The devices ``"gpu"`` may mean, best first: GPUs (CUDA, Metal, OpenCL, then other backends),
+    then other non-CPU device types; where there are none, devices of backends other than the CPU
+    backend (an OpenCL CPU device such as PoCL). Never ``cpu:0``."""
+    every = devices()
+    found = [d for d in every if d.type == "gpu"] or [d for d in every if d.type != "cpu"] or \
+        [d for d in every if d.backend != "cpu"]
+    return sorted(found, key=lambda d: (_GPU_BACKEND_ORDER.get(d.backend, 3), d.index))
+
+
+def gpu() -> Accelerator:
+    """``dc.accelerator("gpu")``: the first of :func:`gpu_candidates`, or BackendUnavailableError."""
+    found = gpu_candidates()
+    if not found:
+        raise BackendUnavailableError("accelerator 'gpu': this machine has no device other than the CPU backend's "
+                                      f"(available devices: {_describe_available()}); use 'auto' or 'cpu'",
+                                      reason="no GPU or other non-CPU device")
+    return found[0]
 
 
 def _backend_info(s: Any) -> BackendInfo:
@@ -151,5 +181,5 @@ def _is_plugin(name: str) -> bool:
     return any(b.name == name for b in native().backends())
 
 
-__all__ = ["AcceleratorSpecError", "BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices",
-           "load_plugin", "unload_plugin", "wrap"]
+__all__ = ["AcceleratorSpecError", "BackendInfo", "KNOWN_BACKENDS", "accelerator", "backends", "devices", "gpu",
+           "gpu_candidates", "load_plugin", "unload_plugin", "wrap"]

@@ -63,7 +63,8 @@ def test_backend_specs_work_or_say_why(spec):
         assert info.value.reason
 
 
-@pytest.mark.parametrize("spec", ["gpu", "", " ", "nvidia", "cpu:x", "cpu:-1", "cpu:", "cpu:0:1", "auto:0"])
+# "gpu" and "best" are specs (DESIGN.md, Configuration): tests/python/orchestrate/test_best.py covers them
+@pytest.mark.parametrize("spec", ["", " ", "nvidia", "cpu:x", "cpu:-1", "cpu:", "cpu:0:1", "auto:0", "gpu:0"])
 def test_malformed_specs_are_value_errors_and_backend_errors(spec):
     with pytest.raises(ValueError) as info:
         dc.accelerator(spec)

@@ -131,3 +131,13 @@ def test_bad_specs_are_clear():
     x = np.zeros(4, np.float32)
     with pytest.raises(ValueError, match="fallback"):
         dc.launch(double, 4, x, x, fallback="best")
+
+
+def test_gpu_and_best_are_accelerator_specs():
+    if not [d for d in dc.devices() if d.backend != "cpu"]:
+        with pytest.raises(dc.BackendUnavailableError, match="gpu"):
+            dc.accelerator("gpu")
+    else:
+        assert dc.accelerator("gpu").id != "cpu:0"
+        assert dc.accelerator("GPU") is dc.accelerator("gpu")
+    assert dc.accelerator("best") is dc.accelerator("auto")
