@@ -20,6 +20,10 @@ class Plan:
     mode: list[str]
     slot: list[int]  # stream slot on the stage's accelerator (inline stages; -1 otherwise)
 
+    @property
+    def has_jobs(self) -> bool:
+        return JOB in self.mode
+
 
 def _crosses_devices(stage: Stage) -> bool:
     return any(isinstance(a, Buffer) and a.accelerator is not stage.accelerator for a in stage.args)

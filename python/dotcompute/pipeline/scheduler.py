@@ -78,8 +78,13 @@ class Run:
     def execute(self) -> PipelineRun:
         self.t0 = time.perf_counter()
         self._reference_events()
+        has_jobs = self.plan.has_jobs
         while True:
             if self.abort is None:
+                if has_jobs:
+                    # Jobs first: on the CPU backend a small launch runs on the calling thread, and a
+                    # slow one would otherwise hold back host steps that are already free to start.
+                    self._scan(jobs_only=True)
                 self._scan()
             if self.outstanding == 0:
                 break
@@ -110,7 +115,7 @@ class Run:
                 stream = self.res.stream(s.accelerator, 0)
                 self.refs[s.accelerator.id] = (stream.record(), (time.perf_counter() - self.t0) * 1000.0)
 
-    def _scan(self) -> None:
+    def _scan(self, jobs_only: bool = False) -> None:
         state, deps, mode = self.state, self.plan.deps, self.plan.mode
         n = len(state)
         while self.first < n and state[self.first] != WAITING:
@@ -118,9 +123,11 @@ class Run:
         for i in range(self.first, n):
             if state[i] != WAITING or self.abort is not None:
                 continue
+            inline = mode[i] == INLINE
+            if jobs_only and inline:
+                continue
             ready = True
             skip = False
-            inline = mode[i] == INLINE
             for d in deps[i]:
                 sd = state[d]
                 if sd == DONE:

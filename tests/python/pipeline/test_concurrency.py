@@ -39,9 +39,12 @@ def test_independent_host_steps_overlap(accelerator):
     assert a.track != b.track
 
 
-def test_device_stage_overlaps_a_host_step(cpu):
+@pytest.mark.parametrize("items", [1, 1 << 15], ids=["inline-launch", "queued-launch"])
+def test_device_stage_overlaps_a_host_step(cpu, items):
     # The kernel waits until the host step sets flag[0]; had the pipeline waited for the kernel
-    # before starting the host step, the kernel would give up after ~10 s and store -1.
+    # before starting the host step, the kernel would give up after ~10 s and store -1. With one
+    # item the CPU backend runs the launch on the calling thread (the pipeline's coordinator), so
+    # the host step must already have been handed to its thread.
     k = dc.RawKernel(WAIT_FOR_FLAG, "wait_for_flag")
     k.compile(cpu)
     flag = cpu.zeros(2, np.int32)
@@ -54,7 +57,7 @@ def test_device_stage_overlaps_a_host_step(cpu):
 
     p = dc.Pipeline(accelerator=cpu)
     # declared independent: the pipeline is told the two touch the flag in a way that needs no ordering
-    p.add(k, 1 << 15, flag, name="wait", reads=[], writes=[])
+    p.add(k, items, flag, name="wait", reads=[], writes=[])
     p.add_host(release, flag, name="release", reads=[], writes=[])
     assert p.edges() == []
     run = p.run()
