@@ -83,7 +83,7 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
     ``accelerator="best"`` / ``"gpu"``, ``fallback=`` and ``retries=`` are handled by the orchestration
     layer (``dotcompute.orchestrate``, see docs/orchestration.md).
     """
-    if fallback is not None or retries or (accelerator is not None and accelerator in _CHOSEN):
+    if fallback is not None or retries or (type(accelerator) is str and accelerator in _CHOSEN):
         if _orchestrated is None:
             raise LaunchError("accelerator='best'/'gpu', fallback= and retries= need dotcompute.orchestrate "
                               "(import dotcompute loads it)")

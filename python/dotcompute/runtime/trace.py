@@ -57,10 +57,11 @@ def traced_launch(recorder: Any, name: str, runner: Any, acc: Any, gsize: tuple[
     records it (device time is read from the events when the profile closes, not here)."""
     s = stream if stream is not None else acc.default_stream
     ev0 = ev1 = None
-    try:
-        ev0 = s.record()
-    except Exception:  # a stream that cannot record (graph capture): host time only
-        ev0 = None
+    if getattr(acc, "_capture_stream", None) is None:  # events would become part of a captured graph
+        try:
+            ev0 = s.record()
+        except Exception:  # a stream that cannot record: host time only
+            ev0 = None
     t0 = now()
     runner(acc, gsize, lsize, args, stream)  # a launch that raises is not recorded: it did not run
     t1 = now()
