@@ -267,3 +267,15 @@ def test_a_bounds_check_failure_is_a_stage_failure(accelerator):
     assert run.stages["oob"].status == "failed"
     assert isinstance(run.stages["oob"].error, dc.KernelIndexError)
     assert run.stages["uses_y"].status == "skipped"
+
+
+def test_run_async_carries_the_pipeline_error(accelerator):
+    x, = _bufs(accelerator, 1)
+    with dc.Pipeline(accelerator=accelerator) as p:
+        p.add_host(_explode, x, name="explode")
+        fut = p.run_async()
+        with pytest.raises(dc.PipelineError, match="explode"):
+            fut.result(timeout=120)
+    # a closed pipeline starts its threads again when it runs
+    with pytest.raises(dc.PipelineError):
+        p.run()
