@@ -8,6 +8,7 @@ stage numpy arrays through device buffers take the slower paths below.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..errors import KernelIndexError, KernelTypeError, LaunchError
 from .types import BufferType
 
 _INT64 = np.dtype(np.int64)
+log = logging.getLogger("dotcompute.launch")
 
 
 class LaunchEntry:
@@ -108,6 +110,9 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     if entry is None or (entry.spec.captures and not entry.spec.valid()):
         entry = prepare(kernel, acc, args, debug)
         kernel._launches[key] = entry
+        # once per (kernel, accelerator, signature): the per-launch path itself never logs
+        log.debug("launch plan for %s on %s: %s%s", kernel.name, acc.id, entry.emitted.entry,
+                  " (debug)" if debug else "")
     if len(args) != entry.nparams:
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(entry.names)}), "
                               f"got {len(args)}")

@@ -31,3 +31,4 @@ def test_debug_log_shows_compiles_choices_and_fallbacks(run_python, tmp_path):
     assert "dotcompute.compile: compiled triple_" in err and "(cache: miss)" in err
     assert "best chose " in err and "exploring" in err
     assert "falling back to cpu:0" in err
+    assert "dotcompute.launch: launch plan for triple on cpu:0" in err
