@@ -19,6 +19,8 @@ class Plan:
     deps: list[list[int]]
     mode: list[str]
     slot: list[int]  # stream slot on the stage's accelerator (inline stages; -1 otherwise)
+    acc_ids: list[str]  # the stage's accelerator id ("host" for host steps): read once, not per run
+    tracks: list[str]  # trace track names of inline stages
 
     @property
     def has_jobs(self) -> bool:
@@ -62,4 +64,6 @@ def make_plan(graph: Graph) -> Plan:
             k = used.get(s.accelerator.id, 0)
             used[s.accelerator.id] = k + 1
             slot[i] = k % MAX_STREAMS
-    return Plan(deps, mode, slot)
+    acc_ids = ["host" if s.accelerator is None else s.accelerator.id for s in graph.stages]
+    tracks = [f"{acc_ids[i]} stream {slot[i]}" if mode[i] == INLINE else "" for i in range(n)]
+    return Plan(deps, mode, slot, acc_ids, tracks)

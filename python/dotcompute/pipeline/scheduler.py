@@ -64,8 +64,8 @@ class Run:
         n = len(self.stages)
         self.state = [WAITING] * n
         self.ex = [_Exec() for _ in range(n)]
-        self.results = [StageResult(s.name, s.kind, accelerator="host" if s.accelerator is None else s.accelerator.id)
-                        for s in self.stages]
+        self.results = [StageResult(s.name, s.kind, accelerator=a) for s, a in zip(self.stages, plan.acc_ids,
+                                                                                    strict=True)]
         self.q: queue.SimpleQueue = queue.SimpleQueue()
         self.outstanding = 0  # jobs and waiters whose message has not come back yet
         self.abort: tuple[int, BaseException] | None = None
@@ -111,9 +111,10 @@ class Run:
         # One event per accelerator at the start of the run: device times on the run's time line are
         # measured from it (events of one accelerator share a clock; different devices do not).
         for i, s in enumerate(self.stages):
-            if self.plan.mode[i] == INLINE and s.accelerator is not None and s.accelerator.id not in self.refs:
+            acc_id = self.plan.acc_ids[i]
+            if self.plan.mode[i] == INLINE and s.accelerator is not None and acc_id not in self.refs:
                 stream = self.res.stream(s.accelerator, 0)
-                self.refs[s.accelerator.id] = (stream.record(), (time.perf_counter() - self.t0) * 1000.0)
+                self.refs[acc_id] = (stream.record(), (time.perf_counter() - self.t0) * 1000.0)
 
     def _scan(self, jobs_only: bool = False) -> None:
         state, deps, mode = self.state, self.plan.deps, self.plan.mode
@@ -211,7 +212,7 @@ class Run:
         ex.end = stream.record()
         r = self.results[i]
         r.wall_ms += (time.perf_counter() - t) * 1000.0
-        r.track = f"{acc.id} stream {self.plan.slot[i]}"
+        r.track = self.plan.tracks[i]
 
     def _request_wait(self, d: int) -> None:
         ex = self.ex[d]
@@ -340,10 +341,11 @@ class Run:
             ex = self.ex[i]
             if ex.start is not None and ex.end is not None and self.state[i] == DONE and r.device_ms is None:
                 try:
-                    r.device_ms = ex.start.elapsed(ex.end)
-                    ref, offset = self.refs[self.stages[i].accelerator.id]  # type: ignore[union-attr]
-                    r.start_ms = offset + ref.elapsed(ex.start)
-                    r.end_ms = offset + ref.elapsed(ex.end)
+                    # both ends from the run's reference event: two event queries per stage, not three
+                    ref, offset = self.refs[r.accelerator]
+                    begin, end = ref.elapsed(ex.start), ref.elapsed(ex.end)
+                    r.device_ms = end - begin
+                    r.start_ms, r.end_ms = offset + begin, offset + end
                 except Exception:  # noqa: BLE001 -- a backend without event timing: wall time only
                     pass
             elif ex.t_end:
