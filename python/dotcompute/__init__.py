@@ -39,7 +39,7 @@ from .launch import launch
 from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from . import ops
 from .ops import (  # noqa: A004 -- numpy's names
-    argmax, argmin, argsort, cumsum, matmul, max, mean, min, prod, reduce, scan, sort, sort_by_key, sum,
+    argmax, argmin, argsort, cumsum, fft, matmul, max, mean, min, prod, reduce, scan, sort, sort_by_key, sum,
 )
 from . import expr  # installs Buffer's operators; its reductions fuse pending expressions, else call ops
 from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum, synchronize, where  # noqa: A004
@@ -92,7 +92,7 @@ __all__ = [
     "uint64",
     *_lang_all,
     # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
-    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul", "sort", "argsort", "sort_by_key",
+    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul", "sort", "argsort", "sort_by_key", "fft",
     # array expressions (fusion)
     "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]

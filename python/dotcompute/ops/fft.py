@@ -1,0 +1,306 @@
+"""``dc.fft``: ``fft ifft rfft irfft fft2 ifft2`` with numpy.fft's arguments and result dtypes.
+
+Paths (ops/dispatch.py): on host-memory (CPU) buffers scipy.fft (pocketfft, ``workers=`` every
+core) when SciPy is installed, else numpy.fft, both zero-copy; elsewhere, or when forced, the
+Stockham/Bluestein kernels of fft_kernels.py. Those work on separate real and imaginary planes
+because the kernel language has no complex type yet: a complex Buffer on a non-host device is
+split into planes (and the result joined) through the host; real input goes to the device as it is.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Accelerator, Buffer
+from . import dispatch
+from . import fft_kernels as fk
+from . import sort_kernels as sk
+from .arrays import normalize_axis, operand, result
+
+try:  # pocketfft with threads; optional, numpy.fft otherwise
+    import scipy.fft as _vendor_fft
+
+    _WORKERS: dict[str, Any] = {"workers": os.cpu_count() or 1}
+except ImportError:  # pragma: no cover - SciPy is in the test extra
+    _vendor_fft = np.fft  # type: ignore[assignment]
+    _WORKERS = {}
+
+_RADICES = (4, 2, 3, 5, 7)
+_NORMS = (None, "backward", "ortho", "forward")
+
+
+def factor(n: int) -> list[int] | None:
+    """The Stockham radices for length n (4s first), or None when a prime factor above 7 remains."""
+    out = []
+    for r in _RADICES:
+        while n % r == 0 and n > 1:
+            out.append(r)
+            n //= r
+    return out if n == 1 else None
+
+
+@lru_cache(maxsize=64)
+def _twiddles(acc: Accelerator, n: int, dtype: Any) -> tuple[Buffer, Buffer]:
+    # w_n ** t = cos + i sin of 2 pi t / n, computed in float64 once per (device, length, dtype)
+    ang = 2 * np.pi * np.arange(n) / n
+    return acc.asarray(np.cos(ang).astype(dtype)), acc.asarray(np.sin(ang).astype(dtype))
+
+
+@lru_cache(maxsize=32)
+def _bluestein_tables(acc: Accelerator, n: int, sign: int, dtype: Any) -> tuple[Any, ...]:
+    m = 1 << (2 * n - 2).bit_length()  # a power of two >= 2n - 1
+    k = np.arange(n)
+    w = np.exp(sign * 1j * np.pi * ((k * k) % (2 * n)) / n)  # the chirp, exact k^2 mod 2n
+    wa = np.zeros(m, complex)
+    wa[:n] = w
+    b = np.zeros(m, complex)
+    b[:n] = np.conj(w)
+    b[m - n + 1:] = np.conj(w[1:][::-1])
+    bf = np.fft.fft(b)  # the chirp's spectrum: a constant table, like the twiddles
+    up = [acc.asarray(np.ascontiguousarray(v).astype(dtype)) for v in (wa.real, wa.imag, bf.real, bf.imag,
+                                                                          w.real, w.imag)]
+    return (m, *up)
+
+
+def fft_rows(re: Buffer, im: Buffer, n: int, sign: int) -> tuple[Buffer, Buffer]:
+    """Unnormalised DFT of every row of length n of the planes (new buffers); sign -1 forward, +1 inverse."""
+    acc = re.accelerator
+    t = re.dtype.type
+    radices = factor(n)
+    if radices is None:
+        return _bluestein(re, im, n, sign)
+    if not radices:  # n == 1
+        return _copy(re), _copy(im)
+    tw_re, tw_im = _twiddles(acc, n, t)
+    stage = fk.stage_kernel(t)
+    p = 1
+    for r in radices:
+        ro, io = acc.empty((re.size,), t), acc.empty((re.size,), t)
+        acc.launch(stage, re.size // r, re, im, ro, io, tw_re, tw_im, n, r, p, sign)
+        re, im, p = ro, io, p * r
+    return re, im
+
+
+def _bluestein(re: Buffer, im: Buffer, n: int, sign: int) -> tuple[Buffer, Buffer]:
+    acc = re.accelerator
+    t = re.dtype.type
+    m, wa_re, wa_im, bf_re, bf_im, w_re, w_im = _bluestein_tables(acc, n, sign, t)
+    ar, ai = _resize(re, n, m), _resize(im, n, m)
+    cmul = fk.cmul_kernel(t)
+    acc.launch(cmul, ar.size, ar, ai, wa_re, wa_im, m, 1.0)
+    ar, ai = fft_rows(ar, ai, m, -1)
+    acc.launch(cmul, ar.size, ar, ai, bf_re, bf_im, m, 1.0)
+    ar, ai = fft_rows(ar, ai, m, +1)
+    cr, ci = _resize(ar, m, n), _resize(ai, m, n)
+    acc.launch(cmul, cr.size, cr, ci, w_re, w_im, n, 1.0 / m)
+    return cr, ci
+
+
+def _resize(x: Buffer, n_in: int, n_out: int, offset: int = 0) -> Buffer:
+    rows = x.size // n_in if n_in else 0
+    out = x.accelerator.empty((rows * n_out,), x.dtype)
+    if out.size:
+        x.accelerator.launch(fk.resize_kernel(x.dtype.type), out.size, x, out, n_in, n_out, offset)
+    return out
+
+
+def _copy(x: Buffer) -> Buffer:
+    return _resize(x, x.size, x.size) if x.size else x
+
+
+def _scale(x: Buffer, factor: float) -> None:
+    if factor != 1.0 and x.size:
+        x.accelerator.launch(fk.scale_kernel(x.dtype.type), x.size, x, factor)
+
+
+def _move(x: Buffer, outer_n_inner: tuple[int, int, int], to_last: bool) -> Buffer:
+    _, n, inner = outer_n_inner
+    if inner == 1 or x.size == 0:
+        return x
+    out = x.accelerator.empty((x.size,), x.dtype)
+    x.accelerator.launch(sk.move_axis_kernel(), x.size, x, out, n, inner, int(to_last))
+    return out
+
+
+def _factor_for(norm: Any, n: int, inverse: bool) -> float:
+    if norm not in _NORMS:
+        raise ValueError(f"dc.fft: norm must be one of {_NORMS}, got {norm!r}")
+    if norm == "ortho":
+        return 1 / math.sqrt(n) if n else 1.0
+    if (norm in (None, "backward")) == inverse:
+        return 1 / n if n else 1.0
+    return 1.0
+
+
+class _Planes:
+    """A complex array as device planes: rows of length n along the transformed axis, moved last."""
+
+    def __init__(self, acc: Accelerator, host_or_buf: Any, real_dtype: np.dtype) -> None:
+        self.acc = acc
+        t = real_dtype
+        if isinstance(host_or_buf, Buffer) and host_or_buf.dtype == t:
+            self.shape = host_or_buf.shape
+            self.re = _flat(host_or_buf)
+            self.im = acc.zeros((host_or_buf.size,), t)
+            return
+        host = host_or_buf.numpy() if isinstance(host_or_buf, Buffer) else np.asarray(host_or_buf)
+        self.shape = host.shape
+        self.re = acc.asarray(np.ascontiguousarray(host.real, dtype=t).reshape(-1))
+        self.im = acc.asarray(np.ascontiguousarray(host.imag if host.dtype.kind == "c" else np.zeros(host.shape),
+                                                   dtype=t).reshape(-1))
+
+    def along(self, axis: int) -> tuple[int, int, int]:
+        outer = int(np.prod(self.shape[:axis], dtype=np.int64))
+        inner = int(np.prod(self.shape[axis + 1:], dtype=np.int64))
+        return outer, self.shape[axis], inner
+
+    def transform(self, axis: int, n_out: int, sign: int, factor: float, keep: int | None = None,
+                  hermitian_n: int | None = None) -> None:
+        """Along ``axis``: resize to ``n_out`` (or, for irfft, extend the half spectrum to
+        ``hermitian_n``), DFT, scale, and keep the first ``keep`` terms."""
+        layout = self.along(axis)
+        re, im = _move(self.re, layout, True), _move(self.im, layout, True)
+        n_in = layout[1]
+        if hermitian_n is not None:
+            h = hermitian_n // 2 + 1
+            re, im = _resize(re, n_in, h), _resize(im, n_in, h)
+            fr = self.acc.empty((re.size // h * hermitian_n,), re.dtype)
+            fi = self.acc.empty((fr.size,), re.dtype)
+            if fr.size:
+                self.acc.launch(fk.hermitian_kernel(re.dtype.type), fr.size, re, im, fr, fi, h, hermitian_n)
+            re, im, n = fr, fi, hermitian_n
+        else:
+            if n_out != n_in:
+                re, im = _resize(re, n_in, n_out), _resize(im, n_in, n_out)
+            n = n_out
+        if re.size and n:
+            re, im = fft_rows(re, im, n, sign)
+            _scale(re, factor)
+            _scale(im, factor)
+        if keep is not None and keep != n:
+            re, im = _resize(re, n, keep), _resize(im, n, keep)
+            n = keep
+        self.shape = self.shape[:axis] + (n,) + self.shape[axis + 1:]
+        new_layout = self.along(axis)
+        self.re, self.im = _move(re, new_layout, False), _move(im, new_layout, False)
+
+    def complex(self, dtype: np.dtype) -> np.ndarray:
+        out = np.empty(self.shape, dtype)
+        out.real = self.re.numpy().reshape(self.shape)
+        out.imag = self.im.numpy().reshape(self.shape)
+        return out
+
+    def real(self) -> Buffer:
+        from .arrays import shaped
+
+        return shaped(self.re, self.shape)
+
+
+def _flat(buf: Buffer) -> Buffer:
+    from .arrays import flat
+
+    return flat(buf)
+
+
+def _complex_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    if dtype.kind not in "biufc":
+        raise TypeError(f"dc.fft.{name}: dtype {dtype} is not supported")
+    return np.dtype(np.complex64) if dtype in (np.float32, np.complex64, np.float16) else np.dtype(np.complex128)
+
+
+def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm: Any, accelerator: Any,
+         inverse: bool, real_in: bool = False, real_out: bool = False) -> Any:
+    o = operand(f"dc.fft.{name}", x, accelerator)
+    cdt = _complex_dtype(name, o.dtype)
+    if real_in and o.dtype.kind == "c":
+        raise TypeError(f"dc.fft.{name}: x must be real, got {o.dtype}")
+    nd = len(o.shape)
+    if nd == 0:
+        raise ValueError(f"dc.fft.{name}: x must have at least one dimension")
+    axs = tuple(normalize_axis(f"dc.fft.{name}", a, nd) for a in axes)
+    for s in sizes:
+        if s is not None and (not isinstance(s, (int, np.integer)) or s < 1):
+            raise ValueError(f"dc.fft.{name}: n must be a positive int, got {s!r}")
+    if len(sizes) != len(axs):
+        raise ValueError(f"dc.fft.{name}: s has {len(sizes)} sizes for {len(axs)} axes")
+    if len(set(axs)) != len(axs):
+        raise ValueError(f"dc.fft.{name}: repeated axes {axes}")
+    _norm_check(norm)
+    rdt = np.dtype(np.float32 if cdt == np.complex64 else np.float64)
+    path = dispatch.choose(f"fft.{name}", o.acc, rdt)
+    if path in ("vendor", "host"):
+        host = o.view() if path == "vendor" else o.device().numpy()
+        value = _vendor(name, host, axs, sizes, norm)
+        value = value.astype(rdt if real_out else cdt, copy=False)
+        return result(o, np.ascontiguousarray(value))
+    planes = _Planes(o.acc, o.buf if o.buf is not None else o.host, rdt)
+    sign = 1 if inverse else -1
+    for i, (ax, s) in enumerate(zip(axs, sizes, strict=True)):
+        n_in = planes.shape[ax]
+        last = i == len(axs) - 1
+        if real_out and last:  # irfft: the half spectrum along the last axis, extended to length s
+            n = s if s is not None else 2 * (n_in - 1)
+            if n < 1:
+                raise ValueError(f"dc.fft.{name}: invalid number of data points ({n}) specified")
+            planes.transform(ax, n, sign, _factor_for(norm, n, inverse), hermitian_n=n)
+        else:
+            n = s if s is not None else n_in
+            keep = n // 2 + 1 if (real_in and i == 0) else None
+            planes.transform(ax, n, sign, _factor_for(norm, n, inverse), keep=keep)
+    if real_out:
+        return result(o, planes.real())
+    return result(o, planes.complex(cdt))
+
+
+def _norm_check(norm: Any) -> None:
+    if norm not in _NORMS:
+        raise ValueError(f"dc.fft: norm must be one of {_NORMS}, got {norm!r}")
+
+
+def _vendor(name: str, host: np.ndarray, axs: tuple[int, ...], sizes: tuple[Any, ...], norm: Any) -> np.ndarray:
+    fn = getattr(_vendor_fft, name)
+    if name in ("fft2", "ifft2"):
+        s = None if all(v is None for v in sizes) else tuple(v if v is not None else host.shape[a]
+                                                               for a, v in zip(axs, sizes, strict=True))
+        return fn(host, s=s, axes=axs, norm=norm, **_WORKERS)
+    return fn(host, n=sizes[0], axis=axs[0], norm=norm, **_WORKERS)
+
+
+def fft(x: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """Discrete Fourier transform along ``axis`` (``n``: cut or zero-pad to n points first)."""
+    return _run("fft", x, (axis,), (n,), norm, accelerator, inverse=False)
+
+
+def ifft(x: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """Inverse of :func:`fft` (scaled by 1/n with the default norm)."""
+    return _run("ifft", x, (axis,), (n,), norm, accelerator, inverse=True)
+
+
+def rfft(x: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """FFT of real input: the n//2 + 1 non-negative frequency terms."""
+    return _run("rfft", x, (axis,), (n,), norm, accelerator, inverse=False, real_in=True)
+
+
+def irfft(x: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """Inverse of :func:`rfft`: a real signal of ``n`` points (default ``2 * (len - 1)``)."""
+    return _run("irfft", x, (axis,), (n,), norm, accelerator, inverse=True, real_out=True)
+
+
+def fft2(x: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """2-D FFT over ``axes`` (``s``: the sizes along them)."""
+    sizes = tuple(s) if s is not None else (None,) * len(axes)
+    return _run("fft2", x, tuple(axes), sizes, norm, accelerator, inverse=False)
+
+
+def ifft2(x: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, *, accelerator: Any = "auto") -> Any:
+    """Inverse of :func:`fft2`."""
+    sizes = tuple(s) if s is not None else (None,) * len(axes)
+    return _run("ifft2", x, tuple(axes), sizes, norm, accelerator, inverse=True)
+
+
+__all__ = ["factor", "fft", "fft2", "fft_rows", "ifft", "ifft2", "irfft", "rfft"]

@@ -1,0 +1,124 @@
+"""Portable FFTs, written in the kernel language: mixed-radix Stockham stages and Bluestein.
+
+The kernel language has no complex type yet, so a complex array is two planes, ``re`` and
+``im``, of float32 or float64; rows of length ``n`` lie one after another (a batch).
+
+``fft_stage`` is one radix-R pass of a self-sorting (Stockham) FFT: with ``p`` the product of the
+radices already done and ``t = n / R``, work-item ``i`` reads ``x[i + s*t]`` for s < R, applies
+the twiddles, does a length-R DFT and writes ``y[(i - i % p) * R + i % p + r*p]``. Twiddle and
+DFT factors combine into one root of unity, ``w_L ** (s * (k + r*p))`` with ``L = p*R``, read
+from a table of ``w_n ** t`` (so no sin/cos per element). Radices 4, 2, 3, 5 and 7 cover every
+length whose prime factors are those; other lengths go through Bluestein's algorithm (a chirp
+multiply, a power-of-two convolution by FFT, another chirp multiply), with ``cmul`` and
+``chirp_pad`` below.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from . import klang as dc
+
+
+@cache
+def stage_kernel(dtype: Any) -> Any:
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def fft_stage(re: dc.Buffer, im: dc.Buffer, re_out: dc.Buffer, im_out: dc.Buffer, tw_re: dc.Buffer,
+                  tw_im: dc.Buffer, n: dc.int64, radix: dc.int64, p: dc.int64, sign: dc.int64):
+        g = dc.global_id(0)
+        t = n // radix
+        if g < (re.shape[0] // n) * t:
+            row = g // t
+            i = g - row * t
+            base = row * n
+            k = i % p
+            j = (i - k) * radix + k
+            big = p * radix  # L: the length of the DFTs this stage completes
+            step = n // big  # w_L = w_n ** step
+            for r in range(radix):
+                sr = T(0)
+                si = T(0)
+                for s in range(radix):
+                    e = (s * (k + r * p)) % big * step
+                    c = tw_re[e]
+                    sn = T(sign) * tw_im[e]
+                    xr = re[base + i + s * t]
+                    xi = im[base + i + s * t]
+                    sr += xr * c - xi * sn
+                    si += xr * sn + xi * c
+                re_out[base + j + r * p] = sr
+                im_out[base + j + r * p] = si
+
+    return fft_stage
+
+
+@cache
+def cmul_kernel(dtype: Any) -> Any:
+    @dc.kernel
+    def cmul(re: dc.Buffer, im: dc.Buffer, wr: dc.Buffer, wi: dc.Buffer, m: dc.int64, scale: dc.float64):
+        # (re, im)[f] *= (wr, wi)[f % m] * scale: chirps and spectra, one row of m for every row
+        f = dc.global_id(0)
+        if f < re.shape[0]:
+            q = f % m
+            a = re[f]
+            b = im[f]
+            re[f] = (a * wr[q] - b * wi[q]) * scale
+            im[f] = (a * wi[q] + b * wr[q]) * scale
+
+    return cmul
+
+
+@cache
+def resize_kernel(dtype: Any) -> Any:
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def resize_rows(x: dc.Buffer, out: dc.Buffer, n_in: dc.int64, n_out: dc.int64, offset: dc.int64):
+        # out row (length n_out) = x row (length n_in) from `offset`, cut or padded with zeros
+        f = dc.global_id(0)
+        if f < out.shape[0]:
+            row = f // n_out
+            q = f - row * n_out + offset
+            out[f] = x[row * n_in + q] if q < n_in else T(0)
+
+    return resize_rows
+
+
+@cache
+def hermitian_kernel(dtype: Any) -> Any:
+    @dc.kernel
+    def hermitian(re: dc.Buffer, im: dc.Buffer, re_out: dc.Buffer, im_out: dc.Buffer, h: dc.int64,
+                  n: dc.int64):
+        # the full spectrum of a real signal of length n from its first h = n//2 + 1 terms
+        f = dc.global_id(0)
+        if f < re_out.shape[0]:
+            row = f // n
+            q = f - row * n
+            if q < h:
+                re_out[f] = re[row * h + q]
+                im_out[f] = im[row * h + q] if (q > 0 and 2 * q != n) else 0.0  # DC and Nyquist are real
+            else:
+                re_out[f] = re[row * h + n - q]
+                im_out[f] = -im[row * h + n - q]
+
+    return hermitian
+
+
+
+
+
+@cache
+def scale_kernel(dtype: Any) -> Any:
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def scale(x: dc.Buffer, factor: dc.float64):
+        f = dc.global_id(0)
+        if f < x.shape[0]:
+            x[f] = T(x[f] * factor)
+
+    return scale
+__all__ = ["cmul_kernel", "hermitian_kernel", "resize_kernel", "scale_kernel", "stage_kernel"]
