@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LaunchError
+from .errors import DotComputeError, LaunchError
 from .runtime import trace as _trace
 from .runtime.array_hooks import HOOKS as _ARRAY_HOOKS
 
@@ -117,10 +117,15 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
             raise TypeError(f"stream must be a dc.Stream (from acc.stream()), not {type(stream).__name__}")
         raise LaunchError(f"the stream belongs to {owner.id} but the launch is on {acc.id}")
     recorder = _trace.active
-    if recorder is None:
-        runner(acc, gsize, lsize, args, stream)
-    else:
-        _trace.traced_launch(recorder, kernel.name, runner, acc, gsize, lsize, args, stream)
+    try:  # free unless something is raised (zero-cost exception handling)
+        if recorder is None:
+            runner(acc, gsize, lsize, args, stream)
+        else:
+            _trace.traced_launch(recorder, kernel.name, runner, acc, gsize, lsize, args, stream)
+    except DotComputeError as e:
+        if e.accelerator is None:  # say where it came from (DotComputeError.accelerator)
+            e.accelerator = acc.id
+        raise
 
 
 # The orchestration layer sits above this module: it registers its launch entry here at import

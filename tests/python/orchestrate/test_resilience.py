@@ -173,3 +173,11 @@ def test_open_breakers_show_in_dotcompute_info_during_a_run(run_python, tmp_path
     line = next(ln for ln in done.stdout.splitlines() if f" {gpu_like.id} " in ln and "pid" in ln)
     assert "open" in line and "cool-down ends in" in line
     assert not list((tmp_path / "cache" / "orchestrate" / "breakers").glob("*.json"))  # removed at exit
+
+
+def test_plain_launch_errors_name_their_device(gpu_like):
+    x, y = _data()
+    gpu_like.memory.limit = 1024
+    with pytest.raises(dc.OutOfMemoryError) as info:
+        gpu_like.launch(double, N, x, y)
+    assert info.value.accelerator == gpu_like.id and info.value.transient
