@@ -18,7 +18,7 @@ from ..launch import (  # by name: dc.launch shadows the module
     launch_on,
     set_orchestrated_launch,
 )
-from ..runtime import Accelerator, Buffer, accelerator, trace
+from ..runtime import Accelerator, Buffer, RawKernel, accelerator, trace
 from . import choose as _choose
 from .history import history, history_key
 from .resilience import CircuitOpenError, breakers, check_retries, is_device_failure, run_with_retries, tag
@@ -87,6 +87,8 @@ def _launch_best(kernel: Any, global_size: Any, args: tuple[Any, ...], local_siz
     last: DotComputeError | None = None
     while True:
         cands = _choose.candidates(spec, exclude=tried)
+        if isinstance(kernel, RawKernel):  # hand-written source runs on its own backend only
+            cands = [d for d in cands if d.backend == kernel.backend]
         if not cands:
             if last is not None:
                 raise last

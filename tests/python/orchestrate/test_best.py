@@ -141,3 +141,18 @@ def test_gpu_and_best_are_accelerator_specs():
         assert dc.accelerator("gpu").id != "cpu:0"
         assert dc.accelerator("GPU") is dc.accelerator("gpu")
     assert dc.accelerator("best") is dc.accelerator("auto")
+
+
+def test_best_keeps_raw_kernels_on_their_backend():
+    if not any(d.backend == "opencl" for d in dc.devices()):
+        pytest.skip("needs an OpenCL device")
+    src = ("__kernel void twice(__global const float* x, __global float* y) {"
+           " size_t i = get_global_id(0); y[i] = 2.0f * x[i]; }")
+    twice = dc.RawKernel(src, "twice", backend="opencl")
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    with dc.profile() as prof:
+        for _ in range(5):
+            dc.launch(twice, 64, x, y, accelerator="best")
+    assert {r.accelerator for r in prof.launches} == {"opencl:0"}
+    np.testing.assert_array_equal(y, 2 * x)
