@@ -105,6 +105,19 @@ def result(op: Operand, value: Buffer | np.ndarray) -> Any:
     return op.acc.asarray(value)
 
 
+def into(op: Operand, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
+    """The result of a host (numpy) computation that ``fill(array)`` writes in place: straight into a
+    new Buffer's host memory for Buffer input (no extra copy on the CPU), a new array for numpy input."""
+    if op.is_numpy:
+        arr = np.empty(shape, dtype)
+        fill(arr)
+        return arr
+    out = op.acc.empty(shape, dtype)
+    with out.host() as view:
+        fill(view)
+    return out
+
+
 # ---------------------------------------------------------------------------------- layout kernels
 @dc.kernel
 def _flatten2(x: dc.Buffer, out: dc.Buffer, n1: dc.int64):
@@ -179,5 +192,5 @@ def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     return outer, shape[axis], inner
 
 
-__all__ = ["AxisError", "Operand", "check_dtype", "flat", "normalize_axis", "operand", "result", "shaped",
+__all__ = ["AxisError", "Operand", "check_dtype", "flat", "into", "normalize_axis", "operand", "result", "shaped",
            "split_axis"]

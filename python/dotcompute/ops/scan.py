@@ -14,7 +14,7 @@ from ..runtime import Buffer
 from . import dispatch
 from . import reduce_kernels as rk
 from . import scan_kernels as sk
-from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
+from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
 from .reduce import check_operator
 
 
@@ -59,14 +59,18 @@ def _scan(name: str, op: Any, x: Any, axis: Any, exclusive: bool, initial: Any, 
     t = np.dtype(out_dtype if out_dtype is not None else o.dtype)
     path = dispatch.choose(name, o.acc, o.dtype, t, vendor=vendor)
     if path in ("vendor", "host"):
-        host = o.view() if path == "vendor" else o.device().numpy()
-        value = np.cumsum(host.reshape(shape), axis=ax, dtype=t)
-        if exclusive:
-            value = np.concatenate([np.zeros_like(np.take(value, [0], axis=ax)), np.delete(value, -1, axis=ax)],
-                                   axis=ax) if value.size else value
-        if initial is not None:
-            value = value + t.type(initial)
-        return result(o, np.ascontiguousarray(value.astype(t, copy=False)))
+        host = (o.view() if path == "vendor" else o.device().numpy()).reshape(shape)
+
+        def fill(out: np.ndarray) -> None:
+            np.cumsum(host, axis=ax, dtype=t, out=out)
+            if exclusive and out.size:  # shift by one along the axis, the initial value first
+                moved = np.moveaxis(out, ax, -1)
+                moved[..., 1:] = moved[..., :-1].copy()
+                moved[..., 0] = 0
+            if initial is not None:
+                out += t.type(initial)
+
+        return into(o, shape, t, fill)
     outer, n, inner = split_axis(shape, ax)
     out = scan_flat(op, flat(o.device()), outer, n, inner, t, exclusive, initial)
     return result(o, shaped(out, shape if axis is None else (o.shape or (1,))))

@@ -14,7 +14,7 @@ import numpy as np
 from ..runtime import Buffer
 from . import dispatch
 from . import sort_kernels as sk
-from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
+from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
 
 
 def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer | None]:
@@ -89,7 +89,14 @@ def sort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
     path = dispatch.choose("sort", o.acc, o.dtype)
     if path in ("vendor", "host"):
         host = o.view() if path == "vendor" else o.device().numpy()
-        return result(o, np.sort(host, axis=axis))
+        if axis is None:
+            host = host.reshape(-1)
+
+        def fill(out: np.ndarray) -> None:
+            out[...] = host
+            out.sort(axis=-1 if axis is None else ax)
+
+        return into(o, host.shape, host.dtype, fill)
     return result(o, _portable(o, shape, 0 if ax is None else ax, False))
 
 
