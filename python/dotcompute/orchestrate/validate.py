@@ -25,7 +25,7 @@ class OutputReport:
     max_abs_error: float
     max_rel_error: float
     mismatches: int
-    first_mismatch: tuple[tuple[int, ...], Any, Any] | None  # (index, got, expected)
+    first_mismatch: tuple[int | tuple[int, ...], Any, Any] | None  # (index, got, expected)
     deterministic: bool
     size: int
 
@@ -130,8 +130,10 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol:
     bad = np.argwhere(~close)
     first = None
     if len(bad):
-        index = tuple(int(v) for v in bad[0])
-        first = (index, got[index].item(), expected[index].item())
+        where = tuple(int(v) for v in bad[0])
+        # 1-D outputs (the common case) report a plain int index, n-d ones a tuple
+        index: int | tuple[int, ...] = where[0] if len(where) == 1 else where
+        first = (index, got[where].item(), expected[where].item())
     return OutputReport(name=name, max_abs_error=float(np.nanmax(diff)) if diff.size else 0.0,
                         max_rel_error=float(np.nanmax(rel)) if rel.size else 0.0, mismatches=int(len(bad)),
                         first_mismatch=first, deterministic=deterministic, size=int(got.size))

@@ -29,6 +29,27 @@ class KernelStats:
     bytes: int
 
 
+class KernelTable(list):
+    """``prof.kernels``: a list of :class:`KernelStats`, also indexable by kernel name (when it ran on
+    one accelerator) or by ``(name, accelerator id)``."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            found = [k for k in self if k.name == key]
+            if len(found) == 1:
+                return found[0]
+            if not found:
+                raise KeyError(f"no launches of kernel {key!r} in this profile")
+            accs = ", ".join(k.accelerator for k in found)
+            raise KeyError(f"kernel {key!r} ran on several accelerators ({accs}); use prof.kernels[{key!r}, 'cpu:0']")
+        if isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key):
+            for k in self:
+                if (k.name, k.accelerator) == key:
+                    return k
+            raise KeyError(f"no launches of kernel {key[0]!r} on {key[1]} in this profile")
+        return super().__getitem__(key)
+
+
 class _Tee:
     """Feeds an inner profile and the one it is nested in (both see every record)."""
 
@@ -132,8 +153,8 @@ class Profile:
         return list(self._recorder.notes) if self._recorder is not None else []
 
     @property
-    def kernels(self) -> list[KernelStats]:
-        """Per (kernel, accelerator), most total time first."""
+    def kernels(self) -> KernelTable:
+        """Per (kernel, accelerator), most total time first (also ``prof.kernels["name"]``)."""
         groups: dict[tuple[str, str], list[LaunchRecord]] = {}
         for r in self.launches:
             groups.setdefault((r.kernel, r.accelerator), []).append(r)
@@ -143,7 +164,7 @@ class Profile:
             out.append(KernelStats(name, acc, len(records), float(times.sum()), float(times.mean()),
                                    float(np.percentile(times, 50)), float(np.percentile(times, 99)),
                                    sum(r.bytes for r in records)))
-        return sorted(out, key=lambda k: -k.total_ms)
+        return KernelTable(sorted(out, key=lambda k: -k.total_ms))
 
     # -- reports -----------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -233,4 +254,4 @@ def profile(otel: bool = False, tracer_provider: Any = None, meter_provider: Any
     return Profile(otel=otel, tracer_provider=tracer_provider, meter_provider=meter_provider)
 
 
-__all__ = ["KernelStats", "Profile", "profile"]
+__all__ = ["KernelStats", "KernelTable", "Profile", "profile"]

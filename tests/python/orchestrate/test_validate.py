@@ -33,11 +33,11 @@ def test_a_planted_mismatch_is_reported_exactly(accelerator):
     assert not rep.ok and not bool(rep)
     out = rep.outputs["y"]
     assert out.mismatches == 1
-    assert out.first_mismatch == ((7,), 0.0, 14.0)
+    assert out.first_mismatch == (7, 0.0, 14.0)
     assert out.max_abs_error == 14.0 and out.max_rel_error == 1.0
     assert out.deterministic
     text = str(rep)
-    assert "MISMATCH" in text and "1/1000" in text and "(7,)" in text
+    assert "MISMATCH" in text and "1/1000" in text and "7, 0.0, 14.0" in text
     assert (y == -1).all()
 
 
@@ -92,3 +92,23 @@ def test_bad_parameters_are_named():
         dc.validate(double, 4, x, x, reference=3)
     with pytest.raises(ValueError, match="outputs"):
         dc.validate(double, 4, x, x, outputs=["nope"])
+
+
+@dc.kernel
+def planted_2d(x: dc.Buffer[dc.float32, 2], y: dc.Buffer[dc.float32, 2]) -> None:
+    i, j = dc.global_id(0), dc.global_id(1)
+    y[i, j] = x[i, j] + 1.0
+    if i == 2 and j == 3:
+        y[i, j] = -5.0
+
+
+def test_nd_outputs_report_a_tuple_index(accelerator):
+    x = np.zeros((4, 6), np.float32)
+    y = np.zeros((4, 6), np.float32)
+
+    def ref(x: np.ndarray, y: np.ndarray) -> None:
+        y[...] = x + 1
+
+    rep = dc.validate(planted_2d, (4, 6), x, y, accelerator=accelerator, reference=ref)
+    assert rep.outputs["y"].first_mismatch == ((2, 3), -5.0, 1.0)
+    assert rep.outputs["y"].mismatches == 1

@@ -157,3 +157,14 @@ def test_dotcompute_profile_writes_a_trace_at_exit(run_python, tmp_path):
     assert done.returncode == 0, done.stderr
     events = json.loads(out.read_text())["traceEvents"]
     assert len([e for e in events if e.get("cat") == "launch" and e["name"] == "inc"]) == 5
+
+
+def test_kernels_by_name():
+    x = np.zeros(8, np.float32)
+    with dc.profile() as prof:
+        dc.launch(fill, 8, x, np.float32(1), accelerator="cpu")
+        dc.launch(fill, 8, x, np.float32(1), accelerator="cpu")
+    assert prof.kernels["fill"].count == 2
+    assert prof.kernels["fill", "cpu:0"] is not None and prof.kernels[0].name == "fill"
+    with pytest.raises(KeyError, match="saxpy"):
+        prof.kernels["saxpy"]
