@@ -23,7 +23,8 @@ from .sync import synchronize
 
 
 def stats() -> dict[str, int]:
-    """Counters: ``kernels_generated`` (distinct fused kernels built) and ``launches`` (fused kernels run)."""
+    """Counters: ``kernels_generated`` (distinct kernels built), ``launches`` (generated kernels run) and
+    ``values_written`` (arrays written by elementwise expression kernels)."""
     return dict(STATS)
 
 

@@ -197,7 +197,7 @@ class Program:
 
 
 _KERNELS: dict[tuple, tuple[Kernel, str]] = {}
-STATS = {"kernels_generated": 0, "launches": 0}
+STATS = {"kernels_generated": 0, "launches": 0, "values_written": 0}
 
 
 def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from .codegen import Program, compile_kernel, launch
+from .codegen import STATS, Program, compile_kernel, launch
 from .lazy import EVALUATE, PENDING, LazyBuffer, Scalar
 from .operands import operand
 
@@ -31,25 +31,30 @@ def _header(prog: Program, outputs: list[tuple[str, np.dtype, int]]) -> list[str
     return lines
 
 
-def held_intermediates(root: LazyBuffer) -> list[LazyBuffer]:
-    """Pending values inside ``root``'s graph, of ``root``'s shape, referenced from outside it."""
+def _pending_inside(root: LazyBuffer) -> tuple[dict[int, LazyBuffer], dict[int, int]]:
+    """The pending values below ``root`` and how many operand slots of the graph refer to each."""
     seen: dict[int, LazyBuffer] = {}
     parents: dict[int, int] = {}
     stack = [root]
     while stack:
-        node = stack.pop()
-        for a in node._args:
+        for a in stack.pop()._args:
             if type(a) is LazyBuffer and a._op is not None:
                 parents[id(a)] = parents.get(id(a), 0) + 1
                 if id(a) not in seen:
                     seen[id(a)] = a
                     stack.append(a)
-    del stack
+    return seen, parents
+
+
+def held_intermediates(root: LazyBuffer) -> list[LazyBuffer]:
+    """Pending values inside ``root``'s graph, of ``root``'s shape, referenced from outside it
+    (a variable, another pending expression): evaluating ``root`` writes them out too."""
+    seen, parents = _pending_inside(root)
     out = []
-    for key, n in seen.items():
-        # references: getrefcount's argument, `seen`, the loop variable `n`, and one per parent slot
-        if n._shape == root._shape and sys.getrefcount(n) - 3 - parents[key] > 0:
-            out.append(n)
+    for key in list(seen):
+        # references: getrefcount's argument, `seen`, and one per operand slot of the graph
+        if seen[key]._shape == root._shape and sys.getrefcount(seen[key]) - 2 - parents[key] > 0:
+            out.append(seen[key])
     return out
 
 
@@ -98,6 +103,7 @@ def run(roots: list[LazyBuffer], extras: bool = True) -> None:
     kernel, _ = compile_kernel(key, "dc_expr", lines)
     outs = [acc.empty(shape if shape else (1,), r.dtype) for r in results]
     launch(acc, kernel, shape if shape else (1,), *outs, *prog.arguments())
+    STATS["values_written"] += len(outs)
     for r, o in zip(results, outs, strict=True):
         r._set_result(o)
 

@@ -24,6 +24,7 @@ from .codegen import CAST_NAMES, Program, compile_kernel, launch
 from .evaluate import held_intermediates, run
 from .lazy import LazyBuffer
 
+LANES = 8  # independent accumulators per work-item on CPU-type devices
 _NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean,
           "argmin": np.argmin, "argmax": np.argmax}
 
@@ -106,16 +107,33 @@ def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
         lines += [f"    best = {CAST_NAMES[x.dtype]}(0)", "    bi = int64(-1)"]
     else:
         lines.append(f"    acc = {_init(kind, acc_t)}")
-    if strided:
-        lines.append(f"    for i0 in range(g, {ext[0]}, {groups_p}):")
-    else:
-        lines.append(f"    for i0 in range(g * {chunk_p}, min(g * {chunk_p} + {chunk_p}, {ext[0]})):")
-    indent = "        "
-    for d in range(1, nd):
-        lines.append(f"{indent}for i{d} in range(0, {ext[d]}):")
+    lanes = LANES if (not strided and not arg and kind in ("sum", "mean", "prod")) else 1
+    if lanes > 1:
+        lines += [f"    acc{k} = {_init(kind, acc_t)}" for k in range(1, lanes)]
+    v = prog.convert(var, val_t)
+    last = nd - 1
+    indent = "    "
+    for d in range(nd - 1 if lanes > 1 else nd):
+        if d == 0 and strided:
+            lines.append(f"    for i0 in range(g, {ext[0]}, {groups_p}):")
+        elif d == 0:
+            lines.append(f"    for i0 in range(g * {chunk_p}, min(g * {chunk_p} + {chunk_p}, {ext[0]})):")
+        else:
+            lines.append(f"{indent}for i{d} in range(0, {ext[d]}):")
+        indent += "    "
+    if lanes > 1:
+        # the innermost loop in LANES independent accumulators: no single dependency chain, and
+        # straight-line code the C compiler can vectorise (floating-point sums are not reassociated)
+        lo, hi = (f"g * {chunk_p}", f"min(g * {chunk_p} + {chunk_p}, {ext[0]})") if last == 0 else ("0", ext[last])
+        lines += [f"{indent}lo = {lo}", f"{indent}hi = {hi}", f"{indent}mid = lo + (hi - lo) // {lanes} * {lanes}",
+                  f"{indent}for jj in range(lo, mid, {lanes}):"]
+        for k in range(lanes):
+            lines.append(f"{indent}    i{last} = jj + {k}")
+            lines += [f"{indent}    {ln}" for ln in prog.lines]
+            lines += [f"{indent}    {ln}" for ln in _update(kind, f"acc{k}" if k else "acc", v, acc_t)]
+        lines.append(f"{indent}for i{last} in range(mid, hi):")
         indent += "    "
     lines += [indent + ln for ln in prog.lines]
-    v = prog.convert(var, val_t)
     if arg:
         flat = "i0"
         for d in range(1, nd):
@@ -124,8 +142,10 @@ def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
         lines += ["    part[g] = best", "    pidx[g] = bi"]
     else:
         lines += [indent + ln for ln in _update(kind, "acc", v, acc_t)]
+        for k in range(1, lanes):
+            lines += ["    " + ln for ln in _update(kind, "acc", f"acc{k}", acc_t)]
         lines.append("    part[g] = acc")
-    key = ("reduce", kind, strided, acc_t.str, nd, tuple(prog.key))
+    key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
     kernel, _ = compile_kernel(key, f"dc_{kind}", lines)
     part = acc.empty((groups,), acc_t if not arg else x.dtype)
     extra = [acc.empty((groups,), np.int64)] if arg else []
