@@ -7,9 +7,8 @@ Importing this package (``import dotcompute`` does) registers the orchestrated l
 
 from __future__ import annotations
 
-from . import choose
+from . import choose, launching
 from . import history as history_module
-from . import launching as _launching
 from . import precompile as _precompile
 from .history import History, history
 from .launching import orchestrated_launch, run_fallback
@@ -25,9 +24,9 @@ from .resilience import (
 )
 from .validate import OutputReport, ValidationReport, compare, validate
 
-_launching.install()
+launching.install()
 _precompile.install()
 
 __all__ = ["BreakerState", "CircuitBreakers", "CircuitOpenError", "History", "OutputReport", "ValidationReport",
            "breakers", "choose", "compare", "history", "history_module", "is_device_failure", "is_transient",
-           "orchestrated_launch", "precompile", "run_fallback", "run_with_retries", "validate"]
+           "launching", "orchestrated_launch", "precompile", "run_fallback", "run_with_retries", "validate"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+import weakref
 from typing import Any
 
 from ..errors import DotComputeError, DotComputeWarning, OutOfMemoryError
@@ -25,7 +26,13 @@ from .resilience import CircuitOpenError, breakers, check_retries, is_device_fai
 
 log = logging.getLogger("dotcompute.orchestrate")
 
-_warned: set[tuple[str, str]] = set()
+# kernels (by identity, weakly: a kernel defined again warns again) -> failed devices already warned about
+_warned: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+
+def forget_warnings() -> None:
+    """Makes the next fallback of every kernel warn again (tests; long-running services after a fix)."""
+    _warned.clear()
 
 
 def orchestrated_launch(kernel: Any, global_size: Any, args: tuple[Any, ...], local_size: Any, spec: Any,
@@ -133,8 +140,12 @@ def run_fallback(kernel: Any, global_size: Any, args: tuple[Any, ...], local_siz
                        f"arrays (or buffers of {fb.id})")
         raise error
     why = f"{type(error).__name__}: {error}".splitlines()[0]
-    if (name, failed) not in _warned:
-        _warned.add((name, failed))
+    try:
+        seen = _warned.setdefault(kernel, set())
+    except TypeError:  # an object that cannot be weakly referenced: warn every time rather than never
+        seen = set()
+    if failed not in seen:
+        seen.add(failed)
         warnings.warn(f"kernel {name!r} failed on {failed} ({why}); running it on {fb.id} instead",
                       DotComputeWarning, stacklevel=3)
     log.info("kernel %s failed on %s (%s); falling back to %s", name, failed, why, fb.id)
@@ -174,4 +185,4 @@ def install() -> None:
     set_orchestrated_launch(orchestrated_launch)
 
 
-__all__ = ["install", "orchestrated_launch", "run_fallback"]
+__all__ = ["forget_warnings", "install", "orchestrated_launch", "run_fallback"]

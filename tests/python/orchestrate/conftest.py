@@ -16,6 +16,7 @@ def private_orchestration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     orch = dc.orchestrate
     orch.history.reset(tmp_path / "history.json")
     orch.breakers.reset()
+    orch.launching.forget_warnings()
     threshold, cooldown = orch.breakers.threshold, orch.breakers.cooldown_s
     yield
     orch.history.reset()
