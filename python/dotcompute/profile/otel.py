@@ -50,6 +50,9 @@ def export(launches: list[LaunchRecord], transfers: list[TransferRecord], compil
             attrs["dotcompute.local_size"] = list(r.local_size)
         if r.device_ms is not None:
             attrs["dotcompute.device_ms"] = r.device_ms
+        # the short names too, for queries that do not know the namespace
+        attrs.update({k.split(".", 1)[1]: v for k, v in list(attrs.items())
+                      if k.split(".", 1)[1] in ("kernel", "accelerator", "global_size", "local_size", "bytes")})
         span = tracer.start_span(f"dotcompute.launch {r.kernel}", start_time=ns(r.start_ms), attributes=attrs)
         span.end(end_time=ns(r.start_ms + max(r.host_ms, r.duration_ms)))
         point = {"dotcompute.kernel": r.kernel, "dotcompute.accelerator": r.accelerator}

@@ -30,7 +30,7 @@ def test_spans_and_metrics_arrive():
             dc.launch(fill, 256, x, np.float32(v), accelerator="cpu")
     spans = [s for s in exporter.get_finished_spans() if s.name.startswith("dotcompute.launch")]
     assert [s.name for s in spans] == ["dotcompute.launch fill"] * 3
-    assert spans[0].attributes["dotcompute.accelerator"] == "cpu:0"
+    assert spans[0].attributes["dotcompute.accelerator"] == "cpu:0" == spans[0].attributes["accelerator"]
     assert tuple(spans[0].attributes["dotcompute.global_size"]) == (256,)
     assert all(s.end_time >= s.start_time for s in spans)
     data = reader.get_metrics_data()
