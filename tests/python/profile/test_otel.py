@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -45,3 +46,32 @@ def test_a_clear_error_without_opentelemetry(monkeypatch):
         dc.profile(otel=True)
     with dc.profile():  # without otel nothing needs it
         pass
+
+
+def test_the_global_providers_are_used(run_python, tmp_path):
+    pytest.importorskip("opentelemetry.sdk")
+    script = tmp_path / "otel_global.py"
+    script.write_text(textwrap.dedent('''
+        import numpy as np
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import dotcompute as dc
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+
+        @dc.kernel
+        def one(x: dc.Buffer[dc.float32]) -> None:
+            x[dc.global_id(0)] = 1.0
+
+        with dc.profile(otel=True):
+            dc.launch(one, 4, np.zeros(4, np.float32), accelerator="cpu")
+        print(sorted(s.name for s in exporter.get_finished_spans() if "launch" in s.name))
+    '''))
+    done = run_python(f"import runpy; runpy.run_path({str(script)!r})")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['dotcompute.launch one']"
