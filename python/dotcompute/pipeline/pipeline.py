@@ -207,8 +207,9 @@ class Pipeline:
         with self._lock:
             pool, self._async = self._async, None
         if pool is not None:
-            pool.shutdown(wait=True)
-        self._res.close()
+            pool.shutdown(wait=True)  # queued runs finish first (they need the lock taken below)
+        with self._lock:  # never while a run is using the threads
+            self._res.close()
 
     def __enter__(self) -> Pipeline:
         return self
