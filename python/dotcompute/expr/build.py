@@ -13,7 +13,7 @@ import numpy as np
 from ..runtime import Buffer
 from .evaluate import store
 from .lazy import LazyBuffer, Scalar
-from .operands import accelerator_of, operand
+from .operands import accelerator_of, check_device_dtypes, operand
 from .types import check_dtype, loop_types
 
 BINARY_UFUNCS: dict[str, np.ufunc] = {
@@ -77,6 +77,7 @@ def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any
                and type(o.value) is int else o for o in ops]
         ins, out = loop_types(ufunc, tuple(_raw(o) for o in ops), what)
     shape = broadcast(*(o.shape for o in ops))
+    check_device_dtypes(acc, (*ins, out), what)
     ops = [_typed(o, t) for o, t in zip(ops, ins, strict=True)]
     return LazyBuffer.pending(op, tuple(ops), ins, out, shape, acc, extra)
 
@@ -112,6 +113,7 @@ def astype(buf: Buffer, dtype: Any) -> Buffer:
     x = operand(buf, acc)
     if isinstance(x, Scalar):
         return acc.asarray(np.asarray(x.value, x.dtype).astype(dt))
+    check_device_dtypes(acc, (x.dtype, dt), "astype")
     return LazyBuffer.pending("cast", (x,), (x.dtype,), dt, x.shape, acc)
 
 
@@ -128,6 +130,7 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     check_dtype(out, "dc.where")
     shape = broadcast(*(o.shape for o in ops))
     loop = (np.dtype(bool), out, out)
+    check_device_dtypes(acc, loop, "dc.where")
     ops = [_typed(o, t) for o, t in zip(ops, loop, strict=True)]
     return LazyBuffer.pending("where", tuple(ops), loop, out, shape, acc)
 

@@ -25,6 +25,21 @@ def accelerator_of(*xs: Any) -> Any:
     return acc
 
 
+_FP64: dict[str, bool] = {}
+
+
+def check_device_dtypes(acc: Any, dtypes: Any, what: str) -> None:
+    """TypeError naming the backend when ``acc`` cannot compute with one of ``dtypes`` (float64
+    on a device without fp64, e.g. Metal)."""
+    has = _FP64.get(acc.id)
+    if has is None:
+        info = acc.info
+        has = _FP64[acc.id] = "fp64" in (info.get("features") or ()) or bool(info.get("fp64"))
+    if not has and any(np.dtype(t) == np.float64 for t in dtypes):
+        raise TypeError(f"{what}: {acc.id} ({acc.backend} backend) has no float64 arithmetic; "
+                        "use float32 buffers (x.astype(dc.float32)) there")
+
+
 def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     """``x`` as an operand on ``acc``: a Buffer (0-d buffers become strong scalars), a Scalar (Python
     numbers stay weak: their ``value`` is the Python number and dtype None), or NotImplemented.
@@ -60,4 +75,4 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     return NotImplemented
 
 
-__all__ = ["operand", "accelerator_of"]
+__all__ = ["operand", "accelerator_of", "check_device_dtypes"]

@@ -160,3 +160,16 @@ def test_buffers_on_different_accelerators_are_refused() -> None:
 def test_buffers_stay_hashable() -> None:
     b = dc.accelerator("cpu").asarray(np.ones(3))
     assert {b: 1}[b] == 1
+
+
+def test_float64_on_a_device_without_fp64_names_the_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dotcompute.expr import operands
+
+    acc = dc.accelerator("cpu")
+    b = acc.asarray(np.ones(3, np.float32))
+    monkeypatch.setitem(operands._FP64, acc.id, False)  # as a Metal device reports it
+    with pytest.raises(TypeError, match="cpu:0 \\(cpu backend\\) has no float64"):
+        b + np.float64(1.0)
+    with pytest.raises(TypeError, match="no float64"):
+        b.astype(np.float64)
+    assert (b * 2.0).dtype == np.float32  # float32 work is unaffected
