@@ -83,15 +83,21 @@ def _portable_axis(name: str, buf: Buffer, axis: int, out_dtype: np.dtype) -> Bu
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         host = np.full(out_shape, 1 if name == "prod" else 0, out_dtype)
         return buf.accelerator.asarray(host)
-    out = reduce_flat(_OPS[name][1], flat(buf), outer, n, inner, out_dtype)
+    op = _OPS[name][1]
+    if np.dtype(out_dtype).kind != "f":
+        op = {rk.op_min: rk.op_min_int, rk.op_max: rk.op_max_int}.get(op, op)
+    out = reduce_flat(op, flat(buf), outer, n, inner, out_dtype, commutative=True)
     return shaped(out, out_shape)
 
 
-def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any) -> Buffer:
+def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any,
+                commutative: bool = False, strided: bool | None = None) -> Buffer:
     """The portable reduction of the flat ``x`` viewed as (outer, n, inner) over n → ``outer*inner`` values.
 
     ``op``: an associative ``@dc.func`` of two values; ``acc_dtype``: the accumulator and result dtype.
     Each element is converted to ``acc_dtype`` before it is combined. ``n`` must be at least 1.
+    ``commutative``: the operator may also be reordered (the built-in ones), which lets the
+    kernel read interleaved, coalesced elements (``strided``; by default on non-CPU devices).
     """
     acc = x.accelerator
     rows = outer * inner
@@ -106,8 +112,10 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
     while True:
         chunk, chunks = rk.plan(rows, src_n)
         dst = out if chunks == 1 else acc.empty((rows * chunks,), acc_t)
-        acc.launch(rk.tree_kernel(op, acc_t), rows * chunks * rk.WIDTH, src, dst, src_n, src_inner, chunk, chunks,
-                   local_size=rk.WIDTH)
+        # interleaved reads pay on GPUs (coalescing); CPU devices prefer each item's own contiguous run
+        interleave = commutative and (acc.type != "cpu" if strided is None else strided)
+        acc.launch(rk.tree_kernel(op, acc_t, interleave), rows * chunks * rk.WIDTH, src, dst, src_n, src_inner,
+                   chunk, chunks, local_size=rk.WIDTH)
         if chunks == 1:
             return out
         src, src_n, src_inner = dst, chunks, 1

@@ -36,19 +36,35 @@ def op_mul(a, b):
 
 @dc.func
 def op_min(a, b):
-    # NaN wins, as in numpy.min (a != a only for NaN)
-    return a if (a != a or a <= b) else b
+    # NaN wins, as in numpy.min: once the accumulator a is NaN no b is smaller, so it stays
+    return b if (b < a or dc.isnan(b)) else a
 
 
 @dc.func
 def op_max(a, b):
-    return a if (a != a or a >= b) else b
+    return b if (b > a or dc.isnan(b)) else a
+
+
+@dc.func
+def op_min_int(a, b):
+    return b if b < a else a  # integers have no NaN: a plain select, which vectorises
+
+
+@dc.func
+def op_max_int(a, b):
+    return b if b > a else a
 
 
 @cache
-def tree_kernel(op: Any, acc_dtype: Any) -> Any:
-    """``x`` (any dtype) → ``partial[row * chunks + c]`` (``acc_dtype``), combined with ``op``."""
+def tree_kernel(op: Any, acc_dtype: Any, commutative: bool = False) -> Any:
+    """``x`` (any dtype) → ``partial[row * chunks + c]`` (``acc_dtype``), combined with ``op``.
+
+    ``commutative``: items fold interleaved elements (item l takes start + l, start + l + WIDTH, ...),
+    so neighbouring items read neighbouring elements: coalesced loads on GPUs, a vectorised loop
+    over the items on the CPU. Otherwise each item folds a contiguous run, keeping the order.
+    """
     ACC = acc_dtype  # noqa: N806 -- a dtype, folded into the kernel
+    STRIDED = 1 if commutative else 0  # noqa: N806 -- a constant: the untaken branch is folded away
 
     @dc.kernel
     def reduce_tree(x: dc.Buffer, partial: dc.Buffer, n: dc.int64, inner: dc.int64, chunk: dc.int64,
@@ -62,15 +78,23 @@ def tree_kernel(op: Any, acc_dtype: Any) -> Any:
         j = row - o * inner
         start = c * chunk
         stop = min(start + chunk, n)
-        per = (stop - start + WIDTH - 1) // WIDTH  # each item folds `per` consecutive elements
-        valid = (stop - start + per - 1) // per  # the items that got at least one
-        lo = start + l * per
-        hi = min(lo + per, stop)
-        if lo < hi:
-            acc = ACC(x[(o * n + lo) * inner + j])
-            for k in range(lo + 1, hi):
-                acc = op(acc, ACC(x[(o * n + k) * inner + j]))
-            tile[l] = acc
+        if STRIDED == 1:
+            valid = min(WIDTH, stop - start)
+            if l < valid:
+                acc = ACC(x[(o * n + start + l) * inner + j])
+                for k in range(start + l + WIDTH, stop, WIDTH):
+                    acc = op(acc, ACC(x[(o * n + k) * inner + j]))
+                tile[l] = acc
+        else:
+            per = (stop - start + WIDTH - 1) // WIDTH  # each item folds `per` consecutive elements
+            valid = (stop - start + per - 1) // per  # the items that got at least one
+            lo = start + l * per
+            hi = min(lo + per, stop)
+            if lo < hi:
+                acc = ACC(x[(o * n + lo) * inner + j])
+                for k in range(lo + 1, hi):
+                    acc = op(acc, ACC(x[(o * n + k) * inner + j]))
+                tile[l] = acc
         dc.barrier()
         s = 1
         while s < WIDTH:
@@ -180,5 +204,5 @@ def plan(rows: int, n: int) -> tuple[int, int]:
 
 
 __all__ = ["WIDTH", "arg_tree_kernel", "greater_nan_first", "less_nan_first", "op_add", "op_max", "op_min",
-           "op_mul", "plan", "rows_kernel", "tree_kernel"]
+           "op_max_int", "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]
 

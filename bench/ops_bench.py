@@ -1,0 +1,161 @@
+"""Array operations (issue 10): dc.sum/min/argmax/cumsum/sort/argsort/matmul/fft beside numpy and peers.
+
+    python bench/ops_bench.py                       # every row, every device
+    python bench/ops_bench.py --quick --devices cpu:0 --only sum,matmul
+
+Per device, two dotcompute columns: the default dispatch ("auto": the vendor path where there is one,
+numpy/SciPy on CPU buffers) and the portable kernel-language implementation forced
+(``dc.ops.prefer("portable")``). numpy is the reference column; numba (parallel, fastmath) joins the
+sum row when installed; scipy.fft (pocketfft, all cores) the FFT rows. Inputs are device Buffers made
+before timing; every timed call ends with the result ready (a synchronize, or a host read of a 0-d
+result). Times are best-of-N milliseconds (matmul: GFLOP/s). Writes bench/results/operations.{json,md}.
+Measurements, never pass/fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from harness import Report, Result, best_time  # noqa: E402
+
+import dotcompute as dc  # noqa: E402
+from dotcompute.ops import dispatch  # noqa: E402
+
+ROWS = ("sum", "min", "argmax", "cumsum", "sort", "argsort", "matmul", "fft", "fft2")
+RNG = np.random.default_rng(0)
+
+
+def _numba_sum() -> Callable[[np.ndarray], float] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(parallel=True, fastmath=True, cache=False)
+    def nsum(x):
+        s = np.float32(0)
+        for i in numba.prange(x.size):
+            s += x[i]
+        return s
+
+    return nsum
+
+
+def _inputs(quick: bool) -> dict[str, np.ndarray]:
+    n16 = 2**24
+    return {
+        "f32_16m": RNG.random(n16, dtype=np.float32),
+        "i32_16m": RNG.integers(0, 1000, n16).astype(np.int32),
+        "f32_4m": RNG.random(2**22, dtype=np.float32),
+        "i32_4m": RNG.integers(0, 2**31 - 1, 2**22).astype(np.int32),
+        "mat": RNG.random((1024, 1024), dtype=np.float32),
+        "c64_1m": (RNG.random(2**20) + 1j * RNG.random(2**20)).astype(np.complex64),
+        "c64_1k2": (RNG.random((1000, 1000)) + 1j * RNG.random((1000, 1000))).astype(np.complex64),
+    }
+
+
+# workload name -> (input key, numpy function, dotcompute function, unit)
+def _workloads() -> dict[str, tuple[str, Callable, Callable, str]]:
+    return {
+        "sum": ("f32_16m", np.sum, lambda b: float(dc.sum(b)), "ms"),
+        "min": ("f32_16m", np.min, lambda b: float(dc.min(b)), "ms"),
+        "argmax": ("f32_16m", np.argmax, lambda b: int(dc.argmax(b)), "ms"),
+        "cumsum": ("i32_16m", np.cumsum, dc.cumsum, "ms"),
+        "sort": ("f32_4m", np.sort, dc.sort, "ms"),
+        "argsort": ("i32_4m", lambda x: np.argsort(x, kind="stable"), dc.argsort, "ms"),
+        "matmul": ("mat", lambda x: x @ x, lambda b: dc.matmul(b, b), "GFLOP/s"),
+        "fft": ("c64_1m", np.fft.fft, dc.fft.fft, "ms"),
+        "fft2": ("c64_1k2", np.fft.fft2, dc.fft.fft2, "ms"),
+    }
+
+
+LABEL = {"sum": "sum 16M f32", "min": "min 16M f32", "argmax": "argmax 16M f32", "cumsum": "cumsum 16M int32",
+         "sort": "sort 4M f32", "argsort": "argsort 4M int32 (stable)", "matmul": "matmul 1024² f32",
+         "fft": "fft 2^20 c64", "fft2": "fft2 1000×1000 c64"}
+
+
+def _value(unit: str, seconds: float) -> float:
+    return 2 * 1024**3 / seconds / 1e9 if unit == "GFLOP/s" else seconds * 1e3
+
+
+def _bench_row(report: Report, row: str, x: np.ndarray, work: tuple, accs: list, nsum: Callable | None,
+               repeat: int) -> None:
+    _, np_fn, dc_fn, unit = work
+    label = LABEL[row]
+    ref = best_time(lambda: np_fn(x), repeat=repeat)
+    report.add(Result(label, "numpy", _value(unit, ref), unit, unit != "ms"))
+    if row == "sum":
+        if nsum is None:
+            report.add(Result(label, "numba (parallel, fastmath)", None, unit, False, "skipped: no numba"))
+        else:
+            s = best_time(lambda: nsum(x), repeat=repeat)
+            report.add(Result(label, "numba (parallel, fastmath)", _value(unit, s), unit, False,
+                              f"{ref / s:.2f}x numpy"))
+    if row in ("fft", "fft2"):
+        import scipy.fft
+
+        fn = getattr(scipy.fft, row)
+        s = best_time(lambda: fn(x, workers=os.cpu_count()), repeat=repeat)
+        report.add(Result(label, "scipy.fft (workers=all)", _value(unit, s), unit, False, f"{ref / s:.2f}x numpy"))
+    for acc in accs:
+        buf = acc.asarray(x)
+        modes = [("auto", "tiled"), ("portable", "tiled")] + ([("portable", "naive")] if row == "matmul" else [])
+        for mode, kernel in modes:
+            col = f"dc {acc.id}" + ("" if mode == "auto" else " portable") + (" naive" if kernel == "naive" else "")
+            if row == "matmul":
+                def fn(b=buf, k=kernel):
+                    return dc.matmul(b, b, kernel=k)
+            else:
+                def fn(b=buf):
+                    return dc_fn(b)
+            reps = 1 if (mode == "portable" and row in ("sort", "argsort")) or kernel == "naive" else repeat
+            try:
+                with dispatch.prefer(mode):
+                    s = best_time(fn, repeat=reps, sync=acc.synchronize)
+                report.add(Result(label, col, _value(unit, s), unit, unit != "ms", f"{ref / s:.2f}x numpy"))
+            except Exception as exc:  # a failing row is reported, not fatal
+                report.add(Result(label, col, None, unit, unit != "ms", f"error: {exc}"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--only", default=",".join(ROWS), help="comma list of: " + ", ".join(ROWS))
+    ap.add_argument("--devices", default=None, help="comma list of device ids (default: every device)")
+    ap.add_argument("--out", default=str(HERE / "results"), help="folder for operations.{json,md}")
+    args = ap.parse_args()
+    only = [r for r in ROWS if r in set(args.only.split(","))]
+    repeat = 2 if args.quick else 5
+    accs = [dc.accelerator(d) for d in args.devices.split(",")] if args.devices else dc.devices()
+    data = _inputs(args.quick)
+    works = _workloads()
+    nsum = _numba_sum()
+    report = Report()
+    for row in only:
+        _bench_row(report, row, data[works[row][0]], works[row], accs, nsum, repeat)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs]}
+    (out / "operations.json").write_text(json.dumps({"meta": meta, "results": [r.__dict__ for r in report.results]},
+                                                    indent=2))
+    table = report.table()
+    (out / "operations.md").write_text(table + "\n")
+    print()
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
