@@ -25,6 +25,7 @@ from .frontend.names import short_hash
 from .frontend.resolve import Capture, capture_still_valid, is_buffer_class
 from .frontend.signature import ParamDecl
 from .launching import launch_kernel
+from .pickling import reduce_by_value
 from .types import (
     BOOL,
     FLOAT32,
@@ -85,6 +86,10 @@ class DeviceFunction:
 
     def __repr__(self) -> str:
         return f"<dc.func {self.__name__}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value (source and captured constants), so process workers need not import the module
+        return reduce_by_value(self, {})
 
 
 class Specialization:
@@ -278,6 +283,10 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<dc.kernel {self.name}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by value (source, captured constants, options); see pickling.py
+        return reduce_by_value(self, {"debug": self.debug, "name": self.name})
 
     # ----------------------------------------------------------------------------- launch
 

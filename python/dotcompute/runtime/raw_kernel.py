@@ -146,5 +146,9 @@ class RawKernel:
     def __repr__(self) -> str:
         return f"<dc.RawKernel {self.name!r} ({self.backend})>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the source travels; compiled kernels and plans are per process (Dask workers compile their own)
+        return (RawKernel, (self._source, self.name, self.backend, self.options))
+
 
 __all__ = ["RawKernel"]
