@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from ..runtime import Accelerator, Buffer, Stream
 from ..runtime import accelerator as _accelerator
@@ -89,6 +88,3 @@ class Resources:
             self._mirrors.clear()
         for p in pools:
             p.shutdown(wait=True)
-
-    def describe(self) -> dict[str, Any]:
-        return {acc: len(s) for acc, s in self._streams.items()}

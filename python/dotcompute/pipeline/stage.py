@@ -49,13 +49,6 @@ class Stage:
     takes_stream: bool = False  # CALL stages: fn accepts ``stream=`` and enqueues its work there
     written_args: tuple[int, ...] = ()  # positions of the arguments the stage writes
 
-    @property
-    def is_device(self) -> bool:
-        return self.kind != HOST
-
-    def call_args(self) -> tuple[Any, ...]:
-        return self.args
-
 
 def is_tracked(obj: Any) -> bool:
     """Objects whose hazards a pipeline tracks: device buffers and numpy arrays, by identity."""
