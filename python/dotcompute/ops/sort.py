@@ -15,12 +15,18 @@ from ..runtime import Buffer
 from . import dispatch
 from . import sort_kernels as sk
 from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
+from .reduce_kernels import op_add
+from .scan import scan_flat
+
+RADIX_MIN = 2048  # below this, merging a few runs beats four radix passes
 
 
 def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer | None]:
     """Sorts each row of ``n`` keys of the flat ``keys`` (a new buffer), carrying ``vals`` along; stable."""
     acc = keys.accelerator
     total = keys.size
+    if total == n and n >= RADIX_MIN and keys.dtype in (np.int32, np.uint32, np.int64):
+        return radix_sort(keys, vals)
     k = _copy(keys)
     v = _copy(vals) if vals is not None else acc.empty((1,), np.int64)
     has = 0 if vals is None else 1
@@ -40,6 +46,28 @@ def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer
         if has:
             v, v2 = v2, v
         w *= 2
+    return k, (v if has else None)
+
+
+def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None]:
+    """LSD radix sort of one row of integer keys (new buffers), payload carried along; stable."""
+    acc = keys.accelerator
+    n = keys.size
+    has = 0 if vals is None else 1
+    blocks = -(-n // sk.BLOCK)
+    bits = keys.dtype.itemsize * 8
+    signed = keys.dtype.kind == "i"
+    k, v = keys, (vals if vals is not None else acc.empty((1,), np.int64))
+    kt = keys.dtype.type
+    counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
+    for shift in range(0, bits, sk.RADIX_BITS):
+        top = int(signed and shift + sk.RADIX_BITS >= bits)
+        acc.launch(sk.radix_count_kernel(), blocks, k, counts, n, blocks, shift, top)
+        offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
+        k2 = acc.empty((n,), kt)
+        v2 = acc.empty((n,), v.dtype) if has else v
+        acc.launch(sk.radix_scatter_kernel(), blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has)
+        k, v = k2, v2
     return k, (v if has else None)
 
 

@@ -1,4 +1,14 @@
-"""Portable stable sorting, written in the kernel language: run sort, then parallel merges.
+"""Portable stable sorting, written in the kernel language: LSD radix sort for integer keys, and
+run sort + parallel merges for everything else (floats: the kernel language cannot yet reinterpret
+a float's bits, which the usual sign-flip radix trick needs).
+
+Radix sort (one row of integer keys, 8 bits per pass, 4 passes for 32-bit keys, 8 for 64-bit):
+the keys are cut into blocks of ``BLOCK``; ``radix_count`` counts each block's digits into a
+digit-major table, an exclusive scan of the table (ops/scan.py) gives each (digit, block) its
+first output slot, and ``radix_scatter`` walks each block in order, writing every key (and its
+payload) to its digit's next slot. Walking in order makes every pass stable, so LSD works.
+
+Merge sort:
 
 Rows of ``n`` keys lie one after another in flat buffers, each key with a payload value (the
 original index for argsort). Two kernels:
@@ -142,5 +152,57 @@ def gather_kernel() -> Any:
     return gather
 
 
-__all__ = ["RUN", "before", "gather_kernel", "iota_kernel", "merge_pass_kernel", "move_axis_kernel",
-           "sort_runs_kernel"]
+# ---------------------------------------------------------------------------------------- radix sort
+RADIX_BITS = 8
+BUCKETS = 1 << RADIX_BITS
+BLOCK = 1024  # keys per work-item in the radix passes
+
+
+@dc.func
+def digit(k, shift: dc.int64, top: dc.int32):
+    # the radix digit of integer key k at `shift`; the top digit of a signed type has its sign bit
+    # flipped so that negative keys come first (two's complement order → unsigned order)
+    d = (dc.int64(k) >> shift) & (BUCKETS - 1)
+    return d ^ (BUCKETS // 2) if top == 1 else d
+
+
+@cache
+def radix_count_kernel() -> Any:
+    @dc.kernel
+    def radix_count(keys: dc.Buffer, counts: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64,
+                    shift: dc.int64, top: dc.int32):
+        # counts[d * blocks + blk] = how many keys of block blk have digit d (digit-major, so an
+        # exclusive scan of counts gives every (digit, block) its first output position)
+        blk = dc.global_id(0)
+        if blk < blocks:
+            for d in range(BUCKETS):
+                counts[d * blocks + blk] = 0
+            for i in range(blk * BLOCK, min(blk * BLOCK + BLOCK, n)):
+                counts[digit(keys[i], shift, top) * blocks + blk] += 1
+
+    return radix_count
+
+
+@cache
+def radix_scatter_kernel() -> Any:
+    @dc.kernel
+    def radix_scatter(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer,
+                      offsets: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64, shift: dc.int64, top: dc.int32,
+                      has_vals: dc.int32):
+        # each block walks its keys in order and puts each at its digit's next slot: stable
+        blk = dc.global_id(0)
+        if blk < blocks:
+            for i in range(blk * BLOCK, min(blk * BLOCK + BLOCK, n)):
+                k = keys[i]
+                slot = digit(k, shift, top) * blocks + blk
+                pos = offsets[slot]
+                offsets[slot] = pos + 1
+                keys_out[pos] = k
+                if has_vals == 1:
+                    vals_out[pos] = vals[i]
+
+    return radix_scatter
+
+
+__all__ = ["BLOCK", "BUCKETS", "RADIX_BITS", "RUN", "before", "digit", "gather_kernel", "iota_kernel",
+           "merge_pass_kernel", "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]

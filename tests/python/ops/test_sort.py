@@ -76,3 +76,16 @@ def test_sort_is_a_sorted_permutation(x):
         np.testing.assert_array_equal(x[idx], s)
         finite = s[~np.isnan(s)]
         assert (finite[1:] >= finite[:-1]).all() and np.isnan(s[finite.size:]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
+def test_radix_full_range_keys(accelerator, path, dtype):
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, 50_000, dtype=dtype, endpoint=True)
+    x[:4] = [info.min, info.max, 0, info.min]
+    np.testing.assert_array_equal(dc.sort(x, accelerator=accelerator), np.sort(x))
+    keys = (x % 7).astype(dtype)  # ties: the payload order shows stability
+    sk, sv = dc.sort_by_key(keys, np.arange(keys.size), accelerator=accelerator)
+    order = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(sk, keys[order])
+    np.testing.assert_array_equal(sv, order)
