@@ -1,6 +1,6 @@
 """Launch overhead outside and inside ``dc.profile()`` (and with the orchestration options).
 
-    python bench/profile_overhead.py [--launches 20000]
+    python bench/profile_overhead.py [--launches 20000] [--json bench/results/profile_overhead.json]
 
 Prints microseconds per launch of a one-element kernel on cpu:0 with buffer arguments
 (the hot path), best of five rounds. A measurement, never pass/fail.
@@ -9,6 +9,8 @@ Prints microseconds per launch of a one-element kernel on cpu:0 with buffer argu
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import time
 from collections.abc import Callable
 
@@ -36,6 +38,7 @@ def _per_launch_us(fn: Callable[[], None], launches: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--launches", type=int, default=20000)
+    parser.add_argument("--json", help="also write the figures to this JSON file")
     ns = parser.parse_args()
     acc = dc.accelerator("cpu")
     x = acc.zeros(1, np.float32)
@@ -54,6 +57,10 @@ def main() -> None:
     acc.synchronize()
     for name, us in rows:
         print(f"{name:32s} {us:8.2f} us/launch")
+    if ns.json:
+        with open(ns.json, "w", encoding="utf-8") as f:
+            json.dump({"unit": "us/launch", "machine": platform.processor() or platform.machine(),
+                       "results": dict(rows)}, f, indent=1)
 
 
 if __name__ == "__main__":
