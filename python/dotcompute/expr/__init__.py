@@ -8,8 +8,6 @@ path (``lang.builtins.ARRAY_CALL``); ``import dotcompute`` does it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..lang import builtins as _lang_builtins
 from ..runtime import array_hooks as _hooks
 from . import build, evaluate, indexing, ufuncs
@@ -38,4 +36,4 @@ if not _lang_builtins.ARRAY_CALL:
     _lang_builtins.ARRAY_CALL.append(build.math_call)
 
 __all__ = ["LazyBuffer", "explain", "fuse", "where", "clip", "stats", "synchronize", "sum", "prod", "min", "max",
-           "mean", "argmin", "argmax", "REDUCTIONS", "Any"]
+           "mean", "argmin", "argmax", "REDUCTIONS"]

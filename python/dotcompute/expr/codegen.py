@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import linecache
-import sys
 from typing import Any
 
 import numpy as np
@@ -227,9 +226,4 @@ def launch(acc: Any, kernel: Kernel, global_size: tuple[int, ...], *args: Any) -
     STATS["launches"] += 1
 
 
-def refcount_extra(node: Any, internal: int) -> int:
-    """References to ``node`` beyond ``internal`` known ones and this call's own."""
-    return sys.getrefcount(node) - 2 - internal
-
-
-__all__ = ["Program", "compile_kernel", "STATS", "CAST_NAMES", "namespace", "refcount_extra", "launch"]
+__all__ = ["Program", "compile_kernel", "STATS", "CAST_NAMES", "namespace", "launch"]
