@@ -79,6 +79,9 @@ def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any
     shape = broadcast(*(o.shape for o in ops))
     check_device_dtypes(acc, (*ins, out), what)
     ops = [_typed(o, t) for o, t in zip(ops, ins, strict=True)]
+    if op == "pow" and out.kind in "iu" and isinstance(ops[1], Scalar) and ops[1].value < 0:
+        raise ValueError("Integers to negative integer powers are not allowed (as in numpy); "
+                         "use a float base or exponent")
     return LazyBuffer.pending(op, tuple(ops), ins, out, shape, acc, extra)
 
 

@@ -10,6 +10,7 @@ nothing runs twice. ``store(target, value)`` writes an expression into a buffer 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -87,9 +88,18 @@ def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
     return key, lines, results, prog
 
 
+# one evaluation at a time: two threads asking for the same pending value must not both run it
+_LOCK = threading.RLock()
+
+
 def run(roots: list[LazyBuffer], extras: bool = True) -> None:
     """Evaluates ``roots`` (pending values of one shape on one accelerator, and the held
     intermediates of that shape) with ONE kernel."""
+    with _LOCK:
+        _run(roots, extras)
+
+
+def _run(roots: list[LazyBuffer], extras: bool) -> None:
     roots = [r for r in roots if r._op is not None]
     if not roots:
         return
@@ -152,6 +162,11 @@ def _reads(node: Any, base: Buffer, same: tuple | None) -> bool:
 
 def store(target: Buffer, value: Any, casting: str = "unsafe") -> None:
     """Writes ``value`` (an expression, Buffer or Scalar) into ``target`` (a buffer or a view)."""
+    with _LOCK:
+        _store(target, value, casting)
+
+
+def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
     if value is NotImplemented:

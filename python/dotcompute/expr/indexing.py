@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
+from ..runtime.buffer import normalize_shape
+from .codegen import CAST_NAMES, compile_kernel, launch
 from .evaluate import concrete, run, store
 from .lazy import LazyBuffer, View
 
@@ -125,10 +127,8 @@ def transpose(buf: Buffer) -> Buffer:
 
 
 def reshape(buf: Buffer, shape: Any) -> Buffer:
-    """The elements in a new shape, C order. A copy through the host (the runtime has no
-    aliasing buffers yet); ``-1`` infers one extent."""
-    from ..runtime.buffer import normalize_shape
-
+    """The elements in a new shape, C order, as a new buffer (a copy made by a kernel on the
+    device: the runtime has no aliasing buffers yet); ``-1`` infers one extent."""
     dims = list(shape) if isinstance(shape, (tuple, list)) else [shape]
     if dims.count(-1) > 1:
         raise ValueError("reshape: only one extent can be -1")
@@ -140,7 +140,31 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
     new = normalize_shape(dims)
     if int(np.prod(new, dtype=np.int64)) != buf.size:
         raise ValueError(f"reshape: cannot reshape a buffer of shape {buf.shape} (size {buf.size}) into shape {new}")
-    return buf.accelerator.asarray(np.asarray(buf).reshape(new))
+    if len(new) > 3:
+        raise ValueError(f"reshape: buffers have 0 to 3 dimensions here, not {new}")
+    acc = buf.accelerator
+    src = concrete(buf)
+    if src.ndim == 0 or len(new) == 0 or src.size == 0:
+        return acc.asarray(np.asarray(src).reshape(new))  # nothing a kernel could index
+    out = acc.empty(new, src.dtype)
+    k, m = len(new), src.ndim
+    t = CAST_NAMES[src.dtype]
+    params = [f"o: Buffer[{t}, {k}]", f"x: Buffer[{t}, {m}]"] + [f"q{d}: int64" for d in range(k)] + \
+        [f"r{d}: int64" for d in range(m)]
+    lines = ["def {name}(" + ", ".join(params) + "):"]
+    lines += [f"    i{d} = gid({d})" for d in range(k)]
+    lines.append("    if " + " and ".join(f"i{d} < q{d}" for d in range(k)) + ":")
+    flat = "i0"
+    for d in range(1, k):
+        flat = f"({flat}) * q{d} + i{d}"
+    lines.append(f"        f = {flat}")
+    for d in range(m - 1, 0, -1):  # the flat index back into the source's indices, last first
+        lines += [f"        j{d} = f % r{d}", f"        f = f // r{d}"]
+    lines.append("        j0 = f")
+    lines.append(f"        o[{', '.join(f'i{d}' for d in range(k))}] = x[{', '.join(f'j{d}' for d in range(m))}]")
+    kernel, _ = compile_kernel(("reshape", src.dtype.str, k, m), "dc_reshape", lines)
+    launch(acc, kernel, new, out, src, *new, *src.shape)
+    return out
 
 
 __all__ = ["getitem", "setitem", "transpose", "reshape", "view_of", "read_element"]

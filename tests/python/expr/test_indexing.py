@@ -52,6 +52,11 @@ def test_2d_views_columns_and_transpose(accelerator: dc.Accelerator) -> None:
     np.testing.assert_array_equal(b.reshape(-1).numpy(), h.reshape(-1))
     with pytest.raises(ValueError, match="reshape"):
         b.reshape(3, 7)
+    h3 = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    b3 = accelerator.asarray(h3)
+    for shape in [(24,), (4, 6), (3, 2, 4), (6, -1)]:
+        np.testing.assert_array_equal(b3.reshape(shape).numpy(), h3.reshape(shape))
+    np.testing.assert_array_equal((b3[:, 1] * 2).reshape(-1).numpy(), (h3[:, 1] * 2).reshape(-1))
 
 
 def test_writes(accelerator: dc.Accelerator) -> None:

@@ -145,6 +145,8 @@ def test_bad_operands_raise_clearly(accelerator: dc.Accelerator) -> None:
         accelerator.asarray(np.zeros(2, np.uint32)) + (-1)
     with pytest.raises(TypeError):
         a + "text"
+    with pytest.raises(ValueError, match="negative integer powers"):
+        accelerator.asarray(np.arange(3)) ** -1
 
 
 def test_buffers_on_different_accelerators_are_refused() -> None:
