@@ -64,13 +64,18 @@ class NoteRecord:
     attrs: dict[str, Any] = field(default_factory=dict)
 
 
+# every this many launches, the finished ones give their events back (see Recorder._settle)
+_SETTLE_EVERY = 1024
+
+
 class Recorder:
     """Collects raw launch/transfer/compile/note tuples from the runtime (thread-safe appends)."""
 
     def __init__(self, t0_ns: int) -> None:
         self.t0_ns = t0_ns
         self._lock = threading.Lock()
-        self._launches: list[tuple] = []
+        self._launches: list[list[Any]] = []
+        self._unsettled = 0  # launches before this index hold no events any more
         self.transfers: list[TransferRecord] = []
         self.compiles: list[CompileRecord] = []
         self.notes: list[NoteRecord] = []
@@ -84,8 +89,15 @@ class Recorder:
                stream: Any, t0: int, t1: int, ev0: Any, ev1: Any) -> None:
         # list.append is atomic under the GIL; the stream label is computed here because the
         # stream object may be gone by the time the profile closes
-        self._launches.append((name, acc.id, gsize, lsize, nbytes, self._stream_label(acc, stream), t0, t1, ev0,
-                               ev1))
+        pending = self._launches
+        pending.append([name, acc.id, gsize, lsize, nbytes, self._stream_label(acc, stream), t0, t1, ev0, ev1, None])
+        if len(pending) % _SETTLE_EVERY == 0:
+            with self._lock:
+                start = self._unsettled
+                self._settle(pending[start:], wait=False)
+                while start < len(pending) and pending[start][8] is None:
+                    start += 1  # everything before this index has given its events back
+                self._unsettled = start
 
     def transfer(self, direction: str, nbytes: int, acc: Any, t0: int, t1: int) -> None:
         self.transfers.append(TransferRecord(direction, int(nbytes), acc.id, self._ms(t0), (t1 - t0) / 1e6))
@@ -110,26 +122,34 @@ class Recorder:
                     self._streams[key] = label
         return label
 
+    def _settle(self, entries: list[list[Any]], wait: bool) -> None:
+        """Reads the device time of launches whose events are done (all of them when ``wait``) and
+        drops their events, so a long profile holds a bounded number of native events."""
+        compiles = [(c.start_ms, c.start_ms + c.duration_ms) for c in self.compiles]
+        for e in entries:
+            ev0, ev1 = e[8], e[9]
+            if ev0 is None or ev1 is None:
+                continue
+            try:
+                if not wait and not ev1.query():
+                    continue
+                device_ms = float(ev0.elapsed(ev1))
+            except Exception:  # an event of a device that failed: host time stands in
+                device_ms = None
+            if device_ms is not None:
+                # a first launch compiles between its two events: that time is the compile's, not the kernel's
+                start, end = self._ms(e[6]), self._ms(e[7])
+                device_ms = max(0.0, device_ms - sum(ce - cs for cs, ce in compiles if cs >= start and ce <= end))
+            e[8] = e[9] = None
+            e[10] = device_ms
+
     def launches(self) -> list[LaunchRecord]:
         """The launch records, with device times read from their events (waits for them)."""
-        out = []
-        compiles = [(c.start_ms, c.start_ms + c.duration_ms) for c in self.compiles]
-        for name, acc_id, gsize, lsize, nbytes, label, t0, t1, ev0, ev1 in self._launches:
-            device_ms = None
-            if ev0 is not None and ev1 is not None:
-                try:
-                    device_ms = float(ev0.elapsed(ev1))
-                except Exception:  # an event of a device that failed: host time stands in
-                    device_ms = None
-            if device_ms is not None and compiles:
-                # a first launch compiles between its two events: that time is the compile's, not the kernel's
-                start, end = self._ms(t0), self._ms(t1)
-                device_ms -= sum(ce - cs for cs, ce in compiles if cs >= start and ce <= end)
-            if device_ms is not None:
-                device_ms = max(0.0, device_ms)
-            out.append(LaunchRecord(name, acc_id, tuple(gsize), None if lsize is None else tuple(lsize), nbytes,
-                                    label, self._ms(t0), (t1 - t0) / 1e6, device_ms))
-        return out
+        entries = list(self._launches)
+        self._settle(entries, wait=True)
+        return [LaunchRecord(name, acc_id, tuple(gsize), None if lsize is None else tuple(lsize), nbytes, label,
+                             self._ms(t0), (t1 - t0) / 1e6, device_ms)
+                for name, acc_id, gsize, lsize, nbytes, label, t0, t1, _, _, device_ms in entries]
 
 
 __all__ = ["CompileRecord", "LaunchRecord", "NoteRecord", "Recorder", "TransferRecord"]

@@ -168,3 +168,20 @@ def test_kernels_by_name():
     assert prof.kernels["fill", "cpu:0"] is not None and prof.kernels[0].name == "fill"
     with pytest.raises(KeyError, match="saxpy"):
         prof.kernels["saxpy"]
+
+
+def test_long_profiles_release_finished_events(accelerator):
+    from dotcompute.profile import records
+
+    x = accelerator.zeros(64, np.float32)
+    every = records._SETTLE_EVERY
+    with dc.profile() as prof:
+        for v in range(every):
+            dc.launch(fill, 64, x, np.float32(v))
+        accelerator.synchronize()  # the first batch is finished: the next settle releases its events
+        for v in range(every):
+            dc.launch(fill, 64, x, np.float32(v))
+        held = sum(1 for e in prof._recorder._launches if e[8] is not None)
+    assert held <= every
+    assert len(prof.launches) == 2 * every
+    assert all(r.device_ms is not None for r in prof.launches)
