@@ -13,8 +13,11 @@ import numpy as np
 
 from ..dtypes import KERNEL_DTYPES
 
-SUPPORTED: frozenset[np.dtype] = frozenset(KERNEL_DTYPES)
-_NAMES = ", ".join(str(d) for d in KERNEL_DTYPES)
+# the dtypes the code generator spells (codegen.CAST_NAMES) and kernels compute with; when the
+# language gains types, they join here together with their cast names
+_GENERATED = tuple(np.dtype(t) for t in ("bool", "int32", "int64", "uint32", "float32", "float64"))
+SUPPORTED: frozenset[np.dtype] = frozenset(d for d in _GENERATED if d in KERNEL_DTYPES)
+_NAMES = ", ".join(str(d) for d in _GENERATED if d in SUPPORTED)
 
 
 def check_dtype(dtype: Any, what: str) -> np.dtype:
