@@ -113,8 +113,13 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
         chunk, chunks = rk.plan(rows, src_n)
         dst = out if chunks == 1 else acc.empty((rows * chunks,), acc_t)
         # interleaved reads pay on GPUs (coalescing); CPU devices prefer each item's own contiguous run
-        interleave = commutative and (acc.type != "cpu" if strided is None else strided)
-        acc.launch(rk.tree_kernel(op, acc_t, interleave), rows * chunks * rk.WIDTH, src, dst, src_n, src_inner,
+        if not commutative:
+            mode = rk.ORDERED
+        elif strided is None:
+            mode = rk.UNROLLED if acc.type == "cpu" else rk.STRIDED
+        else:
+            mode = rk.STRIDED if strided else rk.UNROLLED
+        acc.launch(rk.tree_kernel(op, acc_t, mode), rows * chunks * rk.WIDTH, src, dst, src_n, src_inner,
                    chunk, chunks, local_size=rk.WIDTH)
         if chunks == 1:
             return out

@@ -55,16 +55,21 @@ def op_max_int(a, b):
     return b if b > a else a
 
 
+ORDERED, STRIDED, UNROLLED = 0, 1, 2  # how the items of tree_kernel read their elements
+
+
 @cache
-def tree_kernel(op: Any, acc_dtype: Any, commutative: bool = False) -> Any:
+def tree_kernel(op: Any, acc_dtype: Any, mode: int = ORDERED) -> Any:
     """``x`` (any dtype) → ``partial[row * chunks + c]`` (``acc_dtype``), combined with ``op``.
 
-    ``commutative``: items fold interleaved elements (item l takes start + l, start + l + WIDTH, ...),
-    so neighbouring items read neighbouring elements: coalesced loads on GPUs, a vectorised loop
-    over the items on the CPU. Otherwise each item folds a contiguous run, keeping the order.
+    ``mode``: ORDERED: each item folds a contiguous run in order (any associative op).
+    The two others reorder, for commutative ops only: STRIDED: item l takes start + l,
+    start + l + WIDTH, ... so neighbouring items read neighbouring elements (coalesced loads on
+    GPUs); UNROLLED: a contiguous run folded into four independent accumulators, which a CPU
+    overlaps (and its compiler turns into SIMD) instead of waiting on one dependency chain.
     """
     ACC = acc_dtype  # noqa: N806 -- a dtype, folded into the kernel
-    STRIDED = 1 if commutative else 0  # noqa: N806 -- a constant: the untaken branch is folded away
+    MODE = mode  # noqa: N806 -- a constant: the untaken branches are folded away
 
     @dc.kernel
     def reduce_tree(x: dc.Buffer, partial: dc.Buffer, n: dc.int64, inner: dc.int64, chunk: dc.int64,
@@ -78,7 +83,7 @@ def tree_kernel(op: Any, acc_dtype: Any, commutative: bool = False) -> Any:
         j = row - o * inner
         start = c * chunk
         stop = min(start + chunk, n)
-        if STRIDED == 1:
+        if MODE == STRIDED:
             valid = min(WIDTH, stop - start)
             if l < valid:
                 acc = ACC(x[(o * n + start + l) * inner + j])
@@ -92,7 +97,21 @@ def tree_kernel(op: Any, acc_dtype: Any, commutative: bool = False) -> Any:
             hi = min(lo + per, stop)
             if lo < hi:
                 acc = ACC(x[(o * n + lo) * inner + j])
-                for k in range(lo + 1, hi):
+                k0 = lo + 1
+                if MODE == UNROLLED and hi - lo >= 8:
+                    b = o * n
+                    a1 = ACC(x[(b + lo + 1) * inner + j])
+                    a2 = ACC(x[(b + lo + 2) * inner + j])
+                    a3 = ACC(x[(b + lo + 3) * inner + j])
+                    k0 = lo + 4
+                    while k0 + 4 <= hi:
+                        acc = op(acc, ACC(x[(b + k0) * inner + j]))
+                        a1 = op(a1, ACC(x[(b + k0 + 1) * inner + j]))
+                        a2 = op(a2, ACC(x[(b + k0 + 2) * inner + j]))
+                        a3 = op(a3, ACC(x[(b + k0 + 3) * inner + j]))
+                        k0 += 4
+                    acc = op(op(acc, a1), op(a2, a3))
+                for k in range(k0, hi):
                     acc = op(acc, ACC(x[(o * n + k) * inner + j]))
                 tile[l] = acc
         dc.barrier()
@@ -203,6 +222,5 @@ def plan(rows: int, n: int) -> tuple[int, int]:
     return chunk, chunks
 
 
-__all__ = ["WIDTH", "arg_tree_kernel", "greater_nan_first", "less_nan_first", "op_add", "op_max", "op_min",
-           "op_max_int", "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]
-
+__all__ = ["ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "greater_nan_first", "less_nan_first",
+           "op_add", "op_max", "op_max_int", "op_min", "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]
