@@ -1,0 +1,51 @@
+"""The task that runs on a worker: one kernel launch over one block.
+
+Everything here receives and returns numpy arrays (device buffers never leave the process); the
+kernel arrives pickled by value and is rebuilt once per process (see ``lang/pickling.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendUnavailableError
+from ..launch import launch
+from .outputs import OutputPlan
+from .placement import run_placed
+
+
+def where() -> str:
+    """This process, as a worker address when it is a Dask worker."""
+    try:
+        from distributed import get_worker
+
+        return f"worker {get_worker().address}"
+    except (ImportError, ValueError):
+        return f"process {os.getpid()} on {socket.gethostname()}"
+
+
+def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, *args: Any) -> Any:
+    """Launch ``kernel`` over the block(s) in ``args``; returns the output block (a tuple when several)."""
+    inputs = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    first = next(a for a in inputs if isinstance(a, np.ndarray))
+    outs = [np.empty(first.shape, d) for d in plan.dtypes]
+    full = plan.assemble(inputs, outs)
+    gsize = first.shape if first.ndim else (1,)
+
+    def on(acc: Any) -> None:
+        launch(kernel, gsize, *full, local_size=local_size, accelerator=acc)
+
+    try:
+        run_placed(kernel, accelerator, first.size, on, gsize, full)
+    except BackendUnavailableError as e:
+        raise BackendUnavailableError(f"{where()}: {e}", reason=e.reason) from e
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def pick(value: tuple[Any, ...], i: int) -> Any:
+    """Output ``i`` of a block that produced several."""
+    return value[i]

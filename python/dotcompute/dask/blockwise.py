@@ -1,0 +1,137 @@
+"""``map_blocks`` and ``map_overlap``: a kernel launch per block of Dask arrays."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import dask.array as da
+import numpy as np
+
+from .blocks import pick, run_block
+from .outputs import OutputPlan, check_scalars, is_array, plan_outputs
+
+_BOUNDARIES = ("reflect", "periodic", "nearest", "none")
+
+
+def _as_dask(args: Sequence[Any]) -> list[Any]:
+    return [da.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _local_size(local_size: Any) -> tuple[int, ...] | None:
+    if local_size is None:
+        return None
+    ls = (local_size,) if isinstance(local_size, (int, np.integer)) else tuple(local_size)
+    if not ls or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0 for v in ls):
+        raise ValueError(f"local_size must be a positive int or a tuple of positive ints, got {local_size!r}")
+    return tuple(int(v) for v in ls)
+
+
+def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tuple[int, ...] | None,
+                  grow: Sequence[int] = ()) -> None:
+    """Every block (grown by the halo on both sides, for map_overlap) must be a whole number of
+    work-groups when a local size is given."""
+    if local_size is None:
+        return
+    if len(local_size) != len(chunks):
+        raise ValueError(f"{name}: local_size {local_size} has {len(local_size)} dimension(s), the blocks "
+                         f"have {len(chunks)}")
+    bad = set()
+    for shape in itertools.product(*chunks):
+        full = tuple(s + 2 * (grow[d] if d < len(grow) else 0) for d, s in enumerate(shape))
+        if any(n % g for n, g in zip(full, local_size, strict=True)):
+            bad.add(full)
+    if bad:
+        raise ValueError(f"{name}: local_size {local_size} does not tile the block shape(s) "
+                         f"{sorted(bad)}; rechunk to multiples of it or leave local_size=None")
+
+
+def _outputs(blocks: Any, plan: OutputPlan) -> Any:
+    if len(plan.dtypes) == 1:
+        return blocks
+    return tuple(blocks.map_blocks(pick, i, dtype=d, meta=np.empty((0,) * blocks.ndim, d))
+                 for i, d in enumerate(plan.dtypes))
+
+
+def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = None, local_size: Any = None,
+               name: str | None = None) -> Any:
+    """Run ``kernel`` once per block of the Dask array arguments; returns the output Dask array(s).
+
+    ``args`` are the kernel's non-output parameters in order: Dask (or numpy) arrays and scalars.
+    Outputs are the written-only buffer parameters (or ``outputs=``: names/positions, or a mapping to
+    dtypes; required for a ``dc.RawKernel`` as ``{position: dtype}``), each allocated like the block of
+    the first array argument; the global size is that block's shape. ``accelerator``: None uses the
+    worker's pinned device or spreads blocks over its devices by throughput; a spec or a list of specs
+    restricts that. Arrays with different chunks are aligned by Dask (``da.map_blocks`` rules).
+    """
+    check_scalars(args)
+    args = tuple(_as_dask(args))
+    plan = plan_outputs(kernel, args, outputs)
+    ls = _local_size(local_size)
+    first = next(a for a in args if is_array(a))
+    _check_tiling("map_blocks", first.chunks, ls)
+    if len(plan.dtypes) == 1:
+        dtype, meta = plan.dtypes[0], np.empty((0,) * first.ndim, plan.dtypes[0])
+    else:
+        dtype, meta = np.dtype(object), np.empty((0,) * first.ndim, object)
+    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, *args, dtype=dtype, meta=meta,
+                           token=name or f"dc-{getattr(kernel, 'name', 'kernel')}")
+    return _outputs(blocks, plan)
+
+
+def _depth(depth: Any, ndim: int) -> dict[int, int]:
+    if isinstance(depth, (int, np.integer)) and not isinstance(depth, bool):
+        per = {d: int(depth) for d in range(ndim)}
+    elif isinstance(depth, (tuple, list)) and len(depth) == ndim:
+        per = dict(enumerate(depth))
+    elif isinstance(depth, dict) and all(isinstance(k, int) and 0 <= k < ndim for k in depth):
+        per = {d: depth.get(d, 0) for d in range(ndim)}
+    else:
+        raise ValueError(f"map_overlap: depth must be a non-negative int, a tuple of {ndim} of them, or a "
+                         f"{{axis: int}} dict, got {depth!r}")
+    for d, v in per.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"map_overlap: depth for axis {d} must be a non-negative int, got {v!r}")
+    return {d: int(v) for d, v in per.items()}
+
+
+def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", outputs: Any = None,
+                accelerator: Any = None, local_size: Any = None) -> Any:
+    """``map_blocks`` over blocks grown by a halo of ``depth`` elements per side, trimmed afterwards.
+
+    Dask exchanges the halos between neighbouring blocks; ``boundary`` fills them at the array's edges:
+    ``"reflect"``, ``"periodic"``, ``"nearest"``, ``"none"`` (no halo there), or a constant. The kernel
+    sees (and its outputs have) the grown block's shape.
+    """
+    check_scalars(args)
+    args = tuple(_as_dask(args))
+    arrays = [a for a in args if is_array(a)]
+    if not arrays:
+        raise ValueError("map_overlap needs at least one Dask array argument")
+    first = arrays[0]
+    per = _depth(depth, first.ndim)
+    if isinstance(boundary, str) and boundary not in _BOUNDARIES:
+        raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "
+                         f"got {boundary!r}")
+    if not isinstance(boundary, (str, int, float, np.number)) or isinstance(boundary, bool):
+        raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "
+                         f"got {boundary!r}")
+    for d, v in per.items():
+        if v and first.shape[d] and v > min(first.chunks[d]):
+            raise ValueError(f"map_overlap: depth {v} along axis {d} is larger than the smallest chunk there "
+                             f"({min(first.chunks[d])}); rechunk first (chunks {first.chunks[d]})")
+    plan = plan_outputs(kernel, args, outputs)
+    ls = _local_size(local_size)
+    grow = [per[d] for d in range(first.ndim)] if boundary != "none" else [0] * first.ndim
+    _check_tiling("map_overlap", first.chunks, ls, grow if boundary != "none" else ())
+    bounds = {d: boundary for d in range(first.ndim)}
+    # Dask's own map_overlap takes arrays only; this is its recipe (grow, map, trim) with scalars allowed
+    grown = [da.overlap.overlap(a, depth=per, boundary=bounds) if is_array(a) else a for a in args]
+    multi = len(plan.dtypes) > 1
+    dtype = np.dtype(object) if multi else plan.dtypes[0]
+    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, *grown, dtype=dtype,
+                           meta=np.empty((0,) * first.ndim, dtype), token=f"dc-{getattr(kernel, 'name', 'kernel')}")
+    trimmed = [da.overlap.trim_internal(o, per, boundary=bounds) for o in
+               (_outputs(blocks, plan) if multi else (blocks,))]
+    return tuple(trimmed) if multi else trimmed[0]
