@@ -101,9 +101,14 @@ def _portable(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Bu
             acc.launch(mk.naive_kernel(dtype.type), (batch, m, n), flat(ba), flat(bb), c, m, n, k,
                        m * k if za > 1 else 0, k * n if zb > 1 else 0)
         else:
-            grid = (batch, -(-m // mk.TILE) * mk.LOCAL, -(-n // mk.TILE) * mk.LOCAL)
-            acc.launch(mk.tiled_kernel(dtype.type), grid, flat(ba), flat(bb), c, m, n, k,
-                       m * k if za > 1 else 0, k * n if zb > 1 else 0, local_size=(1, mk.LOCAL, mk.LOCAL))
+            cols = -(-n // mk.TILE) * mk.LOCAL
+            rows = -(-m // mk.TILE) * mk.LOCAL
+            # measured: columns on dimension 0 is 6x faster on the CPU backend, 2x slower on PoCL
+            cdim = 0 if acc.backend == "cpu" else 2
+            grid, local = ((cols, rows, batch), (mk.LOCAL, mk.LOCAL, 1)) if cdim == 0 else \
+                ((batch, rows, cols), (1, mk.LOCAL, mk.LOCAL))
+            acc.launch(mk.tiled_kernel(dtype.type, cdim), grid, flat(ba), flat(bb), c, m, n, k,
+                       m * k if za > 1 else 0, k * n if zb > 1 else 0, local_size=local)
     res = shaped(c, shape)
     if out is not None:
         out.copy_from(res) if out.accelerator.unified_memory else _device_copy(res, out)

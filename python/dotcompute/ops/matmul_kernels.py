@@ -25,19 +25,28 @@ LOCAL = 16  # items per dimension of the work-group (each computes 4×4 of C)
 
 
 @cache
-def tiled_kernel(dtype: Any) -> Any:
+def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
+    """``columns_dim``: the launch dimension that runs along C's columns (the batch takes the
+    other of 0 and 2). Which one the device iterates fastest differs: the CPU backend's innermost
+    loop is dimension 0, while the GPU emitters put the last dimension on the hardware's fastest."""
     T = dtype  # noqa: N806
+    COLS = columns_dim  # noqa: N806 -- a constant: the other branch is folded away
 
     @dc.kernel
     def matmul_tiled(a: dc.Buffer, b: dc.Buffer, c: dc.Buffer, m: dc.int64, n: dc.int64, k: dc.int64,
                      a_batch: dc.int64, b_batch: dc.int64):
         a_tile = dc.shared((TK, TILE), T)  # a_tile[kk, row]
         b_tile = dc.shared((TK, TILE), T)  # b_tile[kk, col]
-        z = dc.group_id(0)
+        if COLS == 0:
+            z = dc.group_id(2)
+            j0 = dc.group_id(0) * TILE
+            tx = dc.local_id(0)
+        else:
+            z = dc.group_id(0)
+            j0 = dc.group_id(2) * TILE
+            tx = dc.local_id(2)
         i0 = dc.group_id(1) * TILE
-        j0 = dc.group_id(2) * TILE
         ty = dc.local_id(1)
-        tx = dc.local_id(2)
         lid = ty * LOCAL + tx
         a0 = z * a_batch
         b0 = z * b_batch
