@@ -10,8 +10,8 @@ Per call, from the buffer's accelerator and dtype:
   yet on a device without a vendor path (correct, but it copies).
 
 ``prefer("portable")`` forces the portable kernels in a block (tests and benchmarks use it so the
-kernels are really exercised on the CPU too). Every choice is reported to the functions in
-``listeners`` (the profiler, a layer above, registers one), and logged at DEBUG level.
+kernels are really exercised on the CPU too). Every choice is a note in an open ``dc.profile()``
+(kind ``"operation"``), is passed to the functions in ``listeners``, and is logged at DEBUG level.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..dtypes import KERNEL_DTYPES
-from ..runtime import Accelerator
+from ..runtime import Accelerator, trace
 
 PATHS = ("auto", "vendor", "portable")
 
@@ -76,6 +76,7 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     else:
         path = "host"
     _log.debug("%s on %s: %s", operation, acc.id, path)
+    trace.note("operation", operation=operation, accelerator=acc.id, path=path)  # shows in dc.profile()
     for fn in listeners:
         fn(operation, acc.id, path)
     return path

@@ -189,3 +189,10 @@ def test_tree_kernel_both_read_orders(accelerator, strided):
     np.testing.assert_allclose(got.numpy()[[0, 2]], x[[0, 2]].sum(axis=1, dtype=np.float64), rtol=1e-6)
     got = reduce_mod.reduce_flat(rk.op_min, b, 3, 70_001, 1, np.float32, commutative=True, strided=strided)
     np.testing.assert_array_equal(got.numpy(), x.min(axis=1))
+
+
+def test_choice_shows_in_profile(accelerator):
+    with dc.profile() as prof:
+        dc.sum(accelerator.asarray(np.ones(100, np.float32)))
+    notes = [n.attrs for n in prof.notes if n.kind == "operation"]
+    assert notes and notes[-1]["operation"] == "sum" and notes[-1]["accelerator"] == accelerator.id
