@@ -1,0 +1,132 @@
+"""Clear errors for bad input and failing kernels; pin_devices; blocks spread over several devices."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import dask
+import dask.array as da
+import distributed
+import numpy as np
+import pytest
+from dask_kernels import accumulate, axpb, laplace, out_of_bounds
+
+import dotcompute as dc
+import dotcompute.dask as dcd
+
+
+def test_kernel_without_written_only_buffer():
+    x = da.ones(10, chunks=5, dtype=np.float32)
+    with pytest.raises(ValueError, match="outputs="):
+        dcd.map_blocks(accumulate, x)
+
+
+def test_wrong_argument_count_names_the_parameters():
+    x = da.ones(10, chunks=5, dtype=np.float32)
+    with pytest.raises(TypeError, match="map_blocks expects 3 argument"):
+        dcd.map_blocks(axpb, x, 1.0)
+
+
+def test_bad_outputs_name():
+    with pytest.raises(ValueError, match="not a parameter"):
+        dcd.map_blocks(axpb, da.ones(4, chunks=2), 1.0, 1.0, outputs=["nope"])
+
+
+@pytest.mark.parametrize("depth", [-1, 1.5, (1,), "1", {5: 1}])
+def test_bad_depth(depth):
+    u = da.ones((8, 8), chunks=4, dtype=np.float32)
+    with pytest.raises(ValueError, match="depth"):
+        dcd.map_overlap(laplace, u, depth=depth)
+
+
+def test_depth_larger_than_chunk_and_bad_boundary():
+    u = da.ones((8, 8), chunks=(2, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="smallest chunk"):
+        dcd.map_overlap(laplace, u, depth=3, boundary="nearest")
+    with pytest.raises(ValueError, match="boundary"):
+        dcd.map_overlap(laplace, u, depth=1, boundary="wrap-around")
+
+
+def test_local_size_that_cannot_tile_the_chunks():
+    x = da.ones(100, chunks=(64, 36), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"\(36,\)"):
+        dcd.map_blocks(axpb, x, 1.0, 1.0, local_size=16)
+
+
+def test_non_kernel_and_bad_scalar():
+    x = da.ones(4, chunks=2)
+    with pytest.raises(TypeError, match="kernel"):
+        dcd.map_blocks(np.sin, x)
+    with pytest.raises(TypeError, match="argument 1"):
+        dcd.map_blocks(axpb, x, "two", 1.0)
+
+
+def test_kernel_index_error_reaches_the_client(client):
+    x = da.from_array(np.ones(100, np.float32), chunks=50)
+    y = dcd.map_blocks(out_of_bounds, x, accelerator="cpu")
+    with pytest.raises(dc.KernelIndexError):
+        client.compute(y).result()
+
+
+def test_missing_backend_names_the_worker(client):
+    if any(d.backend == "metal" for d in dc.devices()):
+        pytest.skip("metal is available here")
+    y = dcd.map_blocks(axpb, da.ones(10, chunks=5, dtype=np.float32), 1.0, 1.0, accelerator="metal")
+    with pytest.raises(dc.BackendUnavailableError, match="worker tcp://"):
+        client.compute(y).result()
+
+
+def test_tasks_land_on_both_workers(client):
+    x = np.arange(4000, dtype=np.float32)
+    y = dcd.map_blocks(axpb, da.from_array(x, chunks=250), 1.0, -1.0)
+    with distributed.get_task_stream(client) as ts:
+        got = client.compute(y).result()
+    np.testing.assert_allclose(got, x - 1)
+    workers = {t["worker"] for t in ts.data if str(t["key"]).find("dc-axpb") >= 0}
+    assert len(workers) == 2, workers
+
+
+def test_pin_devices_on_a_cluster(client):
+    try:
+        pins = dcd.pin_devices(client)
+        assert set(pins) == set(client.scheduler_info()["workers"])
+        here = {d.id for d in dc.devices()}
+        assert set(pins.values()) <= here
+        assert client.run(dcd.pinned_device) == pins
+        y = dcd.map_blocks(axpb, da.from_array(np.ones(100, np.float32), chunks=10), 2.0, 0.0)
+        np.testing.assert_allclose(client.compute(y).result(), 2.0)
+        workers = sorted(pins)
+        explicit = dcd.pin_devices(client, devices={workers[0]: "cpu:0", workers[1]: "cpu"})
+        assert explicit == {workers[0]: "cpu:0", workers[1]: "cpu:0"}
+    finally:
+        client.run(dcd.placement.pin, None)  # later tests spread again
+    assert set(client.run(dcd.pinned_device).values()) == {None}
+
+
+def test_threaded_scheduler_spreads_over_cpu_and_opencl():
+    ids = [d.id for d in dc.devices()]
+    if not any(i.startswith("opencl") for i in ids):
+        pytest.skip("no OpenCL device here: nothing to spread over")
+
+    @dc.kernel
+    def spread_me(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+        i = dc.global_id(0)
+        if i < out.shape[0]:
+            out[i] = x[i] * 0.5 + 7.0
+
+    x = np.random.default_rng(5).random(40_000, dtype=np.float32)
+    y = dcd.map_blocks(spread_me, da.from_array(x, chunks=2_000), accelerator=["cpu:0", "opencl:0"])
+    with dask.config.set(scheduler="threads", num_workers=2):
+        got = y.compute()
+    np.testing.assert_array_equal(got, x * np.float32(0.5) + np.float32(7.0))
+    stats = dcd.spread_stats(spread_me)
+    assert stats["cpu:0"]["chunks"] >= 1 and stats["opencl:0"]["chunks"] >= 1, stats
+    assert stats["cpu:0"]["chunks"] + stats["opencl:0"]["chunks"] == 20
+
+
+def test_import_without_dask_says_how_to_install():
+    code = ("import sys; sys.modules['dask'] = None\n"
+            "try:\n    import dotcompute.dask\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert 'pip install "dotcompute[dask]"' in out.stdout, out.stderr
