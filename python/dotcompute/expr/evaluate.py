@@ -88,18 +88,23 @@ def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
     return key, lines, results, prog
 
 
+def outs_spec(values: list[LazyBuffer]) -> tuple[tuple[tuple[int, ...], np.dtype], ...]:
+    return tuple((v.shape, v.dtype) for v in values)
+
+
 # one evaluation at a time: two threads asking for the same pending value must not both run it
 _LOCK = threading.RLock()
 
 
-def run(roots: list[LazyBuffer], extras: bool = True) -> None:
+def run(roots: list[LazyBuffer], extras: bool = True, record: list | None = None) -> None:
     """Evaluates ``roots`` (pending values of one shape on one accelerator, and the held
-    intermediates of that shape) with ONE kernel."""
+    intermediates of that shape) with ONE kernel. ``record``: receives ``(kernel, global size,
+    outputs, arguments)`` of the launch (``@dc.fuse`` replays it)."""
     with _LOCK:
-        _run(roots, extras)
+        _run(roots, extras, record)
 
 
-def _run(roots: list[LazyBuffer], extras: bool) -> None:
+def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> None:
     roots = [r for r in roots if r._op is not None]
     if not roots:
         return
@@ -108,11 +113,15 @@ def _run(roots: list[LazyBuffer], extras: bool) -> None:
     if 0 in shape:
         for r in roots:
             r._set_result(acc.empty(shape, r.dtype))
+        if record is not None:
+            record.append((None, shape, outs_spec(roots), ()))
         return
     key, lines, results, prog = plan_elementwise(roots, extras)
     kernel, _ = compile_kernel(key, "dc_expr", lines)
     outs = [acc.empty(shape if shape else (1,), r.dtype) for r in results]
     launch(acc, kernel, shape if shape else (1,), *outs, *prog.arguments())
+    if record is not None:
+        record.append((kernel, shape, outs_spec(results), tuple(prog.arguments())))
     STATS["values_written"] += len(outs)
     for r, o in zip(results, outs, strict=True):
         r._set_result(o)

@@ -1,16 +1,20 @@
 """``@dc.fuse``: a numpy-style function of arrays and scalars → one kernel per argument signature.
 
-The function is called with the arguments as Buffers, so its body builds one lazy expression
-graph (nothing runs while it executes); the results are then computed together by ONE
-generated kernel (results of different shapes: one kernel per shape). The kernel is compiled
-once per signature (argument dtypes, dimensionalities, broadcasting pattern) and cached in
-memory and on disk; later calls only rebuild the small graph in Python (microseconds) and
-launch. numpy arrays in → numpy arrays out; Buffers in → Buffers out.
+The first call with a signature (each array argument's dtype and shape, each other argument's
+value) *traces* the function: it runs with the array arguments as Buffers, so its body builds
+one lazy graph, and its results are computed together by ONE generated kernel (results of
+different shapes: one kernel per shape). What ran is recorded; later calls with the same
+signature do not run the Python function again: they allocate the outputs and launch the
+recorded kernels with the new arrays. A function whose trace had to evaluate something on the
+way (a reduction, ``float(x)``, a branch on data) cannot be replayed and is traced on every call
+(its kernels are still compiled only once). numpy arrays in → numpy arrays out; Buffers in →
+Buffers out.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +22,37 @@ import numpy as np
 
 from ..runtime import Buffer
 from ..runtime import accelerator as _accelerator
-from .evaluate import run
+from .codegen import STATS, launch
+from .evaluate import concrete, run
 from .lazy import LazyBuffer
+
+_SCALARS = (bool, int, float, np.generic)
+
+
+class _Replay:
+    """The launches one trace made, with the argument Buffers as slots to fill."""
+
+    def __init__(self, records: list, arg_ids: dict[int, int], shape: tuple, is_tuple: bool) -> None:
+        self.launches = []
+        for kernel, gsize, specs, arguments in records:
+            slots = tuple(("arg", arg_ids[id(a)]) if isinstance(a, Buffer) and id(a) in arg_ids else ("const", a)
+                          for a in arguments)
+            self.launches.append((kernel, gsize, specs, slots))
+        self.shape = shape  # per result: (launch number, output number)
+        self.is_tuple = is_tuple
+
+    def __call__(self, acc: Any, buffers: list[Any]) -> Any:
+        produced = []
+        for kernel, gsize, specs, slots in self.launches:
+            outs = [acc.empty(s if s else (1,), t) if kernel is not None else acc.empty(s, t) for s, t in specs]
+            if kernel is not None:
+                args = [buffers[v] if k == "arg" else v for k, v in slots]
+                launch(acc, kernel, gsize if gsize else (1,), *outs, *args)
+                STATS["values_written"] += len(outs)
+            produced.append([LazyBuffer.scalar(o, t, acc) if s == () else o for o, (s, t) in zip(outs, specs,
+                                                                                                  strict=True)])
+        results = [produced[i][j] for i, j in self.shape]
+        return tuple(results) if self.is_tuple else results[0]
 
 
 class FusedFunction:
@@ -30,35 +63,76 @@ class FusedFunction:
             raise TypeError(f"@dc.fuse decorates a function, not {fn!r}")
         self.fn = fn
         self.accelerator = accelerator
+        self._replays: dict[tuple, _Replay | None] = {}
+        self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        buffers = [a for a in (*args, *kwargs.values()) if isinstance(a, Buffer)]
+    def __call__(self, *args: Any) -> Any:
+        buffers = [a for a in args if isinstance(a, Buffer)]
         if buffers:
             acc = buffers[0].accelerator
         else:
             acc = _accelerator(self.accelerator) if isinstance(self.accelerator, str) else self.accelerator
         numpy_out = not buffers
+        bound = [self._bind(a, acc) for a in args]
+        key = self._signature(bound)
+        replay = self._replays.get(key, False) if key is not None else None
+        if replay:
+            result = replay(acc, bound)
+        else:
+            result = self._trace(bound, key, acc)
+        if numpy_out:
+            result = tuple(_host(o) for o in result) if isinstance(result, tuple) else _host(result)
+        return result
 
-        def upload(a: Any) -> Any:
-            if isinstance(a, (np.ndarray, list)) and not isinstance(a, Buffer):
-                arr = np.asarray(a)
-                return acc.asarray(arr) if arr.ndim else arr[()]
-            return a
+    @staticmethod
+    def _bind(a: Any, acc: Any) -> Any:
+        if isinstance(a, Buffer):
+            return concrete(a)  # pending or view arguments get memory of their own first
+        if isinstance(a, (np.ndarray, list)):
+            arr = np.asarray(a)
+            return acc.asarray(arr) if arr.ndim else arr[()]
+        return a
 
-        result = self.fn(*(upload(a) for a in args), **{k: upload(v) for k, v in kwargs.items()})
-        outs = list(result) if isinstance(result, tuple) else [result]
-        by_shape: dict[tuple[int, ...], list[LazyBuffer]] = {}
+    @staticmethod
+    def _signature(bound: list[Any]) -> tuple | None:
+        key: list[Any] = []
+        for a in bound:
+            if isinstance(a, Buffer):
+                key.append(("buffer", a.dtype.str, a.shape))
+            elif isinstance(a, _SCALARS):
+                key.append(("scalar", type(a), a.item() if isinstance(a, np.generic) else a))
+            else:
+                return None  # anything else: trace every call
+        return tuple(key)
+
+    def _trace(self, bound: list[Any], key: tuple | None, acc: Any) -> Any:
+        launches_before = STATS["launches"]
+        result = self.fn(*bound)
+        traced_cleanly = STATS["launches"] == launches_before  # nothing was evaluated on the way
+        is_tuple = isinstance(result, tuple)
+        outs = list(result) if is_tuple else [result]
+        groups: dict[tuple[int, ...], list[LazyBuffer]] = {}
         for o in outs:
             if type(o) is LazyBuffer and o._op is not None:
-                group = by_shape.setdefault(o.shape, [])
+                group = groups.setdefault(o.shape, [])
                 if all(o is not g for g in group):
                     group.append(o)
-        for group in by_shape.values():
-            run(group, extras=False)  # the function's locals are gone: only its results are kept
-        if numpy_out:
-            outs = [_host(o) for o in outs]
-        return tuple(outs) if isinstance(result, tuple) else outs[0]
+            else:
+                traced_cleanly = False  # results that are not fresh expressions are not replayed
+        records: list = []
+        for group in groups.values():
+            run(group, extras=False, record=records)  # the function's locals are gone: only its results
+        if key is not None:
+            with self._lock:
+                if traced_cleanly and len(records) == len(groups):
+                    where = [(i, j) for o in outs for i, g in enumerate(groups.values())
+                             for j, q in enumerate(g) if o is q]  # by identity: == builds an expression
+                    arg_ids = {id(b): i for i, b in enumerate(bound) if isinstance(b, Buffer)}
+                    self._replays[key] = _Replay(records, arg_ids, tuple(where), is_tuple)
+                else:
+                    self._replays[key] = None
+        return result
 
     def __repr__(self) -> str:
         return f"<dc.fuse {getattr(self.fn, '__name__', self.fn)!r}>"

@@ -89,7 +89,44 @@ def test_fuse_numpy_in_numpy_out(accelerator: dc.Accelerator) -> None:
     np.testing.assert_allclose(r2, t - 1)
     assert launches() == before + 1  # both results from ONE kernel
     f(hx[:20], hy[:20], -0.5)
-    assert dc.expr.stats()["kernels_generated"] <= made + 1  # same signature: no new kernel
+    assert dc.expr.stats()["kernels_generated"] <= made + 1  # same dtypes and ndim: no new kernel
+
+
+def test_fuse_traces_once_per_signature(accelerator: dc.Accelerator) -> None:
+    calls = []
+
+    @dc.fuse(accelerator=accelerator)
+    def step(x, v, dt):
+        calls.append(1)
+        v2 = v - dt * x
+        return x + dt * v2, v2
+
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        hx, hv = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
+        before = launches()
+        x2, v2 = step(hx, hv, 0.1)
+        assert launches() == before + 1
+        np.testing.assert_allclose(v2, hv - 0.1 * hx)
+        np.testing.assert_allclose(x2, hx + 0.1 * (hv - 0.1 * hx))
+    assert len(calls) == 1  # traced once; later calls replay the recorded kernel with the new arrays
+    step(rng.standard_normal((8, 3)), rng.standard_normal((8, 3)), 0.2)  # another dt: another signature
+    step(rng.standard_normal((5, 3)), rng.standard_normal((5, 3)), 0.1)  # another shape: likewise
+    assert len(calls) == 3
+
+
+def test_fuse_with_data_dependent_work_traces_every_call(accelerator: dc.Accelerator) -> None:
+    calls = []
+
+    @dc.fuse(accelerator=accelerator)
+    def centre(x):
+        calls.append(1)
+        return x - dc.mean(x * 1.0)  # the reduction runs while tracing: not replayable
+
+    for k in range(2):
+        h = np.arange(6.0) * (k + 1)
+        np.testing.assert_allclose(centre(h), h - h.mean())
+    assert len(calls) == 2
 
 
 def test_fuse_with_buffers_returns_buffers(accelerator: dc.Accelerator) -> None:
