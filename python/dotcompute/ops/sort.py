@@ -39,9 +39,11 @@ def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer
     w = sk.RUN
     k2 = acc.empty((total,), kt)
     v2 = acc.empty((total,), vt) if has else v
-    merge = sk.merge_pass_kernel(kt, vt)
+    merge = sk.merge_path_kernel(kt, vt)
     while w < n:
-        acc.launch(merge, total, k, v, k2, v2, n, w, has)
+        blocks = -(-n // (2 * w))
+        per_block = -(-2 * w // sk.MERGE_CHUNK)
+        acc.launch(merge, rows * blocks * per_block, k, v, k2, v2, n, w, blocks, per_block, has)
         k, k2 = k2, k
         if has:
             v, v2 = v2, v

@@ -15,10 +15,10 @@ original index for argsort). Two kernels:
 
 * ``sort_runs``: each work-item sorts one run of ``RUN`` consecutive keys of a row by insertion
   sort (stable: an element moves left only past strictly greater keys).
-* ``merge_pass``: merges neighbouring sorted runs of width ``w`` into runs of ``2w``, one work-item
-  per element: an element's place in the merged run is its index in its own run plus its rank in
-  the other run, found by binary search — strictly-less ranks for the left run and less-or-equal
-  for the right, so equal keys keep their order (stability) and every element lands exactly once.
+* ``merge_path``: merges neighbouring sorted runs of width ``w`` into runs of ``2w``; each
+  work-item produces a slice of ``MERGE_CHUNK`` outputs: a binary search along the merge-path
+  diagonal finds how many of its first outputs come from each run, then it merges sequentially.
+  Ties take the left run first, so equal keys keep their order (stability).
   ``ceil(log2(n / RUN))`` passes ping-pong between two buffer pairs.
 
 The order is numpy's: NaN after every number. ``before(a, b)`` is that strict order.
@@ -68,47 +68,59 @@ def sort_runs_kernel(key_dtype: Any, val_dtype: Any) -> Any:
     return sort_runs
 
 
+MERGE_CHUNK = 32  # output elements per work-item in merge_path
+
+
 @cache
-def merge_pass_kernel(key_dtype: Any, val_dtype: Any) -> Any:
-    K = key_dtype  # noqa: N806
+def merge_path_kernel(key_dtype: Any, val_dtype: Any) -> Any:
+    """Merges neighbouring sorted runs of width ``w`` into runs of ``2w``; each item writes
+    ``MERGE_CHUNK`` consecutive outputs: one binary search on the "merge path" diagonal finds where
+    its slice starts in the two runs, then a sequential merge (cache friendly, O(1) per element)
+    produces the slice. Ties take the left run first, so the sort is stable."""
 
     @dc.kernel
-    def merge_pass(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer, n: dc.int64,
-                   w: dc.int64, has_vals: dc.int32):
-        f = dc.global_id(0)
-        if f < keys.shape[0]:
-            row = f // n
-            p = f - row * n
+    def merge_path(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer, n: dc.int64,
+                   w: dc.int64, blocks: dc.int64, per_block: dc.int64, has_vals: dc.int32):
+        g = dc.global_id(0)
+        rows = keys.shape[0] // n
+        if g < rows * blocks * per_block:
+            row = g // (blocks * per_block)
+            rest = g - row * blocks * per_block
+            blk = rest // per_block
+            t = rest - blk * per_block
             base = row * n
-            start = (p // (2 * w)) * (2 * w)
-            mid = min(start + w, n)
-            end = min(start + 2 * w, n)
-            k = K(keys[f])
-            if p < mid:  # left run: count the right run's keys strictly before k
-                lo = mid
-                hi = end
+            a0 = base + blk * 2 * w
+            b0 = min(a0 + w, base + n)  # the right run starts where the left one ends
+            la = b0 - a0
+            lb = min(a0 + 2 * w, base + n) - b0
+            d0 = t * MERGE_CHUNK
+            if d0 < la + lb:
+                d1 = min(d0 + MERGE_CHUNK, la + lb)
+                # the split of the first d0 outputs: i from the left run, d0 - i from the right
+                lo = max(0, d0 - lb)
+                hi = min(d0, la)
                 while lo < hi:
                     m = (lo + hi) // 2
-                    if before(keys[base + m], k):
-                        lo = m + 1
+                    if not before(keys[b0 + d0 - 1 - m], keys[a0 + m]):
+                        lo = m + 1  # left[m] is output before right[d0-1-m]: more of the left run
                     else:
                         hi = m
-                dest = start + (p - start) + (lo - mid)
-            else:  # right run: count the left run's keys not after k (equal keys of the left go first)
-                lo = start
-                hi = mid
-                while lo < hi:
-                    m = (lo + hi) // 2
-                    if not before(k, keys[base + m]):
-                        lo = m + 1
+                i = lo
+                j = d0 - lo
+                for d in range(d0, d1):
+                    # the left run wins ties: stable
+                    if j >= lb or (i < la and not before(keys[b0 + j], keys[a0 + i])):
+                        keys_out[a0 + d] = keys[a0 + i]
+                        if has_vals == 1:
+                            vals_out[a0 + d] = vals[a0 + i]
+                        i += 1
                     else:
-                        hi = m
-                dest = start + (p - mid) + (lo - start)
-            keys_out[base + dest] = k
-            if has_vals == 1:
-                vals_out[base + dest] = vals[f]
+                        keys_out[a0 + d] = keys[b0 + j]
+                        if has_vals == 1:
+                            vals_out[a0 + d] = vals[b0 + j]
+                        j += 1
 
-    return merge_pass
+    return merge_path
 
 
 @cache
@@ -204,5 +216,5 @@ def radix_scatter_kernel() -> Any:
     return radix_scatter
 
 
-__all__ = ["BLOCK", "BUCKETS", "RADIX_BITS", "RUN", "before", "digit", "gather_kernel", "iota_kernel",
-           "merge_pass_kernel", "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
+__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "RADIX_BITS", "RUN", "before", "digit", "gather_kernel", "iota_kernel",
+           "merge_path_kernel", "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
