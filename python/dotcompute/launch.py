@@ -98,7 +98,7 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
     """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
     before = _ARRAY_HOOKS.get("before_launch")
     if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
-        before(args)
+        before(kernel, args)
     try:
         runner = kernel._dc_launch
     except AttributeError:

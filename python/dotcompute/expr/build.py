@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from .evaluate import store
+from .evaluate import run, store
 from .lazy import LazyBuffer, Scalar
 from .operands import accelerator_of, check_device_dtypes, operand
 from .types import check_dtype, loop_types
@@ -103,8 +103,6 @@ def inplace(op: str, a: Buffer, b: Any) -> Buffer:
                          "(the right-hand side must broadcast to the buffer's shape)")
     if type(a) is LazyBuffer and a._op is not None:
         # a pending value gets its own memory first; the update then writes into it
-        from .evaluate import run
-
         run([a])
     store(a, value, casting="same_kind")
     return a

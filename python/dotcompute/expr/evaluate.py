@@ -264,14 +264,35 @@ def _reads_at_all(node: LazyBuffer, buf: Buffer) -> bool:
     return False
 
 
-def before_launch(args: tuple[Any, ...]) -> None:
-    """A kernel may write any buffer it is given: pending readers run first; lazy arguments run."""
-    for a in args:
+def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
+    """A kernel may write any buffer it is given: pending readers run first; lazy arguments run.
+
+    A view has no memory of its own: the kernel receives a copy of its elements, so a kernel
+    that *writes* a view parameter is refused (its writes would be lost)."""
+    for i, a in enumerate(args):
         if isinstance(a, Buffer):
             if type(a) is LazyBuffer and a._op is not None:
                 run([a])
+            elif type(a) is LazyBuffer and a._view is not None:
+                _refuse_written_view(kernel, args, i)
+                before_write(a._view.base)
             elif PENDING:
-                before_write(a._view.base if type(a) is LazyBuffer and a._view is not None else a)
+                before_write(a)
+
+
+def _refuse_written_view(kernel: Any, args: tuple[Any, ...], index: int) -> None:
+    specialize = getattr(kernel, "specialize", None)
+    if specialize is None:
+        return  # a raw kernel: what it writes is not known; it gets the copy (docs/expressions.md)
+    try:
+        params = specialize(kernel.types_from_args(args)).module.kernel.params
+    except Exception:  # noqa: BLE001 -- the launch itself reports bad arguments with its own message
+        return
+    for p in params:
+        if p.index == index and p.written:
+            raise ValueError(f"{kernel.name}(): parameter {p.py_name!r} is written, but its argument is a view "
+                             "(b[i:j], b.T, ...), which has no memory of its own; launch on a whole buffer, "
+                             "or write into a temporary and assign it: b[i:j] = tmp")
 
 
 def evaluate_all(accelerator: Any = None) -> None:

@@ -129,3 +129,21 @@ def test_astype(accelerator: dc.Accelerator) -> None:
         assert got.dtype == dt
         np.testing.assert_array_equal(got, h.astype(dt))
     np.testing.assert_array_equal((b.astype(np.int32) // 2).numpy(), h.astype(np.int32) // 2)
+
+
+@dc.kernel
+def _fill(out: dc.Buffer[dc.float64], x: dc.Buffer[dc.float64]):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i] = x[i] + 1.0
+
+
+def test_views_in_kernel_launches(accelerator: dc.Accelerator) -> None:
+    h = np.arange(10.0)
+    b = accelerator.asarray(h)
+    out = accelerator.zeros(3, np.float64)
+    dc.launch(_fill, 3, out, b[4:7])  # read: the kernel receives the view's elements
+    np.testing.assert_array_equal(out.numpy(), h[4:7] + 1)
+    with pytest.raises(ValueError, match="'out' is written, but its argument is a view"):
+        dc.launch(_fill, 3, b[4:7], out)
+    np.testing.assert_array_equal(b.numpy(), h)  # nothing was launched
