@@ -90,6 +90,7 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
             specs.append(ParamSpec("scalar", p.name, _INT64))
         else:
             raise LaunchError(f"{kernel.name}: the emitter produced an unknown parameter kind {p.kind!r}")
+    check_shared_memory(kernel.name, k, acc)
     native_kernel = compile_source(acc, emitted.text, emitted.entry)
     # debug launches pass every expanded argument themselves (the report buffer has no extents)
     plan = native_kernel.plan(specs, raw=debug)
@@ -170,6 +171,25 @@ def _needs_staging() -> type[BaseException]:
 
         _NEEDS_STAGING = NeedsStaging
     return _NEEDS_STAGING
+
+
+def check_shared_memory(name: str, k: Any, acc: Any) -> None:
+    """Refuses a kernel whose ``dc.shared`` arrays need more work-group memory than ``acc`` has
+    (``acc.info["local_memory"]``). On the CPU the arrays live on the worker's stack, so an
+    unchecked large one would overflow it and crash the process instead of raising."""
+    if not k.shared:
+        return
+    limit = int(acc.info.get("local_memory") or 0)
+    if limit <= 0:
+        return
+    total = 0
+    for s in k.shared:
+        nbytes = int(s.type.size) * int(s.dtype.itemsize)
+        total += nbytes
+        if total > limit:
+            raise LaunchError(f"{name}: dc.shared array {s.name!r} ({nbytes} bytes) brings the kernel's work-group "
+                              f"memory to {total} bytes, over the limit of {limit} bytes on {acc.id} "
+                              f"(acc.info['local_memory'])")
 
 
 def shared_caps(k: Any) -> tuple[int, ...]:

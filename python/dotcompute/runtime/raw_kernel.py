@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -48,9 +50,17 @@ class RawKernel:
     numpy scalars as their dtype, Python ``int`` as int64, ``float`` as float64,
     ``bool`` as bool. numpy arrays are staged through device buffers where the
     device cannot read host memory, and hold the results when the launch returns.
+
+    A raw kernel cannot say what it writes, so every array argument is treated as
+    written: a read-only numpy array is refused with a ``ValueError`` naming the
+    argument (its results could not be given back). ``read_only`` declares the
+    arguments the kernel only reads, by position or (except for ``backend="cpu"``,
+    whose entry point has no named parameters) by parameter name; those may be
+    read-only arrays and are never copied back.
     """
 
-    def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "") -> None:
+    def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "",
+                 read_only: Iterable[int | str] = ()) -> None:
         if not isinstance(source, str) or not source.strip():
             raise ValueError("RawKernel: source is empty")
         if not isinstance(name, str) or not name.isidentifier():
@@ -61,6 +71,7 @@ class RawKernel:
         self.name = name
         self.backend = backend
         self.options = options
+        self.read_only = _read_only_positions(source, name, backend, read_only)
         self._lock = threading.Lock()
         self._kernels: dict[str, Any] = {}
         self._plans: dict[Any, Any] = {}  # (accelerator, signature) or accelerator -> plan
@@ -90,7 +101,8 @@ class RawKernel:
         key = (acc, specs)
         plan = self._plans.get(key)
         if plan is None:
-            params = [ParamSpec(kind, f"arg{i}", dtype, ndim=ndim, written=kind == "buffer")
+            params = [ParamSpec(kind, f"arg{i}", dtype, ndim=ndim,
+                                written=kind == "buffer" and i not in self.read_only)
                       for i, (kind, dtype, ndim) in enumerate(specs)]
             plan = self.compile(acc).plan(params, raw=True)
             with self._lock:
@@ -116,10 +128,14 @@ class RawKernel:
             raise LaunchError(f"RawKernel {self.name!r}: the stream belongs to {stream.accelerator.id}, "
                               f"the launch to {acc.id}")
         typed = False
-        for a in args:
-            if type(a) in _NUMPY_SCALARS_NEEDING_TYPES:
+        for i, a in enumerate(args):
+            t = type(a)
+            if t in _NUMPY_SCALARS_NEEDING_TYPES:
                 typed = True
-                break
+            elif t is np.ndarray and not a.flags.writeable and i not in self.read_only:
+                raise ValueError(f"RawKernel {self.name!r}: argument {i} is a read-only numpy array, but a raw "
+                                 f"kernel may write any pointer argument and its results could not be given "
+                                 f"back; pass a writable array or declare RawKernel(..., read_only=({i},))")
         plan = self._typed_plan(acc, args) if typed else (self._plans.get(acc) or self._untyped_plan(acc))
         try:
             plan.launch(global_size, local_size, args, stream)
@@ -136,7 +152,7 @@ class RawKernel:
         # Raw kernels do not say what they write: every writable array gets its results back.
         for i in host:
             out = args[i]
-            if not out.flags.writeable:
+            if i in self.read_only or not out.flags.writeable:
                 continue
             if out.flags.c_contiguous:
                 staged[i].copy_to(out)
@@ -148,7 +164,50 @@ class RawKernel:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the source travels; compiled kernels and plans are per process (Dask workers compile their own)
-        return (RawKernel, (self._source, self.name, self.backend, self.options))
+        return (RawKernel, (self._source, self.name, self.backend, self.options, tuple(sorted(self.read_only))))
+
+
+def _read_only_positions(source: str, name: str, backend: str, read_only: Iterable[int | str]) -> frozenset[int]:
+    """Argument positions of ``read_only`` (positions, or parameter names looked up in ``source``)."""
+    if isinstance(read_only, (str, int)):
+        read_only = (read_only,)
+    try:
+        items = tuple(read_only)
+    except TypeError:
+        raise TypeError(f"RawKernel: read_only must be a sequence of argument positions or names, "
+                        f"got {type(read_only).__name__}") from None
+    params: list[str] | None = None
+    out = set()
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"RawKernel: read_only entries are argument positions (int) or names (str), got {item!r}")
+        if isinstance(item, int):
+            if item < 0:
+                raise ValueError(f"RawKernel: read_only position {item} is negative")
+            out.add(item)
+            continue
+        if backend == "cpu":
+            raise ValueError(f"RawKernel: read_only={item!r}: a CPU raw kernel's parameters have no names (they "
+                             f"arrive through dc_cpu_launch::args); give the argument's position")
+        if params is None:
+            params = _parameter_names(source, name)
+        if item not in params:
+            raise ValueError(f"RawKernel: read_only names {item!r}, which is not a parameter of {name}"
+                             f"({', '.join(params)})")
+        out.add(params.index(item))
+    return frozenset(out)
+
+
+def _parameter_names(source: str, name: str) -> list[str]:
+    """The parameter names of the kernel function ``name`` (the identifier ending each parameter)."""
+    m = re.search(r"\b" + re.escape(name) + r"\s*\(([^)]*)\)\s*\{", source)
+    if m is None:
+        return []
+    names = []
+    for part in m.group(1).split(","):
+        ids = re.findall(r"[A-Za-z_]\w*", part.split("[")[0])
+        names.append(ids[-1] if ids else "")
+    return names
 
 
 __all__ = ["RawKernel"]

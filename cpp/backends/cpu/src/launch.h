@@ -14,8 +14,12 @@ namespace dccpu {
 // Largest explicit work-group (items) the CPU accepts; groups are loops, so
 // the bound only protects the per-item arrays of barrier kernels.
 constexpr uint64_t kMaxGroupItems = 1024ull * 1024ull;
-// Largest dynamic work-group memory per launch.
+// Largest dynamic work-group memory per launch (heap scratch, allocated and checked by the backend).
 constexpr uint64_t kMaxDynamicShared = 64ull * 1024ull * 1024ull;
+// Work-group memory of a kernel's static arrays (dc.shared): generated code keeps them on the
+// calling thread's stack, so the bound must fit any worker's stack with room to spare. It is the
+// device's reported local_memory_bytes; the Python launcher refuses kernels that need more.
+constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
 // Launches with at most this many work-items run inline on an idle stream.
 constexpr uint64_t kInlineItems = 16384;
 

@@ -202,7 +202,7 @@ dc_status cpu_device_info(int32_t device, dc_device_info* info) {
     copy_text(d.arch, sizeof(d.arch), h.arch());
     copy_text(d.type, sizeof(d.type), "cpu");
     d.global_memory_bytes = h.memory_bytes;
-    d.local_memory_bytes = kMaxDynamicShared;
+    d.local_memory_bytes = kMaxStaticShared;
     d.compute_units = h.hardware_threads;
     d.max_work_group_size = static_cast<uint32_t>(kMaxGroupItems);
     for (uint32_t& m : d.max_work_item_sizes) m = static_cast<uint32_t>(kMaxGroupItems);
