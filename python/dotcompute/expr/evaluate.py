@@ -264,11 +264,20 @@ def _reads_at_all(node: LazyBuffer, buf: Buffer) -> bool:
     return False
 
 
+_PENDING_REFS = PENDING._refs  # the registry's dict: an empty check without a method call
+
+
 def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
     """A kernel may write any buffer it is given: pending readers run first; lazy arguments run.
 
     A view has no memory of its own: the kernel receives a copy of its elements, so a kernel
     that *writes* a view parameter is refused (its writes would be lost)."""
+    if not _PENDING_REFS:  # the common case, kept cheap: launches are benchmarked in microseconds
+        for a in args:
+            if type(a) is LazyBuffer:
+                break
+        else:
+            return
     for i, a in enumerate(args):
         if isinstance(a, Buffer):
             if type(a) is LazyBuffer and a._op is not None:
