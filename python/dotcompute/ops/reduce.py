@@ -198,18 +198,17 @@ def arg_flat(better: Any, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
     acc = x.accelerator
     rows = outer * inner
     t = x.dtype.type
-    kernel = rk.arg_tree_kernel(better, t)
     dummy = acc.empty((1,), np.int64)
-    src_vals, src_idx, src_n, src_inner, first = x, dummy, n, inner, 1
+    src_vals, src_idx, src_n, src_inner, first = x, dummy, n, inner, True
     while True:
         chunk, chunks = rk.plan(rows, src_n)
         vals = acc.empty((rows * chunks,), t)
         idx = acc.empty((rows * chunks,), np.int64)
-        acc.launch(kernel, rows * chunks * rk.WIDTH, src_vals, src_vals, src_idx, vals, idx, src_n, src_inner,
-                   chunk, chunks, first, local_size=rk.WIDTH)
+        acc.launch(rk.arg_tree_kernel(better, t, first), rows * chunks * rk.WIDTH, src_vals, src_vals, src_idx,
+                   vals, idx, src_n, src_inner, chunk, chunks, local_size=rk.WIDTH)
         if chunks == 1:
             return idx
-        src_vals, src_idx, src_n, src_inner, first = vals, idx, chunks, 1, 0
+        src_vals, src_idx, src_n, src_inner, first = vals, idx, chunks, 1, False
 
 
 def argmin(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:

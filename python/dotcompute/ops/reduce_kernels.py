@@ -147,14 +147,19 @@ def rows_kernel(op: Any, acc_dtype: Any) -> Any:
 
 
 @cache
-def arg_tree_kernel(better: Any, dtype: Any) -> Any:
-    """Index of the best element per (row, chunk): ``better(b, a)`` says b beats a (ties: lowest index)."""
+def arg_tree_kernel(better: Any, dtype: Any, first: bool) -> Any:
+    """Index of the best element per (row, chunk): ``better(b, a)`` says b beats a (ties: lowest index).
+
+    ``first``: the pass reads the data (an element's index is its position); later passes read the
+    (value, index) pairs of the previous one. A constant, so each variant has no per-element test.
+    """
     T = dtype  # noqa: N806
+    FIRST = 1 if first else 0  # noqa: N806
 
     @dc.kernel
     def arg_tree(x: dc.Buffer, vals: dc.Buffer, idx_in: dc.Buffer[dc.int64], vals_out: dc.Buffer,
                  idx_out: dc.Buffer[dc.int64], n: dc.int64, inner: dc.int64, chunk: dc.int64,
-                 chunks: dc.int64, first: dc.int32):
+                 chunks: dc.int64):
         best = dc.shared((WIDTH,), T)
         where = dc.shared((WIDTH,), dc.int64)
         l = dc.local_id(0)  # noqa: E741
@@ -172,14 +177,14 @@ def arg_tree_kernel(better: Any, dtype: Any) -> Any:
         if lo < hi:
             f = (o * n + lo) * inner + j
             # the first pass reads the data (index = position); later passes read (value, index) pairs
-            v = T(x[f]) if first == 1 else T(vals[f])
-            w = lo if first == 1 else idx_in[f]
+            v = T(x[f]) if FIRST == 1 else T(vals[f])
+            w = lo if FIRST == 1 else idx_in[f]
             for k in range(lo + 1, hi):
                 f = (o * n + k) * inner + j
-                v2 = T(x[f]) if first == 1 else T(vals[f])
+                v2 = T(x[f]) if FIRST == 1 else T(vals[f])
                 if better(v2, v):
                     v = v2
-                    w = k if first == 1 else idx_in[f]
+                    w = k if FIRST == 1 else idx_in[f]
             best[l] = v
             where[l] = w
         dc.barrier()
