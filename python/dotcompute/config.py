@@ -18,6 +18,7 @@ from pathlib import Path
 #: Every variable dotcompute understands, with what it does (shown by ``dotcompute info``).
 VARIABLES: dict[str, str] = {
     "DOTCOMPUTE_CACHE_DIR": "kernel cache folder (default: the user cache dir + /dotcompute)",
+    "DOTCOMPUTE_CACHE_MAX_BYTES": "size bound of the on-disk kernel cache in bytes (default 536870912)",
     "DOTCOMPUTE_PLUGIN_DIR": "the package's own plugin folder (set by the Python package itself)",
     "DOTCOMPUTE_PLUGIN_PATH": "extra folders searched for *.plugin.json backend manifests (os.pathsep list)",
     "DOTCOMPUTE_BACKENDS": "comma list of backends to enable (default: all found)",

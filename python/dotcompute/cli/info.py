@@ -108,6 +108,8 @@ def render(report: dict[str, Any]) -> str:
     if cache is not None:
         add("")
         add(f"kernel cache: {cache['dir'] or '(memory only)'}")
+        if cache.get("warning"):
+            add(f"  warning: {cache['warning']}")
         add(f"  {cache['entries']} entries, {_size(cache['bytes'])} of at most {_size(cache['max_bytes'])}; "
             f"this process: {cache['memory_hits']} memory hits, {cache['disk_hits']} disk hits, "
             f"{cache['misses']} misses")

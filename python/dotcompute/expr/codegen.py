@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -199,9 +201,29 @@ _KERNELS: dict[tuple, tuple[Kernel, str]] = {}
 STATS = {"kernels_generated": 0, "launches": 0, "values_written": 0}
 
 
+_RECORDING: list[list[tuple]] = []
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple]]:
+    """Collects the structural keys of the kernels used inside the block (``kernels(keys)`` gives them)."""
+    keys: list[tuple] = []
+    _RECORDING.append(keys)
+    try:
+        yield keys
+    finally:
+        _RECORDING.remove(keys)
+
+
+def kernels(keys: list[tuple]) -> list[Kernel]:
+    return [_KERNELS[k][0] for k in dict.fromkeys(keys)]
+
+
 def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:
     """The kernel for structural ``key``: from the in-memory table, or made from ``source_lines``
     (the function body after a ``def {name}(...)`` header line at index 0, with ``{name}`` unfilled)."""
+    for seen in _RECORDING:
+        seen.append(key)
     hit = _KERNELS.get(key)
     if hit is not None:
         return hit
@@ -226,4 +248,4 @@ def launch(acc: Any, kernel: Kernel, global_size: tuple[int, ...], *args: Any) -
     STATS["launches"] += 1
 
 
-__all__ = ["Program", "compile_kernel", "STATS", "CAST_NAMES", "namespace", "launch"]
+__all__ = ["Program", "compile_kernel", "recording", "kernels", "STATS", "CAST_NAMES", "namespace", "launch"]

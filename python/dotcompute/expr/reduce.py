@@ -83,7 +83,21 @@ def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
         if kind in ("min", "max", "argmin", "argmax"):
             raise ValueError(f"dc.{kind}: attempt to get {kind} of an empty sequence")
         return LazyBuffer.scalar(acc.asarray(np.array([_NUMPY[kind](np.zeros(0, x.dtype))], out_t)), out_t, acc)
-    gpu = acc.type == "gpu"
+    kernel, groups, acc_t, arguments = reduction_kernel(kind, x, acc.type == "gpu")
+    part = acc.empty((groups,), acc_t if not arg else x.dtype)
+    extra = [acc.empty((groups,), np.int64)] if arg else []
+    launch(acc, kernel, (groups,), part, *extra, *arguments)
+    res = acc.empty((1,), out_t)
+    _combine(kind, acc, part, extra, res, groups, n, acc_t, out_t)
+    return LazyBuffer.scalar(res, out_t, acc)
+
+
+def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.dtype, list[Any]]:
+    """(the generated reduce kernel, its number of work-items, the accumulator dtype, the arguments
+    after the partial-result buffers) for ``kind`` over the expression ``x``; ``gpu``: the layout
+    for GPUs (grid stride) rather than CPU-type devices (contiguous runs, accumulator lanes)."""
+    out_t = _result_dtype(kind, x.dtype)
+    arg = kind in ("argmin", "argmax")
     acc_t = np.dtype(np.float64) if (not gpu and out_t == np.float32 and kind in ("sum", "mean")) else out_t
     if kind == "mean":
         acc_t = np.dtype(np.float64) if out_t == np.float64 or not gpu else out_t
@@ -147,20 +161,12 @@ def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
         lines.append("    part[g] = acc")
     key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
     kernel, _ = compile_kernel(key, f"dc_{kind}", lines)
-    part = acc.empty((groups,), acc_t if not arg else x.dtype)
-    extra = [acc.empty((groups,), np.int64)] if arg else []
-    launch(acc, kernel, (groups,), part, *extra, *prog.arguments())
-    res = acc.empty((1,), out_t)
-    _combine(kind, acc, part, extra, res, groups, n, acc_t, out_t)
-    return LazyBuffer.scalar(res, out_t, acc)
+    return kernel, groups, acc_t, prog.arguments()
 
 
-def _combine(kind: str, acc: Any, part: Any, extra: list[Any], res: Any, groups: int, n: int,
-             acc_t: np.dtype, out_t: np.dtype) -> None:
-    """res[0] = the partial results combined, in order (a single work-item: ``groups`` is small)."""
-    arg = kind in ("argmin", "argmax")
-    pt = part.dtype
-    if arg:
+def combine_kernel(kind: str, pt: np.dtype, out_t: np.dtype) -> Any:
+    """The one-work-item kernel that combines ``pt`` partial results into ``res[0]`` of ``out_t``."""
+    if kind in ("argmin", "argmax"):
         params = f"part: Buffer[{CAST_NAMES[pt]}, 1], pidx: Buffer[int64, 1], res: Buffer[int64, 1], groups: int64"
         cmp = "<" if kind == "argmin" else ">"
         body = [f"    best = {CAST_NAMES[pt]}(0)", "    bi = int64(-1)", "    for g in range(groups):",
@@ -168,7 +174,6 @@ def _combine(kind: str, acc: Any, part: Any, extra: list[Any], res: Any, groups:
                 f"        if j >= 0 and (bi < 0 or (v {cmp} best and best == best) or (v == best and j < bi) "
                 "or (v != v and (best == best or j < bi))):",
                 "            best = v", "            bi = j", "    res[0] = bi"]
-        args: list[Any] = [part, extra[0], res, groups]
     else:
         params = (f"part: Buffer[{CAST_NAMES[pt]}, 1], res: Buffer[{CAST_NAMES[out_t]}, 1], groups: int64, "
                   "count: int64")
@@ -178,10 +183,19 @@ def _combine(kind: str, acc: Any, part: Any, extra: list[Any], res: Any, groups:
             body.append(f"    res[0] = {CAST_NAMES[out_t]}(acc / {CAST_NAMES[pt]}(count))")
         else:
             body.append(f"    res[0] = {CAST_NAMES[out_t]}(acc)")
-        args = [part, res, groups, n]
     lines = ["def {name}(" + params + "):", "    if gid(0) == 0:"] + ["    " + ln for ln in body]
     kernel, _ = compile_kernel(("combine", kind, pt.str, out_t.str), f"dc_combine_{kind}", lines)
-    launch(acc, kernel, (1,), *args)
+    return kernel
+
+
+def _combine(kind: str, acc: Any, part: Any, extra: list[Any], res: Any, groups: int, n: int,
+             acc_t: np.dtype, out_t: np.dtype) -> None:
+    """res[0] = the partial results combined, in order (a single work-item: ``groups`` is small)."""
+    kernel = combine_kernel(kind, part.dtype, out_t)
+    if kind in ("argmin", "argmax"):
+        launch(acc, kernel, (1,), part, extra[0], res, groups)
+    else:
+        launch(acc, kernel, (1,), part, res, groups, n)
 
 
 def _wrap(kind: str, target: Any) -> Any:
@@ -214,4 +228,5 @@ min = ArrayMathFunction(MATH["min"], _wrap("min", amin))  # noqa: A001
 max = ArrayMathFunction(MATH["max"], _wrap("max", amax))  # noqa: A001
 REDUCTIONS = {"sum": sum, "prod": prod, "min": min, "max": max, "mean": mean, "argmin": argmin, "argmax": argmax}
 
-__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "REDUCTIONS", "fused"]
+__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "REDUCTIONS", "fused", "reduction_kernel",
+           "combine_kernel"]
