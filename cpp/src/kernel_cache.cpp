@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -31,24 +33,53 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Parents are created 0755 like any folder; the cache folder itself is private (0700): its
+// entries are native code that this process will dlopen.
 void make_dirs(const std::string& dir) {
   std::string cur;
   size_t pos = 0;
   while (pos != std::string::npos) {
     pos = dir.find('/', pos + 1);
     cur = dir.substr(0, pos);
-    if (!cur.empty()) ::mkdir(cur.c_str(), 0755);
+    if (!cur.empty()) ::mkdir(cur.c_str(), pos == std::string::npos ? 0700 : 0755);
   }
 }
 
-bool read_file(const std::string& path, std::vector<uint8_t>* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Why `dir` must not hold code this process loads ("" when it may): it must be a folder owned by
+// this user that no other user can write (otherwise anyone could plant a binary in it).
+std::string untrusted_reason(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return std::string("it cannot be created or read (") + std::strerror(errno) + ")";
+  if (!S_ISDIR(st.st_mode)) return "it is not a folder";
+  if (st.st_uid != ::geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+           std::to_string(::geteuid()) + ")";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "0o%03o", static_cast<unsigned>(st.st_mode & 0777));
+    return std::string("other users can write it (mode ") + mode + ")";
+  }
+  return "";
+}
+
+// Identity of a file, for compare-and-delete.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+bool read_file(const std::string& path, std::vector<uint8_t>* out, FileId* id = nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  // Only this user's regular files that no one else can write are read as cache entries.
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     ::close(fd);
     return false;
   }
+  if (id != nullptr) *id = {st.st_dev, st.st_ino};
   out->resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < out->size()) {
@@ -108,6 +139,24 @@ std::vector<DiskEntry> list_entries(const std::string& dir, std::vector<std::str
 
 KernelCache::KernelCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (dir_.empty()) return;
+  make_dirs(dir_);
+  const std::string reason = untrusted_reason(dir_);
+  if (reason.empty()) return;
+  const std::string refused = dir_;
+  dir_ = private_fallback_dir();
+  warning_ = "the kernel cache folder " + refused + " is not used because " + reason + "; kernels are cached in " +
+             (dir_.empty() ? std::string("memory only") : dir_) + " instead";
+}
+
+std::string KernelCache::private_fallback_dir() {
+  const std::string shared = "/tmp/dotcompute-cache-" + std::to_string(::geteuid());
+  ::mkdir(shared.c_str(), 0700);
+  if (untrusted_reason(shared).empty()) return shared;
+  // Someone else owns (or opened up) the usual name: a fresh folder only this process knows.
+  std::string tmpl = shared + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) != nullptr) return tmpl;
+  return "";
 }
 
 std::string KernelCache::default_dir() {
@@ -140,10 +189,13 @@ Blob KernelCache::read_disk(const std::string& key) {
   if (dir_.empty()) return nullptr;
   const std::string path = entry_path(key);
   std::vector<uint8_t> file;
-  if (!read_file(path, &file)) return nullptr;
-  auto discard = [&path]() -> Blob {
-    // Corrupt or truncated (a crashed writer, a full disk): rebuild instead.
-    ::unlink(path.c_str());
+  FileId id;
+  if (!read_file(path, &file, &id)) return nullptr;
+  auto discard = [&path, &id]() -> Blob {
+    // Corrupt or truncated (a crashed writer, a full disk): rebuild instead. Compare and delete:
+    // another process may have renamed a good entry into place since we read; that one stays.
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && FileId{st.st_dev, st.st_ino} == id) ::unlink(path.c_str());
     return nullptr;
   };
   size_t off = 0;
@@ -180,7 +232,7 @@ void KernelCache::write_disk(const std::string& key, const std::vector<uint8_t>&
   const std::string tmp = dir_ + "/.tmp." + key.substr(0, 16) + "." + std::to_string(::getpid()) + "." +
                           std::to_string(counter.fetch_add(1)) + "." +
                           std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return;  // an unwritable cache only costs recompilation
   uint32_t format = kFormat, key_len = static_cast<uint32_t>(key.size());
   uint64_t len = payload.size();
@@ -231,8 +283,64 @@ void KernelCache::put(const std::string& key, Blob blob) {
   memory_[key] = std::move(blob);
 }
 
+namespace {
+
+// An exclusive flock() on <dir>/.lock.<key>: one builder per key across processes (and threads).
+// The kernel drops a flock when its holder dies, so a crashed builder leaves no stale lock; the
+// file itself is removed by the holder, and a waiter that locked a removed file tries again.
+class KeyLock {
+ public:
+  KeyLock(const std::string& dir, const std::string& key, std::chrono::seconds max_wait) {
+    if (dir.empty()) return;
+    path_ = dir + "/.lock." + key;
+    const auto deadline = std::chrono::steady_clock::now() + max_wait;
+    while (true) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd_ < 0) return;  // an unwritable folder: build without the lock
+      if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+        struct stat held, now;
+        if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+            held.st_dev == now.st_dev)
+          return;  // locked the file that is in place
+        ::close(fd_);  // the holder removed it between our open and flock: lock the new one
+        fd_ = -1;
+        continue;
+      }
+      const int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      // after the deadline (a builder that hangs) build without the lock rather than wait forever
+      if (err != EWOULDBLOCK || std::chrono::steady_clock::now() >= deadline) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ~KeyLock() {
+    if (fd_ < 0) return;
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
+  KeyLock(const KeyLock&) = delete;
+  KeyLock& operator=(const KeyLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
 Blob KernelCache::get_or_build(const std::string& key, const std::function<std::vector<uint8_t>()>& build) {
   if (Blob b = get(key)) return b;
+  // Single flight: the first process to miss builds; the others wait and then read its entry.
+  KeyLock lock(dir_, key, lock_wait_);
+  if (!dir_.empty()) {
+    if (Blob b = read_disk(key)) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      ++disk_hits_;
+      memory_[key] = b;
+      return b;
+    }
+  }
   Blob built = std::make_shared<const std::vector<uint8_t>>(build());
   put(key, built);
   return built;

@@ -88,6 +88,11 @@ RuntimeOptions RuntimeOptions::from_environment() {
   std::string enabled = env("DOTCOMPUTE_BACKENDS");
   if (!enabled.empty()) o.enabled_backends = split(enabled, ',');
   o.cache_dir = KernelCache::default_dir();
+  // DOTCOMPUTE_CACHE_MAX_BYTES: a whole number of bytes; anything else keeps the default (the
+  // Python package warns about it, see dotcompute/runtime/native.py).
+  const std::string max_bytes = env("DOTCOMPUTE_CACHE_MAX_BYTES");
+  if (!max_bytes.empty() && max_bytes.find_first_not_of("0123456789") == std::string::npos && max_bytes.size() < 20)
+    o.cache_max_bytes = std::stoull(max_bytes);
   return o;
 }
 

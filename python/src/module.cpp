@@ -194,6 +194,7 @@ void bind_runtime(py::module_& m) {
       py::arg("backend"), py::arg("symbol"), py::call_guard<py::gil_scoped_release>());
   m.def("cache_dir", [] { return dc::Runtime::instance().cache().dir(); });
   m.def("cache_max_bytes", [] { return dc::Runtime::instance().cache().max_bytes(); });
+  m.def("cache_warning", [] { return dc::Runtime::instance().cache().warning(); });
   m.def("set_cache_max_bytes", [](uint64_t bytes) { dc::Runtime::instance().cache().set_max_bytes(bytes); },
         py::arg("bytes"), py::call_guard<py::gil_scoped_release>());
   m.def("cache_stats", [] {

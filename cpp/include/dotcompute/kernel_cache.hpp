@@ -8,8 +8,17 @@
 // never see a partial entry. The directory is kept under a size bound by
 // evicting the least recently used entries (file mtime is the recency; a hit
 // touches it).
+//
+// Entries are native code that backends dlopen, so the folder must be trusted:
+// owned by this user and writable by no one else. Otherwise it is not used: the
+// cache falls back to /tmp/dotcompute-cache-<uid> (made 0700, checked the same
+// way) or a fresh mkdtemp folder, and warning() says why. Entries are read only
+// if they are this user's regular files, and their payload's SHA-256 is checked
+// before any backend sees them. A miss takes a per-key lock file (flock) so
+// concurrent processes compile a kernel once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,12 +80,20 @@ class DOTCOMPUTE_API KernelCache {
   void set_max_bytes(uint64_t bytes);
   // The file an entry lives in (exists or not).
   std::string entry_path(const std::string& key) const;
+  // Why the requested folder was refused and what is used instead ("" when it was used).
+  const std::string& warning() const noexcept { return warning_; }
+  // How long a miss waits for another process building the same key before building itself.
+  void set_lock_wait(std::chrono::seconds wait) noexcept { lock_wait_ = wait; }
+  // /tmp/dotcompute-cache-<uid> when it is private, else a fresh private folder ("" if none).
+  static std::string private_fallback_dir();
 
  private:
   Blob read_disk(const std::string& key);
   void write_disk(const std::string& key, const std::vector<uint8_t>& payload);
 
   std::string dir_;
+  std::string warning_;
+  std::chrono::seconds lock_wait_{600};
   uint64_t max_bytes_;
   std::mutex mutex_;
   std::unordered_map<std::string, Blob> memory_;

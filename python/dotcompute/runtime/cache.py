@@ -8,9 +8,10 @@ from .native import native
 
 
 def cache_info() -> dict[str, Any]:
-    """Folder, size bound, entries and bytes on disk, and this process's hits and misses."""
+    """Folder, size bound (``DOTCOMPUTE_CACHE_MAX_BYTES``), entries and bytes on disk, this process's hits
+    and misses, and ``warning``: why the configured folder was refused ("" when it is used)."""
     n = native()
-    info: dict[str, Any] = {"dir": n.cache_dir(), "max_bytes": n.cache_max_bytes()}
+    info: dict[str, Any] = {"dir": n.cache_dir(), "max_bytes": n.cache_max_bytes(), "warning": n.cache_warning()}
     info.update(n.cache_stats())
     return info
 

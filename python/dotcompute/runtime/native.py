@@ -15,6 +15,7 @@ import importlib.util
 import logging
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -90,11 +91,25 @@ def _start() -> None:
         ) from e
     config.configure_logging()
     _module = module
+    _warn_about_cache(module)
     _load_entry_points(module)
     if log.isEnabledFor(logging.DEBUG):  # DOTCOMPUTE_LOG=DEBUG: say which plugins loaded, and why not
         for b in module.backends():
             state = f"available, {b.device_count} device(s)" if b.available else f"unavailable: {b.reason}"
             log.debug("backend %s %s (%s) from %s", b.name, b.version or "?", state, b.library or b.manifest)
+
+
+def _warn_about_cache(module: ModuleType) -> None:
+    """Once per process: a refused (untrusted) cache folder, or a size bound that is not a number."""
+    from ..errors import DotComputeWarning
+
+    reason = module.cache_warning()
+    if reason:
+        warnings.warn(reason, DotComputeWarning, stacklevel=4)
+    bound = os.environ.get("DOTCOMPUTE_CACHE_MAX_BYTES", "")
+    if bound and not (bound.isdigit() and len(bound) < 20):
+        warnings.warn(f"DOTCOMPUTE_CACHE_MAX_BYTES={bound!r} is not a whole number of bytes; the kernel cache "
+                      f"keeps its default bound of {module.cache_max_bytes()} bytes", DotComputeWarning, stacklevel=4)
 
 
 def _load_entry_points(module: ModuleType) -> None:
