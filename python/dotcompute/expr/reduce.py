@@ -71,8 +71,9 @@ def _arg_update(kind: str, v: str, flat: str) -> list[str]:
             f"    best = {v}", f"    bi = {flat}"]
 
 
-def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
-    """One kernel for ``kind`` over the whole expression ``x``, plus a one-item combine kernel."""
+def fused(kind: str, x: LazyBuffer, gpu: bool | None = None) -> LazyBuffer:
+    """One kernel for ``kind`` over the whole expression ``x``, plus a one-item combine kernel.
+    ``gpu``: force the GPU (True) or CPU (False) work layout; by default the device's type decides."""
     for held in held_intermediates(x):
         run([held], extras=False)  # values the program keeps are computed once, then read
     acc = x.accelerator
@@ -83,7 +84,7 @@ def fused(kind: str, x: LazyBuffer) -> LazyBuffer:
         if kind in ("min", "max", "argmin", "argmax"):
             raise ValueError(f"dc.{kind}: attempt to get {kind} of an empty sequence")
         return LazyBuffer.scalar(acc.asarray(np.array([_NUMPY[kind](np.zeros(0, x.dtype))], out_t)), out_t, acc)
-    kernel, groups, acc_t, arguments = reduction_kernel(kind, x, acc.type == "gpu")
+    kernel, groups, acc_t, arguments = reduction_kernel(kind, x, acc.type == "gpu" if gpu is None else gpu)
     part = acc.empty((groups,), acc_t if not arg else x.dtype)
     extra = [acc.empty((groups,), np.int64)] if arg else []
     launch(acc, kernel, (groups,), part, *extra, *arguments)

@@ -38,6 +38,18 @@ def test_fused_reductions_match_numpy(accelerator: dc.Accelerator, dtype: type) 
             assert fused == 2, (name, fused)
 
 
+@pytest.mark.parametrize("gpu", [True, False])
+def test_both_work_layouts(accelerator: dc.Accelerator, gpu: bool) -> None:
+    from dotcompute.expr.reduce import fused
+
+    h = np.random.default_rng(2).standard_normal(5000)
+    h[[10, 4000]] = h.max() + 1  # a tie for the maximum: the first index wins
+    b = accelerator.asarray(h)
+    for kind in ("sum", "prod", "min", "max", "mean", "argmin", "argmax"):
+        got = fused(kind, b * 1.0, gpu=gpu).numpy()
+        np.testing.assert_allclose(got, getattr(np, kind)(h), rtol=1e-9, err_msg=kind)
+
+
 def test_the_headline_expression(accelerator: dc.Accelerator) -> None:
     rng = np.random.default_rng(7)
     n = 100_003
