@@ -28,8 +28,13 @@ def where() -> str:
         return f"process {os.getpid()} on {socket.gethostname()}"
 
 
-def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, *args: Any) -> Any:
-    """Launch ``kernel`` over the block(s) in ``args``; returns the output block (a tuple when several)."""
+def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, iterations: int, *args: Any) -> Any:
+    """Launch ``kernel`` over the block(s) in ``args``; returns the output block (a tuple when several).
+
+    ``iterations`` > 1 (a single output shaped and typed like the first array argument): the kernel
+    runs that many times, each launch reading the previous one's output in place of the first array,
+    on device buffers that stay on the device in between.
+    """
     inputs = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args]
     first = next(a for a in inputs if isinstance(a, np.ndarray))
     outs = [np.empty(first.shape, d) for d in plan.dtypes]
@@ -37,10 +42,21 @@ def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, 
     gsize = first.shape if first.ndim else (1,)
 
     def on(acc: Any) -> None:
-        launch(kernel, gsize, *full, local_size=local_size, accelerator=acc)
+        if iterations == 1:
+            launch(kernel, gsize, *full, local_size=local_size, accelerator=acc)
+            return
+        src = next(i for i, a in enumerate(full) if a is first)
+        dst = plan.outputs[0]
+        dev = [acc.asarray(a) if isinstance(a, np.ndarray) and i != dst else a for i, a in enumerate(full)]
+        cur, nxt = dev[src], acc.empty(first.shape, plan.dtypes[0])
+        for _ in range(iterations):
+            dev[src], dev[dst] = cur, nxt
+            launch(kernel, gsize, *dev, local_size=local_size, accelerator=acc)
+            cur, nxt = nxt, cur
+        cur.copy_to(outs[0])
 
     try:
-        run_placed(kernel, accelerator, first.size, on, gsize, full)
+        run_placed(kernel, accelerator, first.size * iterations, on, gsize, full)
     except BackendUnavailableError as e:
         raise BackendUnavailableError(f"{where()}: {e}", reason=e.reason) from e
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -75,7 +75,7 @@ def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = 
         dtype, meta = plan.dtypes[0], np.empty((0,) * first.ndim, plan.dtypes[0])
     else:
         dtype, meta = np.dtype(object), np.empty((0,) * first.ndim, object)
-    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, *args, dtype=dtype, meta=meta,
+    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, 1, *args, dtype=dtype, meta=meta,
                            token=name or f"dc-{getattr(kernel, 'name', 'kernel')}")
     return _outputs(blocks, plan)
 
@@ -97,13 +97,20 @@ def _depth(depth: Any, ndim: int) -> dict[int, int]:
 
 
 def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", outputs: Any = None,
-                accelerator: Any = None, local_size: Any = None) -> Any:
+                accelerator: Any = None, local_size: Any = None, iterations: int = 1) -> Any:
     """``map_blocks`` over blocks grown by a halo of ``depth`` elements per side, trimmed afterwards.
 
     Dask exchanges the halos between neighbouring blocks; ``boundary`` fills them at the array's edges:
     ``"reflect"``, ``"periodic"``, ``"nearest"``, ``"none"`` (no halo there), or a constant. The kernel
     sees (and its outputs have) the grown block's shape.
+
+    ``iterations=k`` runs the kernel k times per block, each time on the previous result (a time loop
+    with one halo exchange per k steps instead of one per step). The kernel must have one output with
+    the first array's dtype, and ``depth`` must cover k steps of the stencil's reach (k x radius).
     """
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise ValueError(f"map_overlap: iterations must be a positive int, got {iterations!r}")
+    iterations = int(iterations)
     check_scalars(args)
     args = tuple(_as_dask(args))
     arrays = [a for a in args if is_array(a)]
@@ -122,6 +129,10 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
             raise ValueError(f"map_overlap: depth {v} along axis {d} is larger than the smallest chunk there "
                              f"({min(first.chunks[d])}); rechunk first (chunks {first.chunks[d]})")
     plan = plan_outputs(kernel, args, outputs)
+    if iterations > 1 and (len(plan.dtypes) != 1 or plan.dtypes[0] != first.dtype):
+        raise ValueError(f"map_overlap: iterations={iterations} needs a kernel with one output of the first "
+                         f"array's dtype {first.dtype}; {getattr(kernel, 'name', kernel)!r} has outputs "
+                         f"{dict(zip(plan.names, map(str, plan.dtypes), strict=True))}")
     ls = _local_size(local_size)
     grow = [per[d] for d in range(first.ndim)] if boundary != "none" else [0] * first.ndim
     _check_tiling("map_overlap", first.chunks, ls, grow if boundary != "none" else ())
@@ -130,7 +141,7 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
     grown = [da.overlap.overlap(a, depth=per, boundary=bounds) if is_array(a) else a for a in args]
     multi = len(plan.dtypes) > 1
     dtype = np.dtype(object) if multi else plan.dtypes[0]
-    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, *grown, dtype=dtype,
+    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, iterations, *grown, dtype=dtype,
                            meta=np.empty((0,) * first.ndim, dtype), token=f"dc-{getattr(kernel, 'name', 'kernel')}")
     trimmed = [da.overlap.trim_internal(o, per, boundary=bounds) for o in
                (_outputs(blocks, plan) if multi else (blocks,))]

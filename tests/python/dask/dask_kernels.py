@@ -50,6 +50,20 @@ def laplace(u: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2]):
 
 
 @dc.kernel
+def laplace_and_copy(u: dc.Buffer[dc.float32, 2], s: dc.float32, lap: dc.Buffer[dc.float32, 2],
+                     copy: dc.Buffer[dc.float64, 2]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    n, m = u.shape
+    if i < n and j < m:
+        copy[i, j] = u[i, j]
+        if i > 0 and j > 0 and i < n - 1 and j < m - 1:
+            lap[i, j] = s * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
+        else:
+            lap[i, j] = 0.0
+
+
+@dc.kernel
 def accumulate(x, out):
     i = dc.global_id(0)
     if i < out.shape[0]:
@@ -61,3 +75,14 @@ def out_of_bounds(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
     i = dc.global_id(0)
     if i < out.shape[0]:
         out[i] = x[i + 1]  # the last item reads past the end
+
+
+@dc.kernel
+def heat(u: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2]):
+    # clamped reads: only the grown block's outer ring (trimmed later) differs from a periodic step
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    n, m = u.shape
+    if i < n and j < m:
+        lap = u[max(i - 1, 0), j] + u[min(i + 1, n - 1), j] + u[i, max(j - 1, 0)] + u[i, min(j + 1, m - 1)]
+        out[i, j] = u[i, j] + 0.125 * (lap - 4.0 * u[i, j])

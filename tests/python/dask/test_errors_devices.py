@@ -85,6 +85,15 @@ def test_tasks_land_on_both_workers(client):
     np.testing.assert_allclose(got, x - 1)
     workers = {t["worker"] for t in ts.data if str(t["key"]).find("dc-axpb") >= 0}
     assert len(workers) == 2, workers
+    # 16 tasks carried the kernel; each worker process rebuilt it once and specialised it once
+    rebuilt = client.run(_rebuilt_kernels, "axpb")
+    assert all(v == [1] for v in rebuilt.values()), rebuilt
+
+
+def _rebuilt_kernels(name: str) -> list[int]:
+    from dotcompute.lang import pickling
+
+    return [len(k._specs) for k in list(pickling._rebuilt.values()) if getattr(k, "name", None) == name]
 
 
 def test_pin_devices_on_a_cluster(client):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dask.array as da
 import numpy as np
 import pytest
-from dask_kernels import laplace
+from dask_kernels import heat, laplace, laplace_and_copy, split
 
 import dotcompute.dask as dcd
 
@@ -32,6 +32,39 @@ def test_map_overlap_boundary_none_keeps_interior():
     want = numpy_laplace(u, 0.0)
     np.testing.assert_allclose(got[1:-1, 1:-1], want[1:-1, 1:-1], rtol=1e-5, atol=1e-5)
     assert np.all(got[0, :] == 0) and np.all(got[:, -1] == 0)  # the kernel writes 0 where there is no halo
+
+
+def test_map_overlap_several_outputs(client):
+    u = np.random.default_rng(6).random((33, 50), dtype=np.float32)
+    U = da.from_array(u, chunks=(11, 20))
+    lap, copy = dcd.map_overlap(laplace_and_copy, U, 2.0, depth=(1, 2), boundary="periodic")
+    assert lap.chunks == U.chunks and copy.dtype == np.float64
+    lap_v, copy_v = client.compute([lap, copy], sync=True)
+    np.testing.assert_allclose(lap_v, 2.0 * numpy_laplace(u, "periodic"), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(copy_v, u.astype(np.float64))
+
+
+def test_map_overlap_iterations_match_step_by_step(client):
+    u = np.random.default_rng(7).random((48, 40), dtype=np.float32)
+    want = u.copy()
+    for _ in range(3):
+        lap = (np.roll(want, 1, 0) + np.roll(want, -1, 0) + np.roll(want, 1, 1) + np.roll(want, -1, 1))
+        want = want + np.float32(0.125) * (lap - np.float32(4.0) * want)
+    U = da.from_array(u, chunks=(16, 20))
+    stepped = U
+    for _ in range(3):
+        stepped = dcd.map_overlap(heat, stepped, depth=1, boundary="periodic")
+    blocked = dcd.map_overlap(heat, U, depth=3, boundary="periodic", iterations=3)
+    got_stepped, got_blocked = client.compute([stepped, blocked], sync=True)
+    np.testing.assert_allclose(got_stepped, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got_blocked, got_stepped)
+
+
+def test_map_overlap_iterations_needs_one_matching_output():
+    with pytest.raises(ValueError, match="iterations"):
+        dcd.map_overlap(heat, da.ones((8, 8), chunks=4, dtype=np.float32), depth=1, iterations=0)
+    with pytest.raises(ValueError, match="one output"):
+        dcd.map_overlap(split, da.ones(8, chunks=4), depth=1, iterations=2)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
