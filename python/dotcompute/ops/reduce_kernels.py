@@ -98,19 +98,22 @@ def tree_kernel(op: Any, acc_dtype: Any, mode: int = ORDERED) -> Any:
             if lo < hi:
                 acc = ACC(x[(o * n + lo) * inner + j])
                 k0 = lo + 1
-                if MODE == UNROLLED and hi - lo >= 8:
-                    b = o * n
-                    a1 = ACC(x[(b + lo + 1) * inner + j])
-                    a2 = ACC(x[(b + lo + 2) * inner + j])
-                    a3 = ACC(x[(b + lo + 3) * inner + j])
-                    k0 = lo + 4
-                    while k0 + 4 <= hi:
-                        acc = op(acc, ACC(x[(b + k0) * inner + j]))
-                        a1 = op(a1, ACC(x[(b + k0 + 1) * inner + j]))
-                        a2 = op(a2, ACC(x[(b + k0 + 2) * inner + j]))
-                        a3 = op(a3, ACC(x[(b + k0 + 3) * inner + j]))
-                        k0 += 4
+                if MODE == UNROLLED and hi - lo >= 8 and inner == 1:
+                    # the reduced axis is contiguous here: plain consecutive loads the compiler
+                    # can pack into one vector of four accumulators
+                    b = o * n + lo  # this item's run: x[b], x[b + 1], ...
+                    a1 = ACC(x[b + 1])
+                    a2 = ACC(x[b + 2])
+                    a3 = ACC(x[b + 3])
+                    quads = (hi - lo - 4) // 4
+                    for q in range(quads):
+                        k = b + 4 + 4 * q
+                        acc = op(acc, ACC(x[k]))
+                        a1 = op(a1, ACC(x[k + 1]))
+                        a2 = op(a2, ACC(x[k + 2]))
+                        a3 = op(a3, ACC(x[k + 3]))
                     acc = op(op(acc, a1), op(a2, a3))
+                    k0 = lo + 4 + 4 * quads
                 for k in range(k0, hi):
                     acc = op(acc, ACC(x[(o * n + k) * inner + j]))
                 tile[l] = acc

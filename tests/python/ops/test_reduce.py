@@ -182,12 +182,12 @@ def test_tree_kernel_both_read_orders(accelerator, strided):
     reduce_mod = importlib.import_module("dotcompute.ops.reduce")
     from dotcompute.ops import reduce_kernels as rk
 
-    x = RNG.standard_normal((3, 70_001)).astype(np.float32)
+    x = RNG.standard_normal((3, 1_000_003)).astype(np.float32)  # runs of >= 8 per item: the unrolled fold
     x[1, 5000] = np.nan
     b = accelerator.asarray(x.reshape(-1))
-    got = reduce_mod.reduce_flat(rk.op_add, b, 3, 70_001, 1, np.float64, commutative=True, strided=strided)
+    got = reduce_mod.reduce_flat(rk.op_add, b, 3, 1_000_003, 1, np.float64, commutative=True, strided=strided)
     np.testing.assert_allclose(got.numpy()[[0, 2]], x[[0, 2]].sum(axis=1, dtype=np.float64), rtol=1e-6)
-    got = reduce_mod.reduce_flat(rk.op_min, b, 3, 70_001, 1, np.float32, commutative=True, strided=strided)
+    got = reduce_mod.reduce_flat(rk.op_min, b, 3, 1_000_003, 1, np.float32, commutative=True, strided=strided)
     np.testing.assert_array_equal(got.numpy(), x.min(axis=1))
 
 
