@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -197,7 +198,10 @@ class Program:
         return ([b for b, _, _ in self.buffers] + [v for v, _ in self.scalars] + list(self.ints))
 
 
-_KERNELS: dict[tuple, tuple[Kernel, str]] = {}
+#: generated kernels by structural key, least recently used first (bounded: a program that makes
+#: endless distinct expressions must not grow without limit; evicted ones rebuild from the disk cache)
+_KERNELS: OrderedDict[tuple, tuple[Kernel, str, str]] = OrderedDict()
+MAX_KERNELS = 2048
 STATS = {"kernels_generated": 0, "launches": 0, "values_written": 0}
 
 
@@ -216,7 +220,7 @@ def recording() -> Iterator[list[tuple]]:
 
 
 def kernels(keys: list[tuple]) -> list[Kernel]:
-    return [_KERNELS[k][0] for k in dict.fromkeys(keys)]
+    return [_KERNELS[k][0] for k in dict.fromkeys(keys) if k in _KERNELS]
 
 
 def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:
@@ -226,7 +230,8 @@ def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Ke
         seen.append(key)
     hit = _KERNELS.get(key)
     if hit is not None:
-        return hit
+        _KERNELS.move_to_end(key)
+        return hit[0], hit[1]
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     name = f"{prefix}_{digest}"
     text = "\n".join(source_lines).replace("{name}", name) + "\n"
@@ -237,7 +242,10 @@ def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Ke
     exec(compile(text, filename, "exec"), ns)  # noqa: S102 -- our own generated kernel source
     kernel = Kernel(ns[name], name=name)
     STATS["kernels_generated"] += 1
-    _KERNELS[key] = (kernel, text)
+    _KERNELS[key] = (kernel, text, filename)
+    while len(_KERNELS) > MAX_KERNELS:
+        _, (_, _, old) = _KERNELS.popitem(last=False)
+        linecache.cache.pop(old, None)
     return kernel, text
 
 

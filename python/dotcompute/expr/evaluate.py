@@ -93,7 +93,7 @@ def outs_spec(values: list[LazyBuffer]) -> tuple[tuple[tuple[int, ...], np.dtype
 
 
 # one evaluation at a time: two threads asking for the same pending value must not both run it
-_LOCK = threading.RLock()
+_LOCK = EVALUATION_LOCK = threading.RLock()
 
 
 def run(roots: list[LazyBuffer], extras: bool = True, record: list | None = None) -> None:
@@ -314,5 +314,5 @@ def evaluate_all(accelerator: Any = None) -> None:
 EVALUATE["run"] = run
 EVALUATE["copy"] = copy_view
 
-__all__ = ["run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
+__all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
            "plan_elementwise", "held_intermediates"]

@@ -21,7 +21,7 @@ from .. import ops
 from ..lang.builtins import MATH
 from ..ops.reduce import ArrayMathFunction, amax, amin
 from .codegen import CAST_NAMES, Program, compile_kernel, launch
-from .evaluate import held_intermediates, run
+from .evaluate import EVALUATION_LOCK, held_intermediates, run
 from .lazy import LazyBuffer
 
 LANES = 8  # independent accumulators per work-item on CPU-type devices
@@ -74,6 +74,11 @@ def _arg_update(kind: str, v: str, flat: str) -> list[str]:
 def fused(kind: str, x: LazyBuffer, gpu: bool | None = None) -> LazyBuffer:
     """One kernel for ``kind`` over the whole expression ``x``, plus a one-item combine kernel.
     ``gpu``: force the GPU (True) or CPU (False) work layout; by default the device's type decides."""
+    with EVALUATION_LOCK:
+        return _fused(kind, x, gpu)
+
+
+def _fused(kind: str, x: LazyBuffer, gpu: bool | None) -> LazyBuffer:
     for held in held_intermediates(x):
         run([held], extras=False)  # values the program keeps are computed once, then read
     acc = x.accelerator
