@@ -81,7 +81,10 @@ def fft_rows(re: Buffer, im: Buffer, n: int, sign: int) -> tuple[Buffer, Buffer]
     p = 1
     for r in radices:
         ro, io = acc.empty((re.size,), t), acc.empty((re.size,), t)
-        acc.launch(stage, re.size // r, re, im, ro, io, tw_re, tw_im, n, r, p, sign)
+        if r == 4:
+            acc.launch(fk.radix4_kernel(t), re.size // 4, re, im, ro, io, tw_re, tw_im, n, p, sign)
+        else:
+            acc.launch(stage, re.size // r, re, im, ro, io, tw_re, tw_im, n, r, p, sign)
         re, im, p = ro, io, p * r
     return re, im
 
