@@ -10,6 +10,7 @@ from typing import Any
 
 from ..runtime import Accelerator
 from ..runtime import accelerator as _accelerator
+from .cudagraph import GraphReplay
 from .draw import render
 from .graph import Graph, to_dot
 from .plan import Plan, make_plan
@@ -33,6 +34,8 @@ class Pipeline:
 
     ``accelerator``: where device stages run unless a stage says otherwise (None: the stage's first
     buffer argument's accelerator, else ``"auto"``). ``max_workers``: threads for host steps.
+    ``cuda_graph``: replay reruns of an all-kernel pipeline on one CUDA device as one CUDA graph
+    (see cudagraph.py; False keeps per-stage times on every run).
 
     >>> p = dc.Pipeline(accelerator=acc)
     >>> p.add(blur, (h, w), img, tmp)            # a @dc.kernel: global size, then its arguments
@@ -41,11 +44,15 @@ class Pipeline:
     """
 
     def __init__(self, accelerator: Accelerator | str | None = None, *, max_workers: int = 4,
-                 name: str = "pipeline") -> None:
+                 name: str = "pipeline", cuda_graph: bool = True) -> None:
         if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be an int >= 1, got {max_workers!r}")
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty str, got {name!r}")
+        if not isinstance(cuda_graph, bool):
+            raise TypeError(f"cuda_graph must be True or False, got {cuda_graph!r}")
+        self._cuda_graph = cuda_graph
+        self._replay: GraphReplay | None = None
         self._acc = None if accelerator is None else (
             accelerator if isinstance(accelerator, Accelerator) else _accelerator(accelerator))
         self.name = name
@@ -182,15 +189,27 @@ class Pipeline:
     def run(self) -> PipelineRun:
         """Run every stage once, dependencies first and independent stages concurrently; returns the
         :class:`PipelineRun`. Under ``abort`` (and once retries or a fallback are exhausted) raises
-        ``dc.PipelineError`` naming the stage, with the cause chained and ``.run`` attached."""
+        ``dc.PipelineError`` naming the stage, with the cause chained and ``.run`` attached. On CUDA,
+        after one clean run, a pipeline of kernels only is captured once and replayed as a graph
+        (``run.replayed``)."""
         with self._lock:
-            if self._plan is None:
+            if self._plan is None or self._replay is None:
                 self._plan = make_plan(self._graph)
+                if self._replay is not None:
+                    self._replay.drop()
+                self._replay = GraphReplay(self._graph, self._plan, self._cuda_graph)
+            if self._replay.active:
+                replayed = self._replay.run()
+                if replayed is not None:
+                    self.last_run = replayed
+                    return replayed
             try:
                 run = Run(self._graph, self._plan, self._res, self.name).execute()
             except BaseException as exc:
+                self._replay.clean_runs = 0
                 self.last_run = getattr(exc, "run", None)
                 raise
+            self._replay.record(run)
             self.last_run = run
             return run
 
@@ -210,6 +229,8 @@ class Pipeline:
             pool.shutdown(wait=True)  # queued runs finish first (they need the lock taken below)
         with self._lock:  # never while a run is using the threads
             self._res.close()
+            if self._replay is not None:
+                self._replay.drop()
 
     def __enter__(self) -> Pipeline:
         return self

@@ -57,6 +57,8 @@ class PipelineRun:
         self.stages = stages
         self.elapsed_ms = elapsed_ms
         self.error = error  # the PipelineError of an aborted run
+        self.replayed = False  # the device work ran as one CUDA graph (see cudagraph.py)
+        self.graph_ms: float | None = None  # that graph's device time
 
     @property
     def ok(self) -> bool:
