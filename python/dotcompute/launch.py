@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DotComputeError, LaunchError
+from .runtime import layer_hooks as _layer_hooks
 from .runtime import trace as _trace
 from .runtime.array_hooks import HOOKS as _ARRAY_HOOKS
 
@@ -140,5 +141,8 @@ def set_orchestrated_launch(fn: Any) -> None:
     global _orchestrated
     _orchestrated = fn
 
+
+# The runtime's acc.launch() calls these through its hook table (it must not import this module).
+_layer_hooks.provide(launch=launch, launch_on=launch_on)
 
 __all__ = ["launch", "launch_on", "set_orchestrated_launch"]

@@ -5,6 +5,7 @@ See docs/kernel-language.md for the language itself.
 
 # The emitters are loaded with the package, not at the first launch: a kernel whose binary is
 # already in the disk cache should start in a few milliseconds.
+from ..runtime.layer_hooks import provide as _provide
 from . import emit as _emit  # noqa: F401
 from .builtins import (
     MATH,
@@ -24,6 +25,9 @@ from .builtins import (
     shared,
 )
 from .kernel import DeviceFunction, Kernel, func, kernel
+from .types import buffer_annotation as _buffer_annotation
+
+_provide(buffer_annotation=_buffer_annotation)  # dc.Buffer[dtype, ndim] (the runtime must not import lang)
 
 globals().update(MATH)
 

@@ -11,6 +11,7 @@ import numpy as np
 from . import trace as _trace
 from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
+from .layer_hooks import provided
 from .native import native
 from .stream import Stream
 
@@ -194,9 +195,8 @@ class Accelerator:
                fallback: Any = None, retries: int = 0) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
         if fallback is not None or retries:
-            from ..launch import launch  # same layer; dc.launch hands these options to dotcompute.orchestrate
-
-            launch(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream,
+            # dc.launch (registered by dotcompute.launch) hands these options to dotcompute.orchestrate
+            provided("launch")(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream,
                    fallback=fallback, retries=retries)
             return
         _launch_function()(self, kernel, global_size, args, local_size, stream)
@@ -222,9 +222,7 @@ def _launch_function() -> Any:
     # Resolved once: an import statement on every launch costs microseconds, and launches are benchmarked.
     global _LAUNCH
     if _LAUNCH is None:
-        from ..launch import launch_on
-
-        _LAUNCH = launch_on
+        _LAUNCH = provided("launch_on")
     return _LAUNCH
 
 

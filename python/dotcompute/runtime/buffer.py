@@ -11,6 +11,7 @@ import numpy as np
 
 from . import trace as _trace
 from .array_hooks import ArrayOperators, notify_write
+from .layer_hooks import provided
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
@@ -57,8 +58,7 @@ class Buffer(ArrayOperators):
         return obj
 
     def __class_getitem__(cls, params: Any) -> Any:
-        from ..lang.types import buffer_annotation
-
+        buffer_annotation = provided("buffer_annotation")  # the kernel language's type (registered by it)
         if isinstance(params, tuple):
             if len(params) != 2:
                 raise TypeError(f"use dc.Buffer[dtype] or dc.Buffer[dtype, ndim], not dc.Buffer{list(params)}")
