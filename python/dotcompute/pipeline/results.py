@@ -10,6 +10,34 @@ from typing import Any
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 
 
+class AcceleratorId(str):
+    """Where a stage ran: the accelerator's id (``"cpu:0"``, or ``"host"`` for host steps) as a str that
+    also answers ``.id`` and ``.backend`` and compares equal to the ``dc.Accelerator`` itself, so
+    ``st.accelerator == "cpu:0"``, ``st.accelerator == acc`` and ``st.accelerator.id`` all read
+    naturally."""
+
+    __slots__ = ()
+
+    @property
+    def id(self) -> str:
+        return str(self)
+
+    @property
+    def backend(self) -> str:
+        return str(self).split(":", 1)[0]
+
+    def __eq__(self, other: object) -> bool:
+        other_id = getattr(other, "id", None)
+        if not isinstance(other, str) and isinstance(other_id, str):
+            return str(self) == other_id
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
 @dataclass
 class StageResult:
     """How one stage went.
@@ -38,6 +66,11 @@ class StageResult:
     bytes_moved: int = 0
     fell_back: bool = False
     track: str = ""  # the stream (or host worker) it ran on, for the trace
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "accelerator" and not isinstance(value, AcceleratorId):
+            value = AcceleratorId(value)
+        object.__setattr__(self, name, value)
 
     @property
     def retries(self) -> int:

@@ -36,6 +36,8 @@ def test_diamond_matches_numpy(accelerator):
     assert set(p.dependencies("join")) == {"left", "right"}
     assert run.stages["join"].status == "ok" and run.stages["join"].attempts == 1
     assert run.stages["join"].accelerator == accelerator.id
+    assert run.stages["join"].accelerator == accelerator and run.stages["join"].accelerator.id == accelerator.id
+    assert run.stages["join"].accelerator.backend == accelerator.backend
     assert run.stages["save"].accelerator == "host"
     assert run.elapsed_ms > 0 and all(s.elapsed_ms >= 0 for s in run.stages.values())
     # independent branches were given streams of their own; the join continues one of them
