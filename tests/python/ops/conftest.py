@@ -1,5 +1,6 @@
-"""Fixtures of the array-operation tests: ``path`` runs a test with the default dispatch and with
-the portable kernels forced (so they are exercised on the CPU too, not only numpy)."""
+"""Fixtures of the array-operation tests. ``path`` runs a test with the default dispatch and with
+the portable kernels forced (so they are exercised on the CPU too, not only numpy); ``nvrtc`` is
+the CUDA compiler, or a skip."""
 
 from __future__ import annotations
 
@@ -14,3 +15,13 @@ from dotcompute.ops import dispatch
 def path(request: pytest.FixtureRequest) -> Iterator[str]:
     with dispatch.prefer(request.param):
         yield request.param
+
+
+@pytest.fixture(scope="session")
+def nvrtc():
+    """The dotcompute.cuda module, or a skip when NVRTC is not installed."""
+    import dotcompute.cuda as dcuda
+
+    if dcuda.nvrtc_library_path() is None:
+        pytest.skip(f"NVRTC not installed ({dcuda.INSTALL_HINT})")
+    return dcuda
