@@ -59,6 +59,8 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
         value = np.asarray(fn(op.view() if path == "vendor" else op.device().numpy(), axis=axes))
         return result(op, value)
     buf = op.device()
+    if buf.ndim == 0:  # a 0-d array reduces like its one element
+        buf, axes = flat(buf), None
     if axes is None:
         axes = tuple(range(buf.ndim))
     full = set(axes) == set(range(buf.ndim))
@@ -259,6 +261,8 @@ def reduce(op: Any, x: Any, axis: Any = None, initial: Any = None, *, accelerato
     axes = _axes("dc.reduce", axis, len(o.shape))
     dispatch.choose("reduce", o.acc, o.dtype, vendor=False)
     buf = o.device()
+    if buf.ndim == 0:
+        buf, axes = flat(buf), None
     if axes is None:
         axes = tuple(range(buf.ndim))
     full = set(axes) == set(range(buf.ndim))

@@ -196,3 +196,13 @@ def test_choice_shows_in_profile(accelerator):
         dc.sum(accelerator.asarray(np.ones(100, np.float32)))
     notes = [n.attrs for n in prof.notes if n.kind == "operation"]
     assert notes and notes[-1]["operation"] == "sum" and notes[-1]["accelerator"] == accelerator.id
+
+
+def test_zero_d_input(accelerator, path):
+    z = accelerator.asarray(np.array(7, np.int32))
+    for name in ("sum", "prod", "min", "max", "mean", "argmin", "argmax"):
+        got = getattr(dc, name)(z)
+        want = np.asarray(getattr(np, name)(np.array(7, np.int32)))
+        assert got is not z and got.shape == () and got.dtype == want.dtype, name
+        assert got.item() == want.item(), name
+    assert int(dc.reduce(maxabs, z)) == 7
