@@ -229,6 +229,9 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
     for s in sizes:
         if s is not None and (not isinstance(s, (int, np.integer)) or s < 1):
             raise ValueError(f"dc.fft.{name}: n must be a positive int, got {s!r}")
+    for ax, s in zip(axs, sizes, strict=False):
+        if s is None and o.shape[ax] == 0:
+            raise ValueError(f"dc.fft.{name}: invalid number of data points (0) specified along axis {ax}")
     if len(sizes) != len(axs):
         raise ValueError(f"dc.fft.{name}: s has {len(sizes)} sizes for {len(axs)} axes")
     if len(set(axs)) != len(axs):

@@ -77,13 +77,15 @@ def test_real_float32_buffer_input(accelerator, path):
     np.testing.assert_allclose(got.numpy(), np.fft.fft(x.astype(np.float64)), atol=2e-3)
 
 
-def test_fft_errors(accelerator):
+def test_fft_errors(accelerator, path):
     with pytest.raises(np.exceptions.AxisError):
         dc.fft.fft(np.zeros((2, 2)), axis=2, accelerator=accelerator)
     with pytest.raises(ValueError, match="norm"):
         dc.fft.fft(np.zeros(4), norm="bad", accelerator=accelerator)
     with pytest.raises(ValueError, match="positive"):
         dc.fft.fft(np.zeros(4), n=0, accelerator=accelerator)
+    with pytest.raises(ValueError, match="data points"):
+        dc.fft.fft(np.zeros(0), accelerator=accelerator)
     with pytest.raises(TypeError, match="real"):
         dc.fft.rfft(np.zeros(4, complex), accelerator=accelerator)
     with pytest.raises(TypeError, match="<U1"):
