@@ -16,8 +16,8 @@ passed in by the object's ``__reduce__`` and pickled by reference.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import hashlib
 import importlib
@@ -35,6 +35,7 @@ _ANNOTATIONS_FLAG = __future__.annotations.compiler_flag
 
 _lock = threading.RLock()  # re-entered: a payload holds the payloads of the device functions it calls
 _rebuilt: dict[bytes, Any] = {}  # payload digest -> the object rebuilt from it in this process
+_MAX_REBUILT = 1024
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,8 @@ def rebuild(cls: type, payload: bytes) -> Any:
         obj = cls(pyfunc, **state["options"])
         for name in self_names:
             namespace[name] = obj
+        if len(_rebuilt) >= _MAX_REBUILT:
+            _rebuilt.pop(next(iter(_rebuilt)))  # the oldest: a long-lived worker stays bounded
         _rebuilt[digest] = obj
         return obj
 
