@@ -190,9 +190,31 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
     else:
         outer, n, inner = split_axis(shape, ax)
         out_shape = shape[:ax] + shape[ax + 1:]
-    better = rk.less_nan_first if name == "argmin" else rk.greater_nan_first
-    idx = arg_flat(better, flat(buf), outer, n, inner)
+    idx = arg_by_search(name, flat(buf), outer, n, inner)
     return result(op, shaped(idx, out_shape))
+
+
+def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
+    """argmin/argmax of each (outer, inner) row of the flat ``x`` along n: the row's min/max by the
+    fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
+    acc = x.accelerator
+    rows = outer * inner
+    t = x.dtype.type
+    if n <= 32 or rows >= 1024:  # short rows: the one-pass pair kernel, one group per row
+        better = rk.less_nan_first if name == "argmin" else rk.greater_nan_first
+        return arg_flat(better, x, outer, n, inner)
+    if np.dtype(t).kind == "f":
+        op = rk.op_min if name == "argmin" else rk.op_max
+    else:
+        op = rk.op_min_int if name == "argmin" else rk.op_max_int
+    target = reduce_flat(op, x, outer, n, inner, t, commutative=True)
+    chunk, chunks = rk.plan(rows, n)
+    partial = acc.empty((rows * chunks,), np.int64)
+    acc.launch(rk.first_index_kernel(t), rows * chunks * rk.WIDTH, x, target, partial, n, inner, chunk, chunks,
+               local_size=rk.WIDTH)
+    if chunks == 1:
+        return partial
+    return reduce_flat(rk.op_min_int, partial, rows, chunks, 1, np.int64, commutative=True)
 
 
 def arg_flat(better: Any, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
@@ -306,6 +328,6 @@ class ArrayMathFunction(MathFunction):
 min = ArrayMathFunction(MATH["min"], amin)  # noqa: A001
 max = ArrayMathFunction(MATH["max"], amax)  # noqa: A001
 
-__all__ = ["ArrayMathFunction", "amax", "amin", "arg_flat", "argmax", "argmin", "check_operator", "max", "mean",
-           "min", "prod", "reduce", "reduce_flat", "sum"]
+__all__ = ["ArrayMathFunction", "amax", "amin", "arg_by_search", "arg_flat", "argmax", "argmin", "check_operator",
+           "max", "mean", "min", "prod", "reduce", "reduce_flat", "sum"]
 

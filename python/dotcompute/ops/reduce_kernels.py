@@ -206,6 +206,51 @@ def arg_tree_kernel(better: Any, dtype: Any, first: bool) -> Any:
     return arg_tree
 
 
+@cache
+def first_index_kernel(dtype: Any) -> Any:
+    """Per (row, chunk): the smallest index k of the chunk with x[k] == target[row] (NaN matches
+    NaN), or n when there is none. With the row's min or max as the target this is argmin/argmax
+    in two fast passes (a plain reduction, then this search), instead of one pass that carries
+    (value, index) pairs through a branch per element."""
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def first_index(x: dc.Buffer, target: dc.Buffer, partial: dc.Buffer[dc.int64], n: dc.int64, inner: dc.int64,
+                    chunk: dc.int64, chunks: dc.int64):
+        tile = dc.shared((WIDTH,), dc.int64)
+        l = dc.local_id(0)  # noqa: E741
+        g = dc.group_id(0)
+        row = g // chunks
+        c = g - row * chunks
+        o = row // inner
+        j = row - o * inner
+        start = c * chunk
+        stop = min(start + chunk, n)
+        per = (stop - start + WIDTH - 1) // WIDTH
+        lo = start + l * per
+        hi = min(lo + per, stop)
+        want = T(target[row])
+        nan = want != want
+        found = n
+        for k in range(lo, hi):
+            v = T(x[(o * n + k) * inner + j])
+            if v == want or (nan and v != v):
+                found = k
+                break
+        tile[l] = found
+        dc.barrier()
+        s = 1
+        while s < WIDTH:
+            if l % (2 * s) == 0:
+                tile[l] = min(tile[l], tile[l + s])
+            dc.barrier()
+            s *= 2
+        if l == 0:
+            partial[g] = tile[0]
+
+    return first_index
+
+
 @dc.func
 def less_nan_first(b, a):
     # b beats a for argmin: smaller, or the first NaN (numpy's argmin returns the first NaN)
@@ -230,5 +275,6 @@ def plan(rows: int, n: int) -> tuple[int, int]:
     return chunk, chunks
 
 
-__all__ = ["ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "greater_nan_first", "less_nan_first",
-           "op_add", "op_max", "op_max_int", "op_min", "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]
+__all__ = ["ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "first_index_kernel", "greater_nan_first",
+           "less_nan_first", "op_add", "op_max", "op_max_int", "op_min", "op_min_int", "op_mul", "plan", "rows_kernel",
+           "tree_kernel"]

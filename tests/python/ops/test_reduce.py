@@ -206,3 +206,18 @@ def test_zero_d_input(accelerator, path):
         assert got is not z and got.shape == () and got.dtype == want.dtype, name
         assert got.item() == want.item(), name
     assert int(dc.reduce(maxabs, z)) == 7
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+def test_arg_search_ties_and_nan_in_long_rows(accelerator, path, dtype):
+    x = RNG.integers(0, 50, (3, 200_003)).astype(dtype)
+    x[0, [150_000, 7, 90_000]] = 60  # ties of the max: the first wins
+    x[1, [180_000, 100_001]] = -5  # ties of the min
+    if dtype == np.float32:
+        x[2, [190_000, 40_000]] = np.nan  # the first NaN wins both
+    b = accelerator.asarray(x)
+    for name in ("argmin", "argmax"):
+        np.testing.assert_array_equal(getattr(dc, name)(b, axis=1).numpy(), getattr(np, name)(x, axis=1))
+        assert int(getattr(dc, name)(b)) == getattr(np, name)(x)
+    y = np.ascontiguousarray(x.T[:5000])  # the reduced axis strided (inner > 1)
+    np.testing.assert_array_equal(dc.argmax(y, axis=0, accelerator=accelerator), np.argmax(y, axis=0))
