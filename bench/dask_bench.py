@@ -125,7 +125,7 @@ def main() -> None:
           f"{args.workers} process workers", flush=True)
     acc = dc.accelerator(args.device)
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         devices = dcd.pin_devices(client, devices=[args.device])
         u0 = client.persist(initial(args.size, args.chunk))  # the data starts on the workers
         distributed.wait(u0)

@@ -11,8 +11,8 @@ distributed = pytest.importorskip("distributed", reason="distributed is not inst
 
 @pytest.fixture(scope="session")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       worker_dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       worker_dashboard_address=":0")
     c = distributed.Client(cluster)
     try:
         yield c
