@@ -1,0 +1,161 @@
+// Memory: shared-storage MTLBuffers whose `contents` address is the dc_devptr, so the core
+// treats them as unified memory (numpy views, no staging copies), and stream-ordered copies.
+#include <cstring>
+
+#include "state.h"
+
+namespace dcmtl {
+
+namespace {
+
+Stream* as_stream(dc_stream s) { return reinterpret_cast<Stream*>(s); }
+
+dc_status check_range(id<MTLBuffer> b, uint64_t offset, uint64_t bytes, const char* what) {
+  if (offset > [b length] || bytes > [b length] - offset) {
+    return fail(DC_ERROR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
+                                               std::to_string(offset) + " exceed a buffer of " +
+                                               std::to_string([b length]) + " bytes");
+  }
+  return DC_OK;
+}
+
+}  // namespace
+
+dc_status find_buffer(Device* dev, dc_devptr ptr, id<MTLBuffer>* buffer, uint64_t* offset) {
+  std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+  auto it = dev->buffers.upper_bound(static_cast<uintptr_t>(ptr));
+  if (it != dev->buffers.begin()) {
+    --it;
+    uint64_t off = ptr - it->first;
+    if (off < std::max<uint64_t>([it->second.get() length], 1)) {
+      *buffer = it->second.get();
+      *offset = off;
+      return DC_OK;
+    }
+  }
+  return fail(DC_ERROR_INVALID_ARGUMENT, "0x" + [&] {
+    char b[32];
+    snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(ptr));
+    return std::string(b);
+  }() + " is not memory of this Metal device");
+}
+
+dc_status mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out) {
+  return guarded([&] {
+    Device* dev = nullptr;
+    if (dc_status st = get_device(device, &dev); st != DC_OK) return st;
+    if (out == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "mem_alloc: out is null");
+    id<MTLDevice> d = dev->device.get();
+    if (bytes > [d maxBufferLength]) {
+      return fail(DC_ERROR_OUT_OF_MEMORY, "Metal: " + std::to_string(bytes) + " bytes exceed the device's " +
+                                              "largest buffer (" + std::to_string([d maxBufferLength]) + " bytes)");
+    }
+    // A zero-byte buffer has no contents address: allocate a small one.
+    NSUInteger length = bytes == 0 ? 16 : static_cast<NSUInteger>(bytes);
+    Owned<id<MTLBuffer>> buf = Owned<id<MTLBuffer>>::adopt(
+        [d newBufferWithLength:length options:MTLResourceStorageModeShared | MTLResourceHazardTrackingModeDefault]);
+    if (!buf) {
+      return fail(DC_ERROR_OUT_OF_MEMORY, "Metal: newBufferWithLength failed for " + std::to_string(bytes) +
+                                              " bytes (out of device memory)");
+    }
+    uintptr_t addr = reinterpret_cast<uintptr_t>([buf.get() contents]);
+    std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+    dev->allocated_bytes += length;
+    dev->buffers[addr] = std::move(buf);
+    *out = addr;
+    return DC_OK;
+  });
+}
+
+dc_status mem_free(int32_t device, dc_devptr ptr) {
+  return guarded([&] {
+    Device* dev = nullptr;
+    if (dc_status st = get_device(device, &dev); st != DC_OK) return st;
+    std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+    auto it = dev->buffers.find(static_cast<uintptr_t>(ptr));
+    if (it == dev->buffers.end()) return fail(DC_ERROR_INVALID_ARGUMENT, "mem_free: not a Metal allocation");
+    dev->allocated_bytes -= [it->second.get() length];
+    dev->buffers.erase(it);  // command buffers still using it hold their own reference
+    return DC_OK;
+  });
+}
+
+dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
+  return guarded([&] {
+    Stream* st = as_stream(s);
+    if (st == nullptr || (src == nullptr && bytes)) return fail(DC_ERROR_INVALID_ARGUMENT, "memcpy_h2d: null");
+    if (bytes == 0) return DC_OK;
+    id<MTLBuffer> b = nil;
+    uint64_t off = 0;
+    if (dc_status r = find_buffer(st->device, dst + dst_offset, &b, &off); r != DC_OK) return r;
+    if (dc_status r = check_range(b, off, bytes, "memcpy_h2d"); r != DC_OK) return r;
+    // Stream order without blocking: the host bytes go to a staging buffer now and a blit
+    // puts them in place after the work already queued.
+    Owned<id<MTLBuffer>> staging = Owned<id<MTLBuffer>>::adopt(
+        [st->device->device.get() newBufferWithBytes:src length:bytes options:MTLResourceStorageModeShared]);
+    if (!staging) return fail(DC_ERROR_OUT_OF_MEMORY, "memcpy_h2d: no memory for a staging buffer");
+    id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
+    id<MTLBlitCommandEncoder> blit = [cb blitCommandEncoder];
+    [blit copyFromBuffer:staging.get() sourceOffset:0 toBuffer:b destinationOffset:off size:bytes];
+    [blit endEncoding];
+    commit(st, cb);
+    return DC_OK;
+  });
+}
+
+dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t src_offset, uint64_t bytes) {
+  return guarded([&] {
+    Stream* st = as_stream(s);
+    if (st == nullptr || (dst == nullptr && bytes)) return fail(DC_ERROR_INVALID_ARGUMENT, "memcpy_d2h: null");
+    if (bytes == 0) return DC_OK;
+    id<MTLBuffer> b = nil;
+    uint64_t off = 0;
+    if (dc_status r = find_buffer(st->device, src + src_offset, &b, &off); r != DC_OK) return r;
+    if (dc_status r = check_range(b, off, bytes, "memcpy_d2h"); r != DC_OK) return r;
+    // Shared storage: once the queued work is done the bytes are readable in place.
+    if (dc_status r = wait_stream(st); r != DC_OK) return r;
+    std::memcpy(dst, static_cast<const char*>([b contents]) + off, bytes);
+    return DC_OK;
+  });
+}
+
+dc_status memcpy_d2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, dc_devptr src, uint64_t src_offset,
+                     uint64_t bytes) {
+  return guarded([&] {
+    Stream* st = as_stream(s);
+    if (st == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "memcpy_d2d: null stream");
+    if (bytes == 0) return DC_OK;
+    id<MTLBuffer> db = nil, sb = nil;
+    uint64_t doff = 0, soff = 0;
+    if (dc_status r = find_buffer(st->device, dst + dst_offset, &db, &doff); r != DC_OK) return r;
+    if (dc_status r = find_buffer(st->device, src + src_offset, &sb, &soff); r != DC_OK) return r;
+    if (dc_status r = check_range(db, doff, bytes, "memcpy_d2d"); r != DC_OK) return r;
+    if (dc_status r = check_range(sb, soff, bytes, "memcpy_d2d"); r != DC_OK) return r;
+    id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
+    id<MTLBlitCommandEncoder> blit = [cb blitCommandEncoder];
+    [blit copyFromBuffer:sb sourceOffset:soff toBuffer:db destinationOffset:doff size:bytes];
+    [blit endEncoding];
+    commit(st, cb);
+    return DC_OK;
+  });
+}
+
+dc_status memset_d8(dc_stream s, dc_devptr dst, uint64_t offset, uint8_t value, uint64_t bytes) {
+  return guarded([&] {
+    Stream* st = as_stream(s);
+    if (st == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "memset_d8: null stream");
+    if (bytes == 0) return DC_OK;
+    id<MTLBuffer> b = nil;
+    uint64_t off = 0;
+    if (dc_status r = find_buffer(st->device, dst + offset, &b, &off); r != DC_OK) return r;
+    if (dc_status r = check_range(b, off, bytes, "memset_d8"); r != DC_OK) return r;
+    id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
+    id<MTLBlitCommandEncoder> blit = [cb blitCommandEncoder];
+    [blit fillBuffer:b range:NSMakeRange(static_cast<NSUInteger>(off), static_cast<NSUInteger>(bytes)) value:value];
+    [blit endEncoding];
+    commit(st, cb);
+    return DC_OK;
+  });
+}
+
+}  // namespace dcmtl

@@ -1,0 +1,659 @@
+// The Metal test double: Apple's Metal objects (Metal/Metal.h here) implemented on GNUstep
+// Foundation with manual retain/release, executing on the CPU.
+//
+//  - buffers are host memory (shared storage: `contents` is always valid);
+//  - newLibraryWithSource compiles the MSL with the host compiler through the MSL shim
+//    (msl_driver.cpp); a compile error gives MTLLibraryErrorDomain/CompileFailure with the
+//    compiler's log as the description, as Metal does;
+//  - each command queue has a worker thread that runs its committed command buffers in order,
+//    so work is really asynchronous, with status, error, GPU times and completed handlers;
+//  - shared events are values with waiters: encodeWaitForEvent blocks the queue's worker.
+//
+// Environment: DC_METAL_DOUBLE_MAX_THREADS (threads per threadgroup, default 256),
+// DC_METAL_DOUBLE_NONUNIFORM=0 (a family without dispatchThreads), DC_METAL_DOUBLE_MEMORY (bytes).
+#import <Metal/Metal.h>
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "msl_driver.h"
+
+NSString* const MTLLibraryErrorDomain = @"MTLLibraryErrorDomain";
+NSString* const MTLCommandBufferErrorDomain = @"MTLCommandBufferErrorDomain";
+
+namespace {
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = getenv(name);
+  return v && *v ? strtoull(v, nullptr, 10) : fallback;
+}
+
+NSError* make_error(NSString* domain, NSInteger code, const std::string& text) {
+  NSDictionary* info = [NSDictionary dictionaryWithObject:[NSString stringWithUTF8String:text.c_str()]
+                                                   forKey:NSLocalizedDescriptionKey];
+  return [NSError errorWithDomain:domain code:code userInfo:info];
+}
+
+// A loaded kernel object; shared by the library, its functions and pipeline states.
+struct LoadedObject {
+  void* handle = nullptr;
+  ~LoadedObject() {
+    if (handle) dlclose(handle);
+  }
+};
+
+// Set on a queue's worker thread when the queue is destroyed from that very thread.
+thread_local bool t_queue_destroyed = false;
+
+// One command of a command buffer; returns "" or the reason the command buffer fails.
+typedef std::function<std::string()> Command;
+
+}  // namespace
+
+// ---------------------------------------------------------------- buffers
+@interface DCDoubleBuffer : NSObject <MTLBuffer> {
+  id<MTLDevice> device_;  // not retained: the device outlives its buffers in the double
+  void* data_;
+  NSUInteger length_;
+}
+- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length;
+@end
+
+@implementation DCDoubleBuffer
+- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length {
+  if ((self = [super init])) {
+    device_ = device;
+    length_ = length;
+    if (posix_memalign(&data_, 256, length ? length : 1) != 0) {
+      [self release];
+      return nil;
+    }
+    memset(data_, 0, length ? length : 1);
+  }
+  return self;
+}
+- (void)dealloc {
+  free(data_);
+  [super dealloc];
+}
+- (id<MTLDevice>)device { return device_; }
+- (NSUInteger)length { return length_; }
+- (void*)contents { return data_; }
+@end
+
+// ---------------------------------------------------------------- functions and libraries
+@interface DCDoubleFunction : NSObject <MTLFunction> {
+ @public
+  NSString* name_;
+  std::shared_ptr<LoadedObject> object_;
+  mtldouble::RunFn run_;
+  mtldouble::KernelDecl decl_;
+}
+@end
+
+@implementation DCDoubleFunction
+- (void)dealloc {
+  [name_ release];
+  object_.reset();
+  [super dealloc];
+}
+- (NSString*)name { return name_; }
+@end
+
+@interface DCDoubleLibrary : NSObject <MTLLibrary> {
+ @public
+  std::shared_ptr<LoadedObject> object_;
+  std::vector<mtldouble::KernelDecl> kernels_;
+}
+@end
+
+@implementation DCDoubleLibrary
+- (void)dealloc {
+  object_.reset();
+  [super dealloc];
+}
+- (NSArray<NSString*>*)functionNames {
+  NSMutableArray* names = [NSMutableArray array];
+  for (const auto& k : kernels_) [names addObject:[NSString stringWithUTF8String:k.name.c_str()]];
+  return names;
+}
+- (id<MTLFunction>)newFunctionWithName:(NSString*)functionName {
+  std::string want = [functionName UTF8String];
+  for (const auto& k : kernels_) {
+    if (k.name != want) continue;
+    void* sym = dlsym(object_->handle, ("dc_run_" + want).c_str());
+    if (sym == nullptr) return nil;
+    DCDoubleFunction* f = [[DCDoubleFunction alloc] init];
+    f->name_ = [functionName copy];
+    f->object_ = object_;
+    f->run_ = reinterpret_cast<mtldouble::RunFn>(sym);
+    f->decl_ = k;
+    return f;
+  }
+  return nil;
+}
+@end
+
+@interface DCDoublePipeline : NSObject <MTLComputePipelineState> {
+ @public
+  DCDoubleFunction* function_;
+  NSUInteger max_threads_;
+}
+@end
+
+@implementation DCDoublePipeline
+- (void)dealloc {
+  [function_ release];
+  [super dealloc];
+}
+- (NSUInteger)maxTotalThreadsPerThreadgroup { return max_threads_; }
+- (NSUInteger)threadExecutionWidth { return 32; }
+- (NSUInteger)staticThreadgroupMemoryLength { return 0; }
+@end
+
+@implementation MTLCompileOptions
+- (BOOL)fastMathEnabled { return fastMathEnabled_; }
+- (void)setFastMathEnabled:(BOOL)v { fastMathEnabled_ = v; }
+- (MTLLanguageVersion)languageVersion { return languageVersion_; }
+- (void)setLanguageVersion:(MTLLanguageVersion)v { languageVersion_ = v; }
+- (instancetype)init {
+  if ((self = [super init])) {
+    fastMathEnabled_ = YES;  // Metal's default, which the plugin turns off
+    languageVersion_ = MTLLanguageVersion3_0;
+  }
+  return self;
+}
+- (id)copyWithZone:(NSZone*)zone {
+  MTLCompileOptions* c = [[MTLCompileOptions allocWithZone:zone] init];
+  c.fastMathEnabled = fastMathEnabled_;
+  c.languageVersion = languageVersion_;
+  return c;
+}
+@end
+
+// ---------------------------------------------------------------- events
+@interface DCDoubleSharedEvent : NSObject <MTLSharedEvent> {
+ @public
+  std::mutex m_;
+  std::condition_variable cv_;
+  uint64_t value_;
+}
+- (void)waitForValue:(uint64_t)value;
+@end
+
+@implementation DCDoubleSharedEvent
+- (uint64_t)signaledValue {
+  std::lock_guard<std::mutex> lock(m_);
+  return value_;
+}
+- (void)setSignaledValue:(uint64_t)v {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    value_ = v;
+  }
+  cv_.notify_all();
+}
+- (void)waitForValue:(uint64_t)value {
+  std::unique_lock<std::mutex> lock(m_);
+  cv_.wait(lock, [&] { return value_ >= value; });
+}
+@end
+
+// ---------------------------------------------------------------- command buffers and encoders
+@class DCDoubleQueue;
+
+@interface DCDoubleCommandBuffer : NSObject <MTLCommandBuffer> {
+ @public
+  DCDoubleQueue* queue_;  // retained
+  std::vector<Command> commands_;
+  std::vector<MTLCommandBufferHandler> handlers_;  // Block_copy'd
+  std::mutex m_;
+  std::condition_variable cv_;
+  MTLCommandBufferStatus status_;
+  bool finished_;  // completed handlers have run
+  NSError* error_;
+  double start_, end_;
+}
+- (void)execute;
+@end
+
+@interface DCDoubleQueue : NSObject <MTLCommandQueue> {
+ @public
+  id<MTLDevice> device_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<DCDoubleCommandBuffer*> pending_;  // retained
+  bool stop_;
+  std::thread worker_;
+}
+- (void)enqueue:(DCDoubleCommandBuffer*)cb;
+@end
+
+@interface DCDoubleComputeEncoder : NSObject <MTLComputeCommandEncoder> {
+ @public
+  DCDoubleCommandBuffer* buffer_;  // not retained: encoders live inside their command buffer's use
+  DCDoublePipeline* pipeline_;     // retained
+  std::vector<id<MTLBuffer>> buffers_;                // retained
+  std::vector<NSUInteger> offsets_;
+  std::vector<std::shared_ptr<std::vector<uint64_t>>> bytes_;
+  bool ended_;
+}
+@end
+
+@interface DCDoubleBlitEncoder : NSObject <MTLBlitCommandEncoder> {
+ @public
+  DCDoubleCommandBuffer* buffer_;
+}
+@end
+
+namespace {
+
+// Keeps Objective-C objects alive for as long as a queued command needs them.
+struct Retained {
+  std::vector<id> objects;
+  Retained() = default;
+  Retained(const Retained&) = delete;
+  Retained& operator=(const Retained&) = delete;
+  void add(id o) {
+    if (o != nil) objects.push_back([o retain]);
+  }
+  ~Retained() {
+    for (id o : objects) [o release];
+  }
+};
+
+}  // namespace
+
+@implementation DCDoubleComputeEncoder
+- (void)dealloc {
+  [pipeline_ release];
+  for (id b : buffers_) [b release];
+  [super dealloc];
+}
+- (void)slot:(NSUInteger)index {
+  if (buffers_.size() <= index) {
+    buffers_.resize(index + 1, nil);
+    offsets_.resize(index + 1, 0);
+    bytes_.resize(index + 1);
+  }
+}
+- (void)setComputePipelineState:(id<MTLComputePipelineState>)state {
+  [pipeline_ release];
+  pipeline_ = (DCDoublePipeline*)[state retain];
+}
+- (void)setBuffer:(id<MTLBuffer>)buffer offset:(NSUInteger)offset atIndex:(NSUInteger)index {
+  [self slot:index];
+  [buffers_[index] release];
+  buffers_[index] = [buffer retain];
+  offsets_[index] = offset;
+  bytes_[index].reset();
+}
+- (void)setBytes:(const void*)bytes length:(NSUInteger)length atIndex:(NSUInteger)index {
+  [self slot:index];
+  [buffers_[index] release];
+  buffers_[index] = nil;
+  // copied now, as Metal does; uint64_t storage keeps every scalar type aligned
+  auto copy = std::make_shared<std::vector<uint64_t>>((length + 7) / 8 + 1, 0);
+  memcpy(copy->data(), bytes, length);
+  bytes_[index] = copy;
+}
+- (void)setThreadgroupMemoryLength:(NSUInteger)length atIndex:(NSUInteger)index {
+  (void)length;
+  (void)index;  // the shim's threadgroup memory is the kernel's own static arrays
+}
+- (void)dispatchGrid:(MTLSize)grid group:(MTLSize)group {
+  if (pipeline_ == nil) {
+    [NSException raise:NSInternalInconsistencyException format:@"dispatch without a compute pipeline state"];
+  }
+  auto keep = std::make_shared<Retained>();
+  keep->add(pipeline_);
+  std::vector<void*> base;
+  std::vector<std::shared_ptr<std::vector<uint64_t>>> bytes = bytes_;
+  int slots = pipeline_->function_->decl_.buffer_slots;
+  std::string missing;
+  for (int i = 0; i < slots; ++i) {
+    size_t k = static_cast<size_t>(i);
+    if (k < buffers_.size() && buffers_[k] != nil) {
+      keep->add(buffers_[k]);
+      base.push_back(static_cast<char*>([buffers_[k] contents]) + offsets_[k]);
+    } else if (k < bytes_.size() && bytes_[k]) {
+      base.push_back(bytes_[k]->data());
+    } else {
+      base.push_back(nullptr);
+      if (missing.empty()) missing = "buffer(" + std::to_string(i) + ") of the kernel is not bound";
+    }
+  }
+  mtldouble::RunFn run = pipeline_->function_->run_;
+  bool threaded = pipeline_->function_->decl_.threaded;
+  NSUInteger limit = pipeline_->max_threads_;
+  unsigned long long g[3] = {grid.width, grid.height, grid.depth};
+  unsigned long long l[3] = {group.width, group.height, group.depth};
+  buffer_->commands_.push_back([=]() mutable -> std::string {
+    (void)keep;
+    (void)bytes;
+    if (!missing.empty()) return missing;
+    if (l[0] * l[1] * l[2] > limit || l[0] == 0 || l[1] == 0 || l[2] == 0) {
+      return "threads per threadgroup " + std::to_string(l[0]) + "x" + std::to_string(l[1]) + "x" +
+             std::to_string(l[2]) + " exceeds the pipeline's limit of " + std::to_string(limit);
+    }
+    if (g[0] == 0 || g[1] == 0 || g[2] == 0) return "";
+    char err[512] = {0};
+    std::vector<void*> args = base;
+    if (run(args.data(), g, l, threaded ? 1 : 0, err, sizeof err) != 0) return std::string(err);
+    return "";
+  });
+}
+- (void)dispatchThreads:(MTLSize)threadsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup {
+  [self dispatchGrid:threadsPerGrid group:threadsPerThreadgroup];
+}
+- (void)dispatchThreadgroups:(MTLSize)groups threadsPerThreadgroup:(MTLSize)group {
+  [self dispatchGrid:MTLSizeMake(groups.width * group.width, groups.height * group.height,
+                                 groups.depth * group.depth)
+               group:group];
+}
+- (void)endEncoding { ended_ = true; }
+@end
+
+@implementation DCDoubleBlitEncoder
+- (void)copyFromBuffer:(id<MTLBuffer>)src
+          sourceOffset:(NSUInteger)srcOffset
+              toBuffer:(id<MTLBuffer>)dst
+     destinationOffset:(NSUInteger)dstOffset
+                  size:(NSUInteger)size {
+  auto keep = std::make_shared<Retained>();
+  keep->add(src);
+  keep->add(dst);
+  buffer_->commands_.push_back([=]() -> std::string {
+    if (srcOffset + size > [src length] || dstOffset + size > [dst length]) return "blit copy out of range";
+    memmove(static_cast<char*>([dst contents]) + dstOffset, static_cast<char*>([src contents]) + srcOffset, size);
+    (void)keep;
+    return "";
+  });
+}
+- (void)fillBuffer:(id<MTLBuffer>)buffer range:(NSRange)range value:(uint8_t)value {
+  auto keep = std::make_shared<Retained>();
+  keep->add(buffer);
+  buffer_->commands_.push_back([=]() -> std::string {
+    if (range.location + range.length > [buffer length]) return "blit fill out of range";
+    memset(static_cast<char*>([buffer contents]) + range.location, value, range.length);
+    (void)keep;
+    return "";
+  });
+}
+- (void)endEncoding {}
+@end
+
+@implementation DCDoubleCommandBuffer
+- (void)dealloc {
+  for (MTLCommandBufferHandler h : handlers_) Block_release(h);
+  [error_ release];
+  [queue_ release];
+  [super dealloc];
+}
+- (MTLCommandBufferStatus)status {
+  std::lock_guard<std::mutex> lock(m_);
+  return status_;
+}
+- (NSError*)error {
+  std::lock_guard<std::mutex> lock(m_);
+  return error_;
+}
+- (double)GPUStartTime { return start_; }
+- (double)GPUEndTime { return end_; }
+- (id<MTLComputeCommandEncoder>)computeCommandEncoder {
+  DCDoubleComputeEncoder* e = [[[DCDoubleComputeEncoder alloc] init] autorelease];
+  e->buffer_ = self;
+  return e;
+}
+- (id<MTLBlitCommandEncoder>)blitCommandEncoder {
+  DCDoubleBlitEncoder* e = [[[DCDoubleBlitEncoder alloc] init] autorelease];
+  e->buffer_ = self;
+  return e;
+}
+- (void)encodeSignalEvent:(id<MTLEvent>)event value:(uint64_t)value {
+  DCDoubleSharedEvent* ev = (DCDoubleSharedEvent*)event;
+  auto keep = std::make_shared<Retained>();
+  keep->add(ev);
+  commands_.push_back([=]() -> std::string {
+    [ev setSignaledValue:value];
+    (void)keep;
+    return "";
+  });
+}
+- (void)encodeWaitForEvent:(id<MTLEvent>)event value:(uint64_t)value {
+  DCDoubleSharedEvent* ev = (DCDoubleSharedEvent*)event;
+  auto keep = std::make_shared<Retained>();
+  keep->add(ev);
+  commands_.push_back([=]() -> std::string {
+    [ev waitForValue:value];
+    (void)keep;
+    return "";
+  });
+}
+- (void)addCompletedHandler:(MTLCommandBufferHandler)block {
+  MTLCommandBufferHandler copy = Block_copy(block);
+  // A stack block that comes back uncopied means gnustep-base's blocks runtime won the symbol
+  // search over libBlocksRuntime (see build.sh): fail loudly instead of calling a dead frame.
+  const int kBlockIsGlobal = 1 << 28, kBlockOnHeap = 1 << 24;  // Block_private.h's flag bits
+  if (copy == block && (reinterpret_cast<const int*>(block)[2] & (kBlockIsGlobal | kBlockOnHeap)) == 0) {
+    [NSException raise:NSInternalInconsistencyException
+                format:@"Metal test double: Block_copy did not copy a stack block (blocks runtime mismatch)"];
+  }
+  handlers_.push_back(copy);
+}
+- (void)commit {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (status_ != MTLCommandBufferStatusNotEnqueued) {
+      [NSException raise:NSInternalInconsistencyException format:@"commit of a command buffer committed before"];
+    }
+    status_ = MTLCommandBufferStatusCommitted;
+  }
+  [queue_ enqueue:self];
+}
+- (void)waitUntilCompleted {
+  std::unique_lock<std::mutex> lock(m_);
+  cv_.wait(lock, [&] { return finished_; });
+}
+// Runs on the queue's worker thread.
+- (void)execute {
+  start_ = now_seconds();
+  std::string failure;
+  for (Command& c : commands_) {
+    // after a failure Metal skips the rest of the buffer; waits and signals still run so that
+    // other queues waiting on this one's events are not stranded
+    std::string r = failure.empty() ? c() : std::string();
+    if (failure.empty()) failure = r;
+  }
+  commands_.clear();
+  end_ = now_seconds();
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!failure.empty()) {
+      error_ = [make_error(MTLCommandBufferErrorDomain, MTLCommandBufferErrorInternal,
+                           "Metal test double: " + failure) retain];
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    status_ = failure.empty() ? MTLCommandBufferStatusCompleted : MTLCommandBufferStatusError;
+  }
+  // handlers see the final status and run before waiters wake
+  for (MTLCommandBufferHandler h : handlers_) h(self);
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    finished_ = true;
+  }
+  cv_.notify_all();
+}
+@end
+
+@implementation DCDoubleQueue
+- (instancetype)initWithDevice:(id<MTLDevice>)device {
+  if ((self = [super init])) {
+    device_ = device;
+    stop_ = false;
+    worker_ = std::thread([self] { [self workerMain]; });
+  }
+  return self;
+}
+- (void)workerMain {
+  for (;;) {
+    DCDoubleCommandBuffer* cb = nil;
+    {
+      std::unique_lock<std::mutex> lock(m_);
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (pending_.empty()) return;
+      cb = pending_.front();
+      pending_.pop_front();
+    }
+    @autoreleasepool {
+      [cb execute];
+      [cb release];  // may release the queue's last reference: dealloc then runs on this thread
+    }
+    if (t_queue_destroyed) return;  // self is gone: touch nothing
+  }
+}
+- (void)enqueue:(DCDoubleCommandBuffer*)cb {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    pending_.push_back([cb retain]);
+  }
+  cv_.notify_all();
+}
+- (void)dealloc {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) {
+    if (worker_.get_id() == std::this_thread::get_id()) {
+      t_queue_destroyed = true;
+      worker_.detach();
+    } else {
+      worker_.join();
+    }
+  }
+  [super dealloc];
+}
+- (id<MTLCommandBuffer>)commandBuffer {
+  DCDoubleCommandBuffer* cb = [[[DCDoubleCommandBuffer alloc] init] autorelease];
+  cb->queue_ = [self retain];
+  cb->status_ = MTLCommandBufferStatusNotEnqueued;
+  return cb;
+}
+@end
+
+// ---------------------------------------------------------------- the device
+@interface DCDoubleDevice : NSObject <MTLDevice> {
+  NSUInteger max_threads_;
+  bool nonuniform_;
+  uint64_t memory_;
+}
+@end
+
+@implementation DCDoubleDevice
+- (instancetype)init {
+  if ((self = [super init])) {
+    max_threads_ = env_u64("DC_METAL_DOUBLE_MAX_THREADS", 256);
+    nonuniform_ = env_u64("DC_METAL_DOUBLE_NONUNIFORM", 1) != 0;
+    memory_ = env_u64("DC_METAL_DOUBLE_MEMORY", 8ull << 30);
+  }
+  return self;
+}
+- (NSString*)name { return @"Metal test double (CPU, GNUstep)"; }
+- (uint64_t)registryID { return 0x0d0cull; }
+- (MTLSize)maxThreadsPerThreadgroup { return MTLSizeMake(max_threads_, max_threads_, max_threads_); }
+- (NSUInteger)maxThreadgroupMemoryLength { return 32768; }
+- (uint64_t)recommendedMaxWorkingSetSize { return memory_; }
+- (NSUInteger)maxBufferLength { return memory_ / 2; }
+- (BOOL)hasUnifiedMemory { return YES; }
+- (BOOL)supportsFamily:(MTLGPUFamily)family {
+  // non-uniform threadgroups (dispatchThreads) arrived with Apple4 and Mac2
+  if (family == MTLGPUFamilyApple4 || family == MTLGPUFamilyApple5 || family == MTLGPUFamilyApple6 ||
+      family == MTLGPUFamilyApple7 || family == MTLGPUFamilyMac2)
+    return nonuniform_ ? YES : NO;
+  return family == MTLGPUFamilyApple1 || family == MTLGPUFamilyApple2 || family == MTLGPUFamilyApple3 ||
+         family == MTLGPUFamilyCommon1 || family == MTLGPUFamilyCommon2 || family == MTLGPUFamilyCommon3;
+}
+- (id<MTLBuffer>)newBufferWithLength:(NSUInteger)length options:(MTLResourceOptions)options {
+  if ((options & (3u << 4)) != MTLResourceStorageModeShared) return nil;  // the double has shared memory only
+  if (length > [self maxBufferLength]) return nil;
+  return [[DCDoubleBuffer alloc] initWithDevice:self length:length];
+}
+- (id<MTLBuffer>)newBufferWithBytes:(const void*)pointer length:(NSUInteger)length
+                            options:(MTLResourceOptions)options {
+  id<MTLBuffer> b = [self newBufferWithLength:length options:options];
+  if (b != nil && length > 0) memcpy([b contents], pointer, length);
+  return b;
+}
+- (id<MTLCommandQueue>)newCommandQueue {
+  return [[DCDoubleQueue alloc] initWithDevice:self];
+}
+- (id<MTLLibrary>)newLibraryWithSource:(NSString*)source
+                               options:(MTLCompileOptions*)options
+                                 error:(NSError**)error {
+  (void)options;
+  std::vector<mtldouble::KernelDecl> kernels;
+  std::string log;
+  std::string so = mtldouble::compile_msl([source UTF8String], &kernels, &log);
+  void* handle = so.empty() ? nullptr : dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    if (!so.empty()) log = std::string("cannot load the compiled library: ") + dlerror();
+    if (error) *error = make_error(MTLLibraryErrorDomain, MTLLibraryErrorCompileFailure, log);
+    return nil;
+  }
+  DCDoubleLibrary* lib = [[DCDoubleLibrary alloc] init];
+  lib->object_ = std::make_shared<LoadedObject>();
+  lib->object_->handle = handle;
+  lib->kernels_ = kernels;
+  return lib;
+}
+- (id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)function
+                                                             error:(NSError**)error {
+  if (![(id)function isKindOfClass:[DCDoubleFunction class]]) {
+    if (error) *error = make_error(MTLLibraryErrorDomain, MTLLibraryErrorInternal, "not a test-double function");
+    return nil;
+  }
+  DCDoublePipeline* p = [[DCDoublePipeline alloc] init];
+  p->function_ = (DCDoubleFunction*)[function retain];
+  p->max_threads_ = max_threads_;
+  return p;
+}
+- (id<MTLSharedEvent>)newSharedEvent {
+  DCDoubleSharedEvent* e = [[DCDoubleSharedEvent alloc] init];
+  e->value_ = 0;
+  return e;
+}
+@end
+
+extern "C" NSArray<id<MTLDevice>>* MTLCopyAllDevices(void) {
+  id<MTLDevice> d = MTLCreateSystemDefaultDevice();
+  NSArray* all = [[NSArray alloc] initWithObjects:d, nil];
+  [d release];
+  return all;
+}
+
+extern "C" id<MTLDevice> MTLCreateSystemDefaultDevice(void) {
+  // one device per process, as on a Mac with one GPU
+  static DCDoubleDevice* device = [[DCDoubleDevice alloc] init];
+  return [device retain];
+}

@@ -1,0 +1,328 @@
+// MSL → CPU shared object for the Metal test double (see msl_driver.h).
+#include "msl_driver.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+
+#ifndef DC_MTL_SHIM_DIR
+#error "build.sh defines DC_MTL_SHIM_DIR: the folder of tests/support/metal_shim/metal_stdlib"
+#endif
+
+namespace mtldouble {
+namespace {
+
+const char* const kBuiltins[][2] = {
+    {"thread_position_in_grid", "gid"},       {"thread_position_in_threadgroup", "lid"},
+    {"threadgroup_position_in_grid", "grp"},  {"threads_per_grid", "gsz"},
+    {"threads_per_threadgroup", "lsz"},
+};
+
+std::vector<std::string> split_top_level(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  for (char ch : text) {
+    if (ch == '(' || ch == '[' || ch == '<') ++depth;
+    if (ch == ')' || ch == ']' || ch == '>') --depth;
+    if (ch == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (cur.find_first_not_of(" \t\r\n") != std::string::npos) parts.push_back(cur);
+  return parts;
+}
+
+// The generic part of the driver: one work-group at a time; barrier kernels get one thread
+// per work-item and a real barrier (dc_shim_barrier, which the shim's threadgroup_barrier calls).
+const char* const kCommonGlue = R"GLUE(
+namespace dc_double {
+template <int I, class... P> struct nth;
+template <class H, class... P> struct nth<0, H, P...> { typedef H type; };
+template <int I, class H, class... P> struct nth<I, H, P...> { typedef typename nth<I - 1, P...>::type type; };
+template <class F> struct params;
+template <class R, class... P> struct params<R (*)(P...)> {
+  template <int I> using at = typename nth<I, P...>::type;
+};
+template <class P> struct conv { static P get(void* p) { return *static_cast<P*>(p); } };
+template <class T> struct conv<T*> { static T* get(void* p) { return static_cast<T*>(p); } };
+template <class T> struct conv<T&> { static T& get(void* p) { return *static_cast<T*>(p); } };
+template <class P> struct bconv { static P get(metal::uint3 v) { return P(v); } };
+template <> struct bconv<uint> { static uint get(metal::uint3 v) { return v.x; } };
+template <> struct bconv<ushort> { static ushort get(metal::uint3 v) { return ushort(v.x); } };
+struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz; };
+typedef void (*CallFn)(const Item&);
+struct Group {
+  pthread_mutex_t m; pthread_cond_t c;
+  unsigned size, arrived, exited; unsigned long generation; int broken;
+};
+static thread_local Group* current = nullptr;
+struct Work { Item item; Group* group; CallFn call; };
+static void* thread_main(void* p) {
+  Work* w = static_cast<Work*>(p);
+  current = w->group;
+  w->call(w->item);
+  Group* g = w->group;
+  pthread_mutex_lock(&g->m);
+  g->exited++;
+  if (g->arrived > 0 && g->arrived + g->exited == g->size) { g->broken = 1; pthread_cond_broadcast(&g->c); }
+  pthread_mutex_unlock(&g->m);
+  return nullptr;
+}
+static int run(CallFn call, void** args, const unsigned long long* gsz, const unsigned long long* lsz,
+               int threaded, char* err, int errlen) {
+  unsigned long long ng[3];
+  for (int d = 0; d < 3; ++d) ng[d] = (gsz[d] + lsz[d] - 1) / lsz[d];
+  metal::uint3 grid = metal::uint3((uint)gsz[0], (uint)gsz[1], (uint)gsz[2]);
+  for (unsigned long long gz = 0; gz < ng[2]; ++gz)
+    for (unsigned long long gy = 0; gy < ng[1]; ++gy)
+      for (unsigned long long gx = 0; gx < ng[0]; ++gx) {
+        unsigned long long g[3] = {gx, gy, gz}, sz[3];
+        for (int d = 0; d < 3; ++d) { unsigned long long r = gsz[d] - g[d] * lsz[d]; sz[d] = r < lsz[d] ? r : lsz[d]; }
+        unsigned count = unsigned(sz[0] * sz[1] * sz[2]);
+        Work* work = new Work[count];
+        unsigned n = 0;
+        for (unsigned long long z = 0; z < sz[2]; ++z)
+          for (unsigned long long y = 0; y < sz[1]; ++y)
+            for (unsigned long long x = 0; x < sz[0]; ++x, ++n) {
+              Item& it = work[n].item;
+              it.args = args;
+              it.lid = metal::uint3(uint(x), uint(y), uint(z));
+              it.grp = metal::uint3(uint(gx), uint(gy), uint(gz));
+              it.gid = metal::uint3(uint(gx * lsz[0] + x), uint(gy * lsz[1] + y), uint(gz * lsz[2] + z));
+              it.gsz = grid;
+              it.lsz = metal::uint3(uint(sz[0]), uint(sz[1]), uint(sz[2]));
+              work[n].call = call;
+            }
+        if (!threaded) {
+          current = nullptr;
+          for (unsigned i = 0; i < count; ++i) call(work[i].item);
+          delete[] work;
+          continue;
+        }
+        Group grp;
+        pthread_mutex_init(&grp.m, nullptr); pthread_cond_init(&grp.c, nullptr);
+        grp.size = count; grp.arrived = grp.exited = 0; grp.generation = 0; grp.broken = 0;
+        pthread_t* threads = new pthread_t[count];
+        pthread_attr_t attr; pthread_attr_init(&attr); pthread_attr_setstacksize(&attr, 1 << 20);
+        unsigned started = 0; int rc = 0;
+        for (unsigned i = 0; i < count; ++i) {
+          work[i].group = &grp;
+          rc = pthread_create(&threads[i], &attr, thread_main, &work[i]);
+          if (rc != 0) {
+            pthread_mutex_lock(&grp.m); grp.broken = 1; pthread_cond_broadcast(&grp.c); pthread_mutex_unlock(&grp.m);
+            break;
+          }
+          ++started;
+        }
+        for (unsigned i = 0; i < started; ++i) pthread_join(threads[i], nullptr);
+        pthread_attr_destroy(&attr); pthread_mutex_destroy(&grp.m); pthread_cond_destroy(&grp.c);
+        delete[] threads; delete[] work;
+        if (rc != 0) { snprintf(err, errlen, "pthread_create failed (error %d)", rc); return 1; }
+        if (grp.broken) {
+          snprintf(err, errlen, "threadgroup (%llu, %llu, %llu): not every thread reached threadgroup_barrier() "
+                   "(a barrier in non-uniform control flow)", gx, gy, gz);
+          return 2;
+        }
+      }
+  return 0;
+}
+}  // namespace dc_double
+extern "C" void dc_shim_barrier(void) {
+  dc_double::Group* g = dc_double::current;
+  if (!g) return;
+  pthread_mutex_lock(&g->m);
+  if (!g->broken) {
+    unsigned long gen = g->generation;
+    if (++g->arrived == g->size) { g->arrived = 0; g->generation++; pthread_cond_broadcast(&g->c); }
+    else if (g->arrived + g->exited == g->size) { g->broken = 1; pthread_cond_broadcast(&g->c); }
+    else { while (g->generation == gen && !g->broken) pthread_cond_wait(&g->c, &g->m); }
+  }
+  pthread_mutex_unlock(&g->m);
+}
+)GLUE";
+
+// `threadgroup T name[N];` → `static T name[N];`: one copy for the group (groups run one at a time).
+std::string threadgroup_arrays_static(const std::string& msl) {
+  static const std::regex re(R"(\bthreadgroup\b(?=\s+[\w:<>]+\s+\w+\s*\[))");
+  return std::regex_replace(msl, re, "static");
+}
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// FNV-1a over two seeds: a cache name, not a security boundary.
+std::string content_key(const std::string& text) {
+  uint64_t a = 1469598103934665603ull, b = 1099511628211ull * 31u;
+  for (unsigned char c : text) {
+    a = (a ^ c) * 1099511628211ull;
+    b = (b ^ c) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
+  }
+  return hex64(a) + hex64(b);
+}
+
+std::string compiler() {
+  if (const char* c = getenv("DOTCOMPUTE_SHIM_CXX"); c && *c) return c;
+  return access("/usr/bin/clang++", X_OK) == 0 ? "/usr/bin/clang++" : "c++";
+}
+
+std::string cache_dir() {
+  std::string dir;
+  if (const char* d = getenv("DOTCOMPUTE_SHIM_CACHE"); d && *d) {
+    dir = d;
+  } else {
+    const char* tmp = getenv("TMPDIR");
+    dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/dotcompute-metal-double-" + std::to_string(getuid());
+  }
+  mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+// Runs `cmd` through the shell; returns its exit status and its combined output.
+int run_command(const std::string& cmd, std::string* output) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    *output = "popen failed";
+    return -1;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::string* error) {
+  static const std::regex head(R"(\bkernel\s+void\s+(\w+)\s*\()");
+  static const std::regex attr(R"(\[\[\s*(\w+)\s*(?:\(\s*(\d+)\s*\))?\s*\]\])");
+  bool threaded = msl.find("threadgroup_barrier") != std::string::npos ||
+                  msl.find("simdgroup_barrier") != std::string::npos;
+  for (auto it = std::sregex_iterator(msl.begin(), msl.end(), head); it != std::sregex_iterator(); ++it) {
+    KernelDecl k;
+    k.name = (*it)[1];
+    k.threaded = threaded;
+    size_t j = static_cast<size_t>(it->position() + it->length());
+    int depth = 1;
+    size_t start = j;
+    while (depth > 0 && j < msl.size()) {
+      if (msl[j] == '(') ++depth;
+      if (msl[j] == ')') --depth;
+      ++j;
+    }
+    std::string plist = msl.substr(start, j - 1 - start);
+    std::string calls;
+    int pos = 0;
+    for (const std::string& p : split_top_level(plist)) {
+      std::smatch m;
+      if (!std::regex_search(p, m, attr)) {
+        *error = "kernel " + k.name + ": parameter without an attribute: " + p;
+        return false;
+      }
+      std::string kind = m[1];
+      std::string at = "params<F>::at<" + std::to_string(pos) + ">";
+      if (!calls.empty()) calls += ", ";
+      if (kind == "buffer") {
+        int index = std::stoi(m[2]);
+        k.buffer_slots = std::max(k.buffer_slots, index + 1);
+        calls += "conv<" + at + ">::get(it.args[" + std::to_string(index) + "])";
+      } else {
+        const char* field = nullptr;
+        for (auto& b : kBuiltins)
+          if (kind == b[0]) field = b[1];
+        if (field == nullptr) {
+          *error = "kernel " + k.name + ": the Metal test double cannot bind [[" + kind + "]] parameters";
+          return false;
+        }
+        calls += std::string("bconv<") + at + ">::get(it." + field + ")";
+      }
+      ++pos;
+    }
+    k.call_args = calls;
+    out->push_back(k);
+  }
+  if (out->empty()) {
+    *error = "no `kernel void NAME(...)` function in the source";
+    return false;
+  }
+  return true;
+}
+
+std::string driver_source(const std::string& msl, const std::vector<KernelDecl>& kernels) {
+  std::ostringstream s;
+  s << "#include <pthread.h>\n#include <stdio.h>\n#include <metal_stdlib>\n#pragma GCC poison double\n";
+  s << "#line 1 \"program_source\"\n" << threadgroup_arrays_static(msl) << "\n#line 1 \"double_driver\"\n";
+  s << kCommonGlue;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& n = kernels[i].name;
+    s << "namespace dc_double {\nstatic void call_" << n << "(const Item& it) {\n  typedef decltype(&::" << n
+      << ") F;\n  (void)sizeof(F);\n  ::" << n << "(" << kernels[i].call_args << ");\n}\n}\n";
+    s << "extern \"C\" __attribute__((visibility(\"default\"))) int dc_run_" << n
+      << "(void** a, const unsigned long long* g, const unsigned long long* l, int t, char* e, int n) {\n"
+      << "  return dc_double::run(dc_double::call_" << n << ", a, g, l, t, e, n);\n}\n";
+  }
+  return s.str();
+}
+
+std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log) {
+  std::vector<KernelDecl> parsed;
+  if (!parse_kernels(msl, &parsed, log)) {
+    *log = "program_source: error: " + *log;
+    return "";
+  }
+  std::string src = driver_source(msl, parsed);
+  std::string cxx = compiler();
+  std::string shim = DC_MTL_SHIM_DIR;
+  std::string flags = " -std=c++17 -O0 -ffp-contract=off -fPIC -shared -pthread -w -I'" + shim + "'";
+  std::string header;
+  {
+    std::ifstream h(shim + "/metal_stdlib");
+    std::stringstream ss;
+    ss << h.rdbuf();
+    header = ss.str();
+  }
+  std::string key = content_key(src + '\0' + cxx + flags + '\0' + header);
+  std::string dir = cache_dir();
+  std::string so = dir + "/" + key + ".so";
+  *kernels = parsed;
+  if (access(so.c_str(), R_OK) == 0) return so;
+  std::string tag = std::to_string(getpid()) + "." + hex64(reinterpret_cast<uintptr_t>(&src));
+  std::string cpp = dir + "/" + key + "." + tag + ".cpp", tmp = dir + "/" + key + "." + tag + ".so.tmp";
+  {
+    std::ofstream f(cpp);
+    f << src;
+  }
+  std::string out;
+  int rc = run_command("'" + cxx + "'" + flags + " -x c++ '" + cpp + "' -o '" + tmp + "'", &out);
+  unlink(cpp.c_str());
+  if (rc != 0) {
+    unlink(tmp.c_str());
+    *log = out.empty() ? "the host compiler failed (exit status " + std::to_string(rc) + ")" : out;
+    return "";
+  }
+  if (rename(tmp.c_str(), so.c_str()) != 0) {  // atomic: a concurrent process never loads half a file
+    unlink(tmp.c_str());
+    *log = "cannot place " + so;
+    return "";
+  }
+  return so;
+}
+
+}  // namespace mtldouble
