@@ -1,7 +1,9 @@
 """Which accelerator of this process runs a block.
 
-A process pinned to one device (``pin_devices``) uses it. Otherwise blocks are spread over the
-candidate devices (``dc.devices()`` by default) in proportion to their measured throughput: each
+A process pinned to one device (``pin_devices``) uses it; a single-threaded ``distributed`` worker
+uses ``dc.accelerator("auto")``. Otherwise (the threaded scheduler, a worker with several threads,
+or an explicit list of devices) blocks are spread over the candidate devices (``dc.devices()`` by
+default) in proportion to their measured throughput: each
 block goes where it is expected to *finish* first, counting the work already running there. A
 device nobody has measured yet gets one block first (the first-chunk measurement); the
 orchestration history, when it has times for this kernel, seeds the estimates instead. In a single
@@ -131,10 +133,24 @@ def candidates(accelerator: Any) -> list[Any]:
     """The devices a block may run on, from ``map_blocks(accelerator=...)``."""
     if accelerator is None:
         acc = pinned()
-        return [acc] if acc is not None else list(runtime.devices())
+        if acc is not None:
+            return [acc]
+        if _single_threaded_worker():
+            return [runtime.accelerator("auto")]  # one block at a time: nothing to spread
+        return list(runtime.devices())
     if isinstance(accelerator, (list, tuple)):
         return [runtime.accelerator(a) for a in accelerator]
     return [runtime.accelerator(accelerator)]
+
+
+def _single_threaded_worker() -> bool:
+    """Whether this is a ``distributed`` worker that runs one task at a time."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().state.nthreads == 1
+    except (ImportError, ValueError, AttributeError):
+        return False
 
 
 def run_placed(kernel: Any, accelerator: Any, work: int, launch: Any, gsize: tuple[int, ...],
