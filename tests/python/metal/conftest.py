@@ -1,0 +1,57 @@
+"""The Metal plugin's tests: on Linux against the Metal test double (tests/metal_double).
+
+``metal``: the ``metal:0`` accelerator. Where the plugin is not already loaded (it is when
+DOTCOMPUTE_PLUGIN_PATH names the double's build folder, as tests/run.sh does), the double is
+built into DOTCOMPUTE_METAL_DOUBLE_DIR (default: a session temp folder) and loaded with
+``dc.runtime.load_plugin``. Without clang/GNUstep the tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import dotcompute as dc
+
+ROOT = Path(__file__).resolve().parents[3]
+BUILD = ROOT / "tests" / "metal_double" / "build.sh"
+
+
+def _loaded() -> bool:
+    return any(b.name == "metal" and b.available for b in dc.backends())
+
+
+@pytest.fixture(scope="session")
+def metal_plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the Metal plugin built against the test double."""
+    given = os.environ.get("DOTCOMPUTE_METAL_DOUBLE_DIR")
+    out = Path(given) if given else tmp_path_factory.mktemp("metal-double")
+    if (out / "metal.plugin.json").exists() and (out / "libdotcompute_metal.so").exists():
+        return out
+    if platform.system() == "Darwin":
+        pytest.skip("on macOS the plugin is built with the real Metal framework (pip install .), not the double")
+    proc = subprocess.run(["bash", str(BUILD), str(out)], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.skip("cannot build the Metal test double (needs clang, gobjc++, libgnustep-base-dev, "
+                    f"libblocksruntime-dev): {proc.stderr.strip()[-800:]}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def metal(metal_plugin_dir: Path) -> dc.Accelerator:
+    if not _loaded():
+        info = dc.runtime.load_plugin(metal_plugin_dir)
+        if not info.available:
+            pytest.fail(f"the Metal plugin built against the double is unavailable: {info.reason}")
+    return dc.accelerator("metal:0")
+
+
+@pytest.fixture
+def metal_env(metal_plugin_dir: Path) -> dict[str, str]:
+    """Environment for a subprocess that should see metal:0."""
+    paths = [str(metal_plugin_dir)] + [p for p in os.environ.get("DOTCOMPUTE_PLUGIN_PATH", "").split(":") if p]
+    return {"DOTCOMPUTE_PLUGIN_PATH": ":".join(paths)}
