@@ -6,7 +6,7 @@ from typing import Any
 
 from .codegen import compile_kernel
 from .evaluate import plan_elementwise
-from .lazy import LazyBuffer
+from .lazy import EVALUATE, LazyBuffer
 
 
 def explain(expr: Any, backend: str | None = None) -> str:
@@ -20,5 +20,7 @@ def explain(expr: Any, backend: str | None = None) -> str:
         return text
     return text + "\n# ---- " + backend + " ----\n" + kernel.source(backend)
 
+
+EVALUATE["explain"] = explain
 
 __all__ = ["explain"]

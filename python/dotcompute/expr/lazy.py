@@ -140,6 +140,10 @@ class LazyBuffer(Buffer):
         """True while the expression has not run."""
         return self._op is not None
 
+    def source(self, backend: str | None = None) -> str:
+        """The fused kernel that evaluating this expression runs (``dc.explain(self, backend)``)."""
+        return EVALUATE["explain"](self, backend)
+
     def __repr__(self) -> str:
         state = "pending" if self._op is not None else "view" if self._view is not None else "evaluated"
         return f"<dc.Buffer shape={self._shape} dtype={self._dtype} on {self._accelerator.id} ({state} expression)>"
@@ -177,7 +181,8 @@ class LazyBuffer(Buffer):
         PENDING.discard(self)
 
 
-#: filled by evaluate.py (which imports this module): "run"(roots), "copy"(view) -> Buffer
+#: filled by evaluate.py and explain.py (which import this module): "run"(roots), "copy"(view) -> Buffer,
+#: "explain"(expr, backend) -> str
 EVALUATE: dict[str, Any] = {}
 
 

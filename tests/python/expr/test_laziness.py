@@ -100,6 +100,7 @@ def test_explain_shows_one_kernel(accelerator: dc.Accelerator) -> None:
     text = dc.explain(dc.exp(a) * 2.0 + a, backend=accelerator.backend)
     assert text.count("def dc_expr_") == 1 and "m_exp" in text
     assert "dc_expr_" in text.split("----")[-1]  # the backend source of the same kernel
+    assert (a * 2.0).source() == dc.explain(a * 2.0)
 
 
 def test_zero_size_and_zero_d(accelerator: dc.Accelerator) -> None:
