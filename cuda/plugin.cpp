@@ -97,9 +97,10 @@ dc_status cu_device_info(int32_t device, dc_device_info* info) {
   State* s = nullptr;
   Device* dev = nullptr;
   DC_TRY(need_device(device, s, dev));
-  if (!info || info->struct_size < sizeof(dc_device_info))
-    return fail(DC_ERROR_INVALID_ARGUMENT, "device_info: info is null or its struct_size is too small");
-  std::memcpy(info, &dev->info(), sizeof(dc_device_info));
+  // The struct_size rule (backend_abi.h): older callers get what they have room for.
+  if (!dc_write_device_info(info, &dev->info()))
+    return fail(DC_ERROR_INVALID_ARGUMENT, "device_info: info is null or its struct_size is smaller than "
+                                           "DC_DEVICE_INFO_MIN_SIZE");
   return DC_OK;
 }
 
@@ -375,13 +376,16 @@ dc_status cu_kernel_get(dc_module m, const char* name, dc_kernel* out) {
   return DC_OK;
 }
 
-dc_status cu_launch(dc_stream st, dc_kernel k, const dc_launch_config* cfg, const dc_kernel_arg* args,
+dc_status cu_launch(dc_stream st, dc_kernel k, const dc_launch_config* given, const dc_kernel_arg* args,
                     uint32_t nargs) {
   State* s = nullptr;
   CUstream cu = nullptr;
-  if (!k || !cfg) return fail(DC_ERROR_INVALID_ARGUMENT, "launch: kernel or config is null");
-  if (cfg->struct_size < sizeof(dc_launch_config))
-    return fail(DC_ERROR_INVALID_ARGUMENT, "launch: dc_launch_config.struct_size is too small");
+  if (!k || !given) return fail(DC_ERROR_INVALID_ARGUMENT, "launch: kernel or config is null");
+  dc_launch_config normalized;  // the struct_size rule (backend_abi.h): absent fields are 0
+  if (!dc_read_launch_config(given, &normalized))
+    return fail(DC_ERROR_INVALID_ARGUMENT, "launch: dc_launch_config.struct_size is smaller than "
+                                           "DC_LAUNCH_CONFIG_MIN_SIZE");
+  const dc_launch_config* cfg = &normalized;
   DC_TRY(enter_stream(st, s, cu));
   const Device& dev = *s->devices[static_cast<size_t>(st ? st->device : 0)];
   if (cfg->dims < 1 || cfg->dims > 3)

@@ -133,7 +133,7 @@ std::shared_ptr<Kernel> Accelerator::compile(const std::string& source, const st
         if (st == DC_ERROR_COMPILATION) {
           throw CompilationError("compiling '" + entry + "' for " + id_ + " failed:\n" + log, log, source);
         }
-        throw_status(st, "compiling '" + entry + "' for " + id_ + " failed", log, source);
+        throw_status(st, "compiling '" + entry + "' for " + id_ + " failed", log, source, CallSite::Compile);
       }
       const uint8_t* p = static_cast<const uint8_t*>(bin);
       std::vector<uint8_t> out(p, p + size);
@@ -152,7 +152,8 @@ std::shared_ptr<Kernel> Accelerator::compile(const std::string& source, const st
     }
     if (st != DC_OK) {
       std::string log = plugin_error(api_);
-      throw_status(st, "loading the compiled module of '" + entry + "' on " + id_ + " failed", log, source);
+      throw_status(st, "loading the compiled module of '" + entry + "' on " + id_ + " failed", log, source,
+                   CallSite::Compile);
     }
     module = std::make_shared<Module>(shared_from_this(), m);
     std::lock_guard<std::mutex> lock(mutex_);

@@ -60,6 +60,18 @@ Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtyp
 }
 
 Buffer::~Buffer() {
+  // An upload may still be reading the mirror (OpenCL and CUDA copies are non-blocking): hand the
+  // mirror to the stream, which frees it once the upload's event has completed. No wait here.
+  if (upload_event_ && upload_stream_ && !mirror_.empty()) {
+    try {
+      if (!upload_event_->query()) {
+        upload_stream_->keep_alive(upload_event_, std::make_shared<std::vector<unsigned char>>(std::move(mirror_)));
+      }
+    } catch (...) {
+      // The device failed: we cannot tell whether it still reads the mirror, so never free it.
+      new std::vector<unsigned char>(std::move(mirror_));  // NOLINT: a deliberate leak beats a use-after-free
+    }
+  }
   StreamKey key = pending_ && last_stream_ ? static_cast<StreamKey>(last_stream_.get()) : nullptr;
   accelerator_->memory().deallocate(block_, key);
 }
@@ -95,6 +107,8 @@ void Buffer::prepare_locked(Stream& stream) {
     if (nbytes_ > 0) {
       check(api_->memcpy_h2d(stream.handle(), block_.ptr, 0, mirror_.data(), nbytes_), api_, *accelerator_,
             "uploading a buffer");
+      upload_event_ = stream.record();
+      upload_stream_ = stream.shared();
     }
     state_ = TransferState::Synchronized;
   }

@@ -2,7 +2,8 @@
 
 namespace dotcompute {
 
-void throw_status(dc_status status, const std::string& what, const std::string& detail, const std::string& source) {
+void throw_status(dc_status status, const std::string& what, const std::string& detail, const std::string& source,
+                  CallSite site) {
   std::string message = what;
   if (!detail.empty()) message += ": " + detail;
   switch (status) {
@@ -15,9 +16,13 @@ void throw_status(dc_status status, const std::string& what, const std::string& 
     case DC_ERROR_UNAVAILABLE:
       throw BackendUnavailableError(message, detail.empty() ? what : detail);
     case DC_ERROR_INVALID_ARGUMENT:
-      throw InvalidArgumentError(message);
-    case DC_ERROR_UNSUPPORTED:
-      throw Error(message + " (not supported by this backend)");
+    case DC_ERROR_UNSUPPORTED: {
+      const std::string why = status == DC_ERROR_UNSUPPORTED ? " (not supported by this backend)"
+                                                             : " (the backend rejected the request)";
+      if (site == CallSite::Compile) throw CompilationError(message + why, detail, source);
+      if (site == CallSite::Launch) throw LaunchError(message + why);
+      throw Error(message + why);
+    }
     case DC_OK:
     case DC_ERROR_INTERNAL:
     default:

@@ -72,8 +72,8 @@ void Kernel::launch(const LaunchConfig& config, const dc_kernel_arg* args, uint3
   dc_status st = api_->launch(stream.handle(), handle_, &c, args, nargs);
   if (st != DC_OK) {
     std::string detail = plugin_error(api_);
-    if (st == DC_ERROR_INVALID_ARGUMENT) st = DC_ERROR_LAUNCH;
-    throw_status(st, "launching kernel '" + name_ + "' on " + module_->accelerator().id() + " failed", detail);
+    throw_status(st, "launching kernel '" + name_ + "' on " + module_->accelerator().id() + " failed", detail, "",
+                 CallSite::Launch);
   }
 }
 

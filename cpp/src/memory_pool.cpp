@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "dotcompute/blocking.hpp"
 #include "dotcompute/errors.hpp"
 
 namespace dotcompute {
@@ -74,17 +75,33 @@ void MemoryPool::note_in_use_locked(uint64_t size) noexcept {
   if (stats_.reserved > stats_.peak_reserved) stats_.peak_reserved = stats_.reserved;
 }
 
-void MemoryPool::release_cached_locked() noexcept {
-  for (auto& [size, list] : cached_) {
-    for (auto& c : list) {
-      // The device may still be using the block on its stream.
-      if (c.fence) c.fence->wait();
-      allocator_->free(c.ptr);
-      stats_.reserved -= c.size;
-      ++stats_.frees;
+std::vector<MemoryPool::Cached> MemoryPool::detach_cached_locked() noexcept {
+  std::vector<Cached> out;
+  try {
+    for (auto& [size, list] : cached_) {
+      for (auto& c : list) out.push_back(std::move(c));
+      list.clear();
     }
+  } catch (...) {
+    // out of host memory while collecting: what was moved is released, the rest stays cached
   }
-  cached_.clear();
+  return out;
+}
+
+void MemoryPool::release_detached(std::vector<Cached>& blocks) noexcept {
+  if (blocks.empty()) return;
+  uint64_t bytes = 0;
+  BlockingScope unblock;  // fence waits; reached from buffer destructors that Python runs
+  for (auto& c : blocks) {
+    // The device may still be using the block on its stream.
+    if (c.fence) c.fence->wait();
+    allocator_->free(c.ptr);
+    bytes += c.size;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.reserved -= bytes;
+  stats_.frees += blocks.size();
+  blocks.clear();
 }
 
 void MemoryPool::throw_oom(uint64_t requested, const char* why) {
@@ -96,28 +113,42 @@ void MemoryPool::throw_oom(uint64_t requested, const char* why) {
 
 Allocation MemoryPool::allocate(uint64_t bytes, StreamKey stream) {
   const uint64_t size = size_class(bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
   Allocation out;
-  if (take_cached_locked(size, stream, &out)) {
-    ++stats_.hits;
-    note_in_use_locked(size);
-    return out;
+  std::vector<Cached> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (take_cached_locked(size, stream, &out)) {
+      ++stats_.hits;
+      note_in_use_locked(size);
+      return out;
+    }
+    ++stats_.misses;
+    if (stats_.limit != 0 && stats_.reserved + size > stats_.limit) released = detach_cached_locked();
   }
-  ++stats_.misses;
-  if (stats_.limit != 0 && stats_.reserved + size > stats_.limit) {
-    release_cached_locked();
-    if (stats_.reserved + size > stats_.limit) throw_oom(bytes, "the pool's limit would be exceeded");
+  release_detached(released);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stats_.limit != 0 && stats_.reserved + size > stats_.limit) throw_oom(bytes, "the pool's limit would be exceeded");
+    stats_.reserved += size;  // claimed now, so concurrent allocations see the limit
   }
   dc_devptr ptr = 0;
   bool ok = allocator_->allocate(size, &ptr);
   if (!ok) {
-    // Cached blocks are memory the device could use: give it back, try once more.
-    release_cached_locked();
+    // Cached blocks are memory the device could use: give them back, try once more.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      released = detach_cached_locked();
+    }
+    release_detached(released);
     ok = allocator_->allocate(size, &ptr);
-    if (!ok) throw_oom(bytes, "the device is out of memory, even after releasing cached blocks");
+    if (!ok) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.reserved -= size;
+      throw_oom(bytes, "the device is out of memory, even after releasing cached blocks");
+    }
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.allocations;
-  stats_.reserved += size;
   note_in_use_locked(size);
   out.ptr = ptr;
   out.size = size;
@@ -135,28 +166,47 @@ void MemoryPool::deallocate(const Allocation& block, StreamKey stream) noexcept 
       // Without a fence the block stays tied to its stream until it is released.
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  stats_.in_use -= block.size;
-  try {
-    cached_[block.size].push_back(Cached{block.ptr, block.size, stream, std::move(fence)});
-  } catch (...) {
+  std::vector<Cached> released;
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.in_use -= block.size;
+    try {
+      cached_[block.size].push_back(Cached{block.ptr, block.size, stream, fence});
+      cached = true;
+    } catch (...) {
+      // out of host memory: free the block below instead of caching it
+    }
+    if (cached && stats_.limit != 0 && stats_.reserved > stats_.limit) released = detach_cached_locked();
+  }
+  if (!cached) {
+    BlockingScope unblock;
+    if (fence) fence->wait();
     allocator_->free(block.ptr);
+    std::lock_guard<std::mutex> lock(mutex_);
     stats_.reserved -= block.size;
     ++stats_.frees;
-    return;
   }
-  if (stats_.limit != 0 && stats_.reserved > stats_.limit) release_cached_locked();
+  release_detached(released);
 }
 
 void MemoryPool::trim() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  release_cached_locked();
+  std::vector<Cached> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released = detach_cached_locked();
+  }
+  release_detached(released);
 }
 
 void MemoryPool::set_limit(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  stats_.limit = bytes;
-  if (bytes != 0 && stats_.reserved > bytes) release_cached_locked();
+  std::vector<Cached> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.limit = bytes;
+    if (bytes != 0 && stats_.reserved > bytes) released = detach_cached_locked();
+  }
+  release_detached(released);
 }
 
 uint64_t MemoryPool::limit() const {

@@ -1,5 +1,10 @@
 #include "dotcompute/stream.hpp"
 
+#include "dotcompute/blocking.hpp"
+
+#include <algorithm>
+#include <iterator>
+
 #include "backend_plugin.hpp"
 #include "dotcompute/accelerator.hpp"
 #include "dotcompute/errors.hpp"
@@ -11,7 +16,11 @@ Stream::Stream(Accelerator* accelerator, std::shared_ptr<Accelerator> owner, dc_
     : accelerator_(accelerator), owner_(std::move(owner)), api_(accelerator->api()), handle_(handle) {}
 
 Stream::~Stream() {
-  api_->stream_synchronize(handle_);
+  {
+    BlockingScope unblock;  // the last owner may be a Python object: let other threads run meanwhile
+    api_->stream_synchronize(handle_);
+  }
+  sweep_kept(true);
   // Its queue is drained: blocks freed on it are now free for every stream.
   accelerator_->memory().release_stream(this);
   api_->stream_destroy(handle_);
@@ -26,6 +35,33 @@ void Stream::synchronize() {
   dc_status st = api_->stream_synchronize(handle_);
   if (st != DC_OK) {
     throw_status(st, "synchronizing a stream on " + accelerator_->id() + " failed", plugin_error(api_));
+  }
+  sweep_kept(true);
+}
+
+void Stream::keep_alive(std::shared_ptr<Event> event, std::shared_ptr<void> object) {
+  sweep_kept(false);
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  kept_.emplace_back(std::move(event), std::move(object));
+}
+
+void Stream::sweep_kept(bool all) {
+  // Objects are released outside the lock (their destructors may be arbitrary).
+  std::vector<std::pair<std::shared_ptr<Event>, std::shared_ptr<void>>> done;
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    if (kept_.empty()) return;
+    auto finished = [all](const std::pair<std::shared_ptr<Event>, std::shared_ptr<void>>& e) {
+      if (all) return true;
+      try {
+        return e.first->query();
+      } catch (...) {
+        return false;  // a failing device: keep it until the stream is synchronized or destroyed
+      }
+    };
+    auto keep = std::stable_partition(kept_.begin(), kept_.end(), [&](const auto& e) { return !finished(e); });
+    done.assign(std::make_move_iterator(keep), std::make_move_iterator(kept_.end()));
+    kept_.erase(keep, kept_.end());
   }
 }
 

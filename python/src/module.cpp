@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "dotcompute/blocking.hpp"
 
 namespace dc = dotcompute;
 
@@ -433,8 +434,24 @@ std::vector<int64_t> to_sizes(py::handle obj, const char* what) {
 
 }  // namespace dcpy
 
+namespace {
+// The core's blocking sections (dotcompute/blocking.hpp) release the GIL when the calling thread
+// holds it, e.g. a Stream destructor run by Python's garbage collector, so other threads go on.
+void* release_gil_for_blocking() {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool finalizing = Py_IsFinalizing();
+#else
+  const bool finalizing = _Py_IsFinalizing();
+#endif
+  if (!Py_IsInitialized() || finalizing || !PyGILState_Check()) return nullptr;
+  return PyEval_SaveThread();
+}
+void reacquire_gil_after_blocking(void* state) { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }
+}  // namespace
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "The dotcompute native runtime (use dotcompute.runtime, not this module).";
+  dc::set_blocking_hooks(release_gil_for_blocking, reacquire_gil_after_blocking);
   dcpy::register_errors();
   dcpy::bind_runtime(m);
   dcpy::bind_objects(m);

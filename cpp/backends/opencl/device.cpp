@@ -214,11 +214,8 @@ void Device::fill_info(dc_device_info* out) const {
   if (fp16) info.features |= DC_FEATURE_FP16;
   if (int64_atomics) info.features |= DC_FEATURE_INT64_ATOMICS;
   copy_text(info.extra_json, sizeof(info.extra_json), capabilities_json());
-  // An older core passes a shorter struct: write only what it has room for.
-  size_t n = std::min<size_t>(out->struct_size, sizeof(dc_device_info));
-  if (n < sizeof(uint32_t)) n = sizeof(dc_device_info);
-  info.struct_size = static_cast<uint32_t>(n);
-  std::memcpy(out, &info, n);
+  // The struct_size rule (backend_abi.h): an older core gets only what it has room for.
+  dc_write_device_info(out, &info);
 }
 
 dc_status discover_devices(std::vector<std::unique_ptr<Device>>* out) {

@@ -56,12 +56,19 @@ dc_status set_args(dc_kernel_s& k, const dc_kernel_arg* args, uint32_t nargs, ui
 
 }  // namespace
 
-dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* config, const dc_kernel_arg* args,
+dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* given, const dc_kernel_arg* args,
                  uint32_t nargs) {
   return guarded([&] {
-    if (s == nullptr || k == nullptr || config == nullptr || (nargs > 0 && args == nullptr)) {
+    if (s == nullptr || k == nullptr || given == nullptr || (nargs > 0 && args == nullptr)) {
       return fail(DC_ERROR_INVALID_ARGUMENT, "launch: null stream, kernel, config or arguments");
     }
+    dc_launch_config normalized;  // the struct_size rule (backend_abi.h): absent fields are 0
+    if (!dc_read_launch_config(given, &normalized)) {
+      return fail(DC_ERROR_INVALID_ARGUMENT, "launch: dc_launch_config.struct_size (" +
+                                                 std::to_string(given->struct_size) +
+                                                 ") is smaller than DC_LAUNCH_CONFIG_MIN_SIZE");
+    }
+    const dc_launch_config* config = &normalized;
     if (s->device != k->device) {
       return fail(DC_ERROR_INVALID_ARGUMENT, kernel_label(*k) + " cannot run on a stream of another device");
     }

@@ -56,6 +56,9 @@ dc_status device_info(int32_t index, dc_device_info* info) {
     Device* dev = nullptr;
     if (dc_status st = get_device(index, &dev); st != DC_OK) return st;
     if (info == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "device_info: info is null");
+    if (info->struct_size < DC_DEVICE_INFO_MIN_SIZE)
+      return fail(DC_ERROR_INVALID_ARGUMENT, "device_info: info->struct_size (" + std::to_string(info->struct_size) +
+                                                 ") is not set or smaller than DC_DEVICE_INFO_MIN_SIZE");
     dev->fill_info(info);
     return DC_OK;
   });

@@ -18,12 +18,24 @@
  *  - Copies, memsets and launches are enqueued on a stream and may return
  *    before they finish; host memory passed to them must stay valid until the
  *    stream is synchronised (the core guarantees that).
+ *  - The struct_size rule, the same in every plugin, for the structs a caller
+ *    hands in (dc_device_info to fill, dc_launch_config to read). The caller sets
+ *    struct_size to its own sizeof (and zero-fills an output struct). Then:
+ *      struct_size < DC_*_MIN_SIZE (fields every core has had): the call fails
+ *        with DC_ERROR_INVALID_ARGUMENT and writes nothing;
+ *      an older (smaller) caller struct: input fields it does not cover read as 0
+ *        (absent), and an output struct gets only the bytes it has room for;
+ *      a newer (larger) caller struct: bytes past the plugin's sizeof are neither
+ *        read nor written;
+ *      an output struct's struct_size is set to the bytes actually written.
+ *    dc_read_launch_config() and dc_write_device_info() below implement it.
  */
 #ifndef DOTCOMPUTE_BACKEND_ABI_H
 #define DOTCOMPUTE_BACKEND_ABI_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -158,6 +170,34 @@ typedef struct dc_backend {
 } dc_backend;
 
 typedef const dc_backend* (*dc_backend_entry_fn)(void);
+
+/* The smallest struct_size a plugin accepts: every field before extra_json (device info) and
+ * before flags (launch config) has been there since ABI version 1. */
+#define DC_DEVICE_INFO_MIN_SIZE ((uint32_t)offsetof(dc_device_info, extra_json))
+#define DC_LAUNCH_CONFIG_MIN_SIZE ((uint32_t)offsetof(dc_launch_config, flags))
+
+/* The struct_size rule for an input config: *out is the caller's config with absent fields 0.
+ * Returns 0 (and leaves *out zeroed) when `in` is NULL or too small. */
+static inline int dc_read_launch_config(const dc_launch_config* in, dc_launch_config* out) {
+  size_t n;
+  memset(out, 0, sizeof(*out));
+  if (in == NULL || in->struct_size < DC_LAUNCH_CONFIG_MIN_SIZE) return 0;
+  n = in->struct_size < sizeof(*out) ? in->struct_size : sizeof(*out);
+  memcpy(out, in, n);
+  out->struct_size = (uint32_t)sizeof(*out);
+  return 1;
+}
+
+/* The struct_size rule for the output of device_info: copies what the caller has room for from
+ * the plugin's complete `full`. Returns 0 (writing nothing) when `out` is NULL or too small. */
+static inline int dc_write_device_info(dc_device_info* out, const dc_device_info* full) {
+  size_t n;
+  if (out == NULL || out->struct_size < DC_DEVICE_INFO_MIN_SIZE) return 0;
+  n = out->struct_size < sizeof(*full) ? out->struct_size : sizeof(*full);
+  memcpy(out, full, n);
+  out->struct_size = (uint32_t)n;
+  return 1;
+}
 
 #ifdef __cplusplus
 }

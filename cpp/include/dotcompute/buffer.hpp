@@ -30,6 +30,7 @@
 namespace dotcompute {
 
 class Accelerator;
+class Event;
 class Stream;
 
 enum class TransferState : uint8_t { HostOnly, DeviceOnly, Synchronized, HostDirty, DeviceDirty };
@@ -104,6 +105,9 @@ class DOTCOMPUTE_API Buffer {
   TransferState state_;
   std::shared_ptr<Stream> last_stream_;
   bool pending_ = false;  // device work on last_stream_ may still run
+  // The last non-blocking upload from mirror_: until it completes the mirror must outlive us.
+  std::shared_ptr<Event> upload_event_;
+  std::shared_ptr<Stream> upload_stream_;
 };
 
 }  // namespace dotcompute

@@ -98,9 +98,24 @@ class DOTCOMPUTE_API NeedsStaging : public Error {
   size_t index_;
 };
 
-// Throws the exception that matches a failed backend call's status.
+// Where a backend call was made: the same status means different things at different sites.
+enum class CallSite { Runtime, Compile, Launch };
+
+// Throws the exception that matches a failed backend call's status and call site.
 // `what` says which call failed; `detail` is the plugin's last_error() text.
+//
+//   status               Compile            Launch        Runtime (memory, copies, streams, events, info)
+//   OUT_OF_MEMORY        OutOfMemoryError   OutOfMemoryError  OutOfMemoryError
+//   COMPILATION          CompilationError   CompilationError  CompilationError
+//   LAUNCH               LaunchError        LaunchError       LaunchError (a failed kernel seen by a wait)
+//   UNAVAILABLE          BackendUnavailableError everywhere (also a device lost mid-run)
+//   INVALID_ARGUMENT     CompilationError   LaunchError       Error
+//   UNSUPPORTED          CompilationError   LaunchError       Error
+//   INTERNAL and others  Error everywhere
+//
+// A plugin's INVALID_ARGUMENT never becomes InvalidArgumentError (KernelTypeError in Python):
+// that class is for the core's own checks of what the user passed, which name the parameter.
 [[noreturn]] DOTCOMPUTE_API void throw_status(dc_status status, const std::string& what, const std::string& detail,
-                                              const std::string& source = "");
+                                              const std::string& source = "", CallSite site = CallSite::Runtime);
 
 }  // namespace dotcompute

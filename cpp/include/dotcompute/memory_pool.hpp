@@ -102,7 +102,10 @@ class DOTCOMPUTE_API MemoryPool {
     std::shared_ptr<Fence> fence;
   };
   bool take_cached_locked(uint64_t size, StreamKey stream, Allocation* out);
-  void release_cached_locked() noexcept;
+  // Blocking work (fence waits, the plugin's free and allocate) runs without mutex_, so other
+  // threads keep allocating and freeing meanwhile: detach under the lock, release outside it.
+  std::vector<Cached> detach_cached_locked() noexcept;
+  void release_detached(std::vector<Cached>& blocks) noexcept;
   void note_in_use_locked(uint64_t size) noexcept;
   [[noreturn]] void throw_oom(uint64_t requested, const char* why);
 

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "dotcompute/backend_abi.h"
 #include "dotcompute/export.hpp"
@@ -33,6 +36,10 @@ class DOTCOMPUTE_API Stream : public std::enable_shared_from_this<Stream> {
   // accelerator alive).
   std::shared_ptr<Stream> shared();
 
+  // Keeps `object` alive until `event` (recorded on this stream) has completed: host memory that
+  // an enqueued, non-blocking transfer still reads outlives its owner without a blocking wait.
+  // Finished entries are dropped on later calls, on synchronize() and when the stream is destroyed.
+  void keep_alive(std::shared_ptr<Event> event, std::shared_ptr<void> object);
   dc_stream handle() const noexcept { return handle_; }
   Accelerator& accelerator() const noexcept { return *accelerator_; }
   bool is_default() const noexcept { return owner_ == nullptr; }
@@ -42,6 +49,9 @@ class DOTCOMPUTE_API Stream : public std::enable_shared_from_this<Stream> {
   std::shared_ptr<Accelerator> owner_;
   const dc_backend* api_;
   dc_stream handle_;
+  void sweep_kept(bool all);
+  std::mutex kept_mutex_;
+  std::vector<std::pair<std::shared_ptr<Event>, std::shared_ptr<void>>> kept_;
 };
 
 }  // namespace dotcompute

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../abi_struct_size.hpp"
 #include "cpu_plugin.h"
 
 namespace cputest {
@@ -249,6 +250,32 @@ TEST(CpuCompile, OptionsReachTheCompilerAndModulesLeaveNoFiles) {
   }
   DC_ASSERT_OK(api().module_unload(m1));
   DC_ASSERT_OK(api().module_unload(m2));
+}
+
+
+// The struct_size rule of backend_abi.h (tests/cpp/abi_struct_size.hpp), as for every plugin.
+TEST(CpuAbi, StructSizeRule) {
+  abitest::check_device_info_rule(api(), 0);
+  dc_kernel k = kernel("vector_add");
+  ASSERT_NE(k, nullptr);
+  Stream s;
+  const uint64_t n = 1000;
+  DeviceBuffer a(n * 4), b(n * 4), out(n * 4);
+  for (uint64_t i = 0; i < n; ++i) {
+    a.as<float>()[i] = static_cast<float>(i);
+    b.as<float>()[i] = 2.0f;
+  }
+  Args args = Args().buffer(a).buffer(b).buffer(out).scalar<int64_t>(n);
+  dc_launch_config base{};
+  base.dims = 1;
+  base.global_size[0] = n;
+  abitest::check_launch_config_rule(
+      base, [&](const dc_launch_config* c) { return api().launch(s.get(), k, c, args.data(), args.size()); },
+      [&] {
+        s.sync();
+        for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], static_cast<float>(i) + 2.0f);
+        std::memset(out.as<float>(), 0, n * 4);
+      });
 }
 
 }  // namespace

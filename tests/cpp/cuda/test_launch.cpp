@@ -2,6 +2,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../abi_struct_size.hpp"
 #include "plugin_fixture.hpp"
 
 namespace dctest {
@@ -233,6 +234,25 @@ TEST_F(LaunchTest, LaunchIsRecordedOnItsStream) {
   EXPECT_NE(last().stream, 0u);
   ASSERT_EQ(b.launch(nullptr, k, &c, nullptr, 0), DC_OK);
   EXPECT_EQ(last().stream, 0u);
+}
+
+// The struct_size rule of backend_abi.h (tests/cpp/abi_struct_size.hpp), as for every plugin;
+// the double records what reached cuLaunchKernel.
+TEST_F(LaunchTest, StructSizeRule) {
+  abitest::check_device_info_rule(b, 0);
+  dc_kernel k = kernel({4});
+  const int32_t v = 7;
+  dc_kernel_arg args[] = {scalar(&v, 4)};
+  dc_launch_config base = config(1, {1000}, {128});
+  abitest::check_launch_config_rule(
+      base, [&](const dc_launch_config* c) { return b.launch(stream_, k, c, args, 1); },
+      [&] {
+        ASSERT_EQ(b.stream_synchronize(stream_), DC_OK);
+        const double_launch& l = last();
+        EXPECT_EQ(l.grid[0], 8u);
+        EXPECT_EQ(l.block[0], 128u);
+        EXPECT_EQ(l.cooperative, 0) << "flags of an older caller read as 0";
+      });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "../abi_struct_size.hpp"
 #include "test_support.h"
 
 namespace dctest {
@@ -215,6 +216,34 @@ TEST(OpenCLKernels, ConcurrentLaunchesOfOneKernelKeepTheirArguments) {
   }
   for (auto& th : threads) th.join();
   for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
+}  // namespace
+}  // namespace dctest
+
+namespace dctest {
+namespace {
+
+// The struct_size rule of backend_abi.h (tests/cpp/abi_struct_size.hpp), as for every plugin.
+TEST(OpenCLAbi, StructSizeRule) {
+  abitest::check_device_info_rule(*plugin(), 0);
+  const int64_t n = 300;
+  Stream s;
+  DeviceBuffer a(n * 4), b(n * 4), out(n * 4);
+  std::vector<float> ha(n), hb(n, 2.0f), zero(n, 0.0f);
+  for (int64_t i = 0; i < n; ++i) ha[i] = static_cast<float>(i);
+  upload(s, a, ha);
+  upload(s, b, hb);
+  dc_kernel k = test_module().kernel("vadd");
+  dc_kernel_arg args[] = {buffer_arg(a.get()), buffer_arg(b.get()), buffer_arg(out.get()), scalar_arg(n)};
+  abitest::check_launch_config_rule(
+      launch_config({static_cast<uint64_t>(n)}),
+      [&](const dc_launch_config* c) { return plugin()->launch(s.get(), k, c, args, 4); },
+      [&] {
+        std::vector<float> r = download<float>(s, out, n);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(r[i], ha[i] + 2.0f) << i;
+        upload(s, out, zero);
+      });
 }
 
 }  // namespace

@@ -61,16 +61,18 @@ void fill_range(void* ctx, uint64_t begin, uint64_t end, void*) {
 
 }  // namespace
 
-dc_status plan_geometry(const dc_launch_config* config, uint32_t participants, Geometry& out, std::string& error) {
-  if (config == nullptr) {
+dc_status plan_geometry(const dc_launch_config* given, uint32_t participants, Geometry& out, std::string& error) {
+  if (given == nullptr) {
     error = "cpu: launch config is NULL";
     return DC_ERROR_INVALID_ARGUMENT;
   }
-  if (config->struct_size < sizeof(dc_launch_config)) {
-    error = "cpu: dc_launch_config.struct_size is " + std::to_string(config->struct_size) + ", expected at least " +
-            std::to_string(sizeof(dc_launch_config));
+  dc_launch_config normalized;
+  if (!dc_read_launch_config(given, &normalized)) {
+    error = "cpu: dc_launch_config.struct_size is " + std::to_string(given->struct_size) + ", expected at least " +
+            std::to_string(DC_LAUNCH_CONFIG_MIN_SIZE);
     return DC_ERROR_INVALID_ARGUMENT;
   }
+  const dc_launch_config* config = &normalized;
   if (config->flags & DC_LAUNCH_COOPERATIVE) {
     error = "cpu: cooperative launches are not supported by the CPU backend";
     return DC_ERROR_UNSUPPORTED;

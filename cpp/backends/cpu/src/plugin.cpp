@@ -191,7 +191,7 @@ dc_status cpu_device_info(int32_t device, dc_device_info* info) {
     if (st == nullptr) return not_initialized();
     if (dc_status s = check_device(device)) return s;
     if (info == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: device_info: info is NULL");
-    if (info->struct_size < offsetof(dc_device_info, extra_json))
+    if (info->struct_size < DC_DEVICE_INFO_MIN_SIZE)
       return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: device_info: info->struct_size (" +
                                                  std::to_string(info->struct_size) + ") is not set or too small");
     dc_device_info d;
@@ -213,9 +213,8 @@ dc_status cpu_device_info(int32_t device, dc_device_info* info) {
     const std::string extra = "{\"isa\": \"" + json_escape(h.isa) + "\", \"threads\": " +
                               std::to_string(st->participants) + ", \"compiler\": " + compiler + "}";
     copy_text(d.extra_json, sizeof(d.extra_json), extra);
-    const uint32_t n = std::min<uint32_t>(info->struct_size, sizeof(d));
-    d.struct_size = n;
-    std::memcpy(info, &d, n);
+    d.struct_size = sizeof(d);
+    dc_write_device_info(info, &d);
     return DC_OK;
   });
 }

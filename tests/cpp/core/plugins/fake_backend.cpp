@@ -52,6 +52,37 @@ dc_status fail(dc_status s, const std::string& msg) {
   return s;
 }
 
+// Fault injection (tests call fake_inject through dlsym): the nth next call of a named entry point
+// fails with the given status, e.g. ("mem_alloc", 3, DC_ERROR_OUT_OF_MEMORY). "device_lost" makes
+// every call of the listed entry points fail with DC_ERROR_UNAVAILABLE until cleared.
+struct Injection {
+  std::string call;
+  int64_t countdown;  // fails when it reaches 0
+  dc_status status;
+  bool sticky;
+};
+std::mutex g_inject_mutex;
+std::vector<Injection> g_injections;
+
+dc_status injected(const char* call) {
+  std::lock_guard<std::mutex> lock(g_inject_mutex);
+  for (size_t i = 0; i < g_injections.size(); ++i) {
+    Injection& in = g_injections[i];
+    if (in.call != call) continue;
+    if (in.sticky) return fail(in.status, std::string("fake: ") + call + " failed (injected: device lost)");
+    if (--in.countdown > 0) continue;
+    const dc_status st = in.status;
+    g_injections.erase(g_injections.begin() + static_cast<std::ptrdiff_t>(i));
+    return fail(st, std::string("fake: ") + call + " failed (injected status " + std::to_string(int(st)) + ")");
+  }
+  return DC_OK;
+}
+#define FAKE_INJECT(call)                       \
+  do {                                          \
+    const dc_status inj_ = injected(#call);     \
+    if (inj_ != DC_OK) return inj_;             \
+  } while (0)
+
 struct Counters {
   std::atomic<int64_t> allocations{0};  // live
   std::atomic<int64_t> streams{0};
@@ -189,6 +220,7 @@ dc_status compiler_identity(int32_t, char* buf, size_t cap) {
 }
 
 dc_status mem_alloc(int32_t d, uint64_t bytes, dc_devptr* out) {
+  FAKE_INJECT(mem_alloc);
   std::lock_guard<std::mutex> lock(g_mem_mutex);
   if (g_used[d] + bytes > g_capacity) return fail(DC_ERROR_OUT_OF_MEMORY, "fake device out of memory");
   void* p = std::malloc(bytes);
@@ -214,10 +246,12 @@ dc_status mem_free(int32_t d, dc_devptr ptr) {
 void* at(dc_devptr p, uint64_t off) { return reinterpret_cast<char*>(static_cast<uintptr_t>(p)) + off; }
 
 dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t off, const void* src, uint64_t n) {
+  FAKE_INJECT(memcpy_h2d);
   s->push([=] { std::memcpy(at(dst, off), src, n); });
   return DC_OK;
 }
 dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t off, uint64_t n) {
+  FAKE_INJECT(memcpy_d2h);
   s->push([=] { std::memcpy(dst, at(src, off), n); });
   return DC_OK;
 }
@@ -226,11 +260,13 @@ dc_status memcpy_d2d(dc_stream s, dc_devptr dst, uint64_t doff, dc_devptr src, u
   return DC_OK;
 }
 dc_status memset_d8(dc_stream s, dc_devptr dst, uint64_t off, uint8_t v, uint64_t n) {
+  FAKE_INJECT(memset_d8);
   s->push([=] { std::memset(at(dst, off), v, n); });
   return DC_OK;
 }
 
 dc_status stream_create(int32_t, dc_stream* out) {
+  FAKE_INJECT(stream_create);
   *out = new dc_stream_s();
   ++g_count.streams;
   return DC_OK;
@@ -241,6 +277,7 @@ dc_status stream_destroy(dc_stream s) {
   return DC_OK;
 }
 dc_status stream_synchronize(dc_stream s) {
+  FAKE_INJECT(stream_synchronize);
   s->drain();
   return DC_OK;
 }
@@ -252,6 +289,7 @@ dc_status stream_wait_event(dc_stream s, dc_event e) {
 }
 
 dc_status event_create(int32_t, dc_event* out) {
+  FAKE_INJECT(event_create);
   *out = new dc_event_s();
   ++g_count.events;
   return DC_OK;
@@ -277,10 +315,12 @@ dc_status event_record(dc_event e, dc_stream s) {
   return DC_OK;
 }
 dc_status event_synchronize(dc_event e) {
+  FAKE_INJECT(event_synchronize);
   e->wait();
   return DC_OK;
 }
 dc_status event_query(dc_event e, int32_t* done) {
+  FAKE_INJECT(event_query);
   std::lock_guard<std::mutex> lock(e->st->mutex);
   *done = e->st->completed >= e->st->recorded ? 1 : 0;
   return DC_OK;
@@ -296,6 +336,7 @@ dc_status event_elapsed_ms(dc_event a, dc_event b, double* ms) {
 }
 
 dc_status compile(int32_t, const char* source, const char* options, void** binary, uint64_t* size) {
+  FAKE_INJECT(compile);
   ++g_count.compiles;
   std::string src = source;
   size_t pos = src.find("#error");
@@ -312,6 +353,7 @@ dc_status compile(int32_t, const char* source, const char* options, void** binar
 void free_binary(void* b) { std::free(b); }
 
 dc_status module_load(int32_t, const void* binary, uint64_t size, dc_module* out) {
+  FAKE_INJECT(module_load);
   std::istringstream in(std::string(static_cast<const char*>(binary), size));
   auto* m = new dc_module_s();
   std::string word;
@@ -354,6 +396,7 @@ struct Packed {
 };
 
 dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* cfg, const dc_kernel_arg* args, uint32_t nargs) {
+  FAKE_INJECT(launch);
   if (k->name == "noop") {  // any arguments, nothing enqueued: measures the core's launch path alone
     ++g_count.launches;
     return DC_OK;
@@ -448,6 +491,17 @@ FAKE_EXPORT const dc_backend* dotcompute_backend_entry(void) { return &kBackend;
 // Exports something else, so the library loads but has no entry point.
 FAKE_EXPORT const dc_backend* dotcompute_backend_entry_v0(void) { return &kBackend; }
 #endif
+
+// Test hook: the nth next call (1 = the very next) of entry point `call` returns `status`;
+// nth <= 0 makes every call fail until fake_inject_clear() (a device that is lost).
+FAKE_EXPORT void fake_inject(const char* call, int64_t nth, int32_t status) {
+  std::lock_guard<std::mutex> lock(g_inject_mutex);
+  g_injections.push_back({call, nth, static_cast<dc_status>(status), nth <= 0});
+}
+FAKE_EXPORT void fake_inject_clear(void) {
+  std::lock_guard<std::mutex> lock(g_inject_mutex);
+  g_injections.clear();
+}
 
 // Test hooks: live allocations, streams, events, modules; total compiles, launches.
 FAKE_EXPORT void fake_backend_counters(int64_t out[6]) {
