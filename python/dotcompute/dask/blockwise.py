@@ -47,6 +47,19 @@ def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tu
                          f"{sorted(bad)}; rechunk to multiples of it or leave local_size=None")
 
 
+def _accelerator(accelerator: Any) -> Any:
+    """The ``accelerator=`` spec as strings: it travels to the workers, which may have devices this
+    client lacks, so it is checked for its form here and resolved there."""
+    if accelerator is None or isinstance(accelerator, str):
+        return accelerator
+    if hasattr(accelerator, "id") and hasattr(accelerator, "backend"):  # a dc.Accelerator
+        return accelerator.id
+    if isinstance(accelerator, (list, tuple)) and accelerator:
+        return tuple(_accelerator(a) for a in accelerator)
+    raise TypeError(f"accelerator must be None, a spec such as 'cpu' or 'cuda:1', a dc.Accelerator, or a "
+                    f"non-empty list of them, not {accelerator!r}")
+
+
 def _outputs(blocks: Any, plan: OutputPlan) -> Any:
     if len(plan.dtypes) == 1:
         return blocks
@@ -67,6 +80,7 @@ def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = 
     """
     check_scalars(args)
     args = tuple(_as_dask(args))
+    accelerator = _accelerator(accelerator)
     plan = plan_outputs(kernel, args, outputs)
     ls = _local_size(local_size)
     first = next(a for a in args if is_array(a))
@@ -113,6 +127,7 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
     iterations = int(iterations)
     check_scalars(args)
     args = tuple(_as_dask(args))
+    accelerator = _accelerator(accelerator)
     arrays = [a for a in args if is_array(a)]
     if not arrays:
         raise ValueError("map_overlap needs at least one Dask array argument")

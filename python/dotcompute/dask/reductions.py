@@ -55,6 +55,11 @@ def _reduce(op: str, x: Any, axis: Any, keepdims: bool, split_every: Any, accele
     if not isinstance(x, da.Array):
         raise TypeError(f"dcd.{op}: x must be a Dask array (or a numpy array), not {type(x).__name__}")
     axes = _axes(op, axis, x.ndim)
+    if accelerator is not None and not isinstance(accelerator, str):
+        if not hasattr(accelerator, "id"):
+            raise TypeError(f"dcd.{op}: accelerator must be None, a spec such as 'cpu', or a dc.Accelerator, "
+                            f"not {accelerator!r}")
+        accelerator = accelerator.id  # resolved on the worker
     dtype = np.dtype(_NP[op](np.zeros(1, x.dtype)).dtype)
     return da.reduction(x, _chunk_for(op, accelerator), _combine_for(op), axis=axes, keepdims=keepdims,
                         dtype=dtype, split_every=split_every, combine=_combine_for(op), name=f"dc-{op}",

@@ -62,6 +62,16 @@ def test_non_kernel_and_bad_scalar():
         dcd.map_blocks(axpb, x, "two", 1.0)
 
 
+def test_bad_accelerator_argument():
+    x = da.ones(4, chunks=2, dtype=np.float32)
+    with pytest.raises(TypeError, match="accelerator"):
+        dcd.map_blocks(axpb, x, 1.0, 1.0, accelerator=3)
+    with pytest.raises(TypeError, match="accelerator"):
+        dcd.sum(x, accelerator=[])
+    y = dcd.map_blocks(axpb, x, 1.0, 1.0, accelerator=dc.accelerator("cpu:0"))  # sent as its id
+    np.testing.assert_allclose(y.compute(scheduler="sync"), 2.0)
+
+
 def test_kernel_index_error_reaches_the_client(client):
     x = da.from_array(np.ones(100, np.float32), chunks=50)
     y = dcd.map_blocks(out_of_bounds, x, accelerator="cpu")
