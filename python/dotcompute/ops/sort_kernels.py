@@ -1,6 +1,7 @@
 """Portable stable sorting, written in the kernel language: LSD radix sort for integer keys, and
-run sort + parallel merges for everything else (floats: the kernel language cannot yet reinterpret
-a float's bits, which the usual sign-flip radix trick needs).
+run sort + parallel merges for everything else. Float keys are radix-sorted through
+``float_key``, an order-preserving integer key per float (with the original index as payload,
+then a gather).
 
 Radix sort (one row of integer keys, 8 bits per pass, 4 passes for 32-bit keys, 8 for 64-bit):
 the keys are cut into blocks of ``BLOCK``; ``radix_count`` counts each block's digits into a
@@ -26,8 +27,11 @@ The order is numpy's: NaN after every number. ``before(a, b)`` is that strict or
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
+
+import numpy as np
 
 from . import klang as dc
 
@@ -179,6 +183,54 @@ def digit(k, shift: dc.int64, top: dc.int32):
 
 
 @cache
+def float_key_kernel(dtype: Any) -> Any:
+    """An integer key per float with the same order as numpy's sort: IEEE sign-magnitude bits,
+    negated (minus one) for negative numbers, -0.0 equal to 0.0, every NaN the largest key.
+
+    The kernel language cannot reinterpret a float's bits yet, so the bits are rebuilt
+    exactly by arithmetic: the exponent from log2 (then corrected by comparing with exact powers
+    of two), the mantissa from the exact quotient by that power; subnormals scale by 2**-emin.
+    float32 → int32 keys (4 radix passes), float64 → int64 (8 passes).
+    """
+    if dtype == np.float32:
+        mant, bias, emin, kmax = 23, 127, -126, 2**31 - 1
+    else:
+        mant, bias, emin, kmax = 52, 1023, -1022, 2**63 - 1
+    INF_BITS = (2 * bias + 1) << mant  # noqa: N806 -- all exponent bits set
+    HALF_SUB = 2.0 ** ((mant - emin) // 2)  # noqa: N806 -- 2**(mant-emin) in two exact factors
+    REST_SUB = 2.0 ** ((mant - emin) - (mant - emin) // 2)  # noqa: N806
+    SCALE = 2.0**mant  # noqa: N806
+
+    @dc.kernel
+    def float_key(x: dc.Buffer, key: dc.Buffer):
+        f = dc.global_id(0)
+        if f < x.shape[0]:
+            v = dc.float64(x[f])
+            k = dc.int64(0)
+            if v != v:
+                k = kmax
+            else:
+                a = abs(v)
+                bits = dc.int64(0)
+                if a == math.inf:
+                    bits = INF_BITS
+                elif a > 0.0:
+                    e = dc.int64(math.floor(math.log2(a)))
+                    while a >= dc.exp2(dc.float64(e + 1)):
+                        e += 1
+                    while a < dc.exp2(dc.float64(e)):
+                        e -= 1
+                    if e < emin:
+                        bits = dc.int64(a * HALF_SUB * REST_SUB)
+                    else:
+                        bits = ((e + bias) << mant) | dc.int64((a / dc.exp2(dc.float64(e)) - 1.0) * SCALE)
+                k = -bits - 1 if v < 0.0 else bits
+            key[f] = k
+
+    return float_key
+
+
+@cache
 def radix_count_kernel() -> Any:
     @dc.kernel
     def radix_count(keys: dc.Buffer, counts: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64,
@@ -216,5 +268,6 @@ def radix_scatter_kernel() -> Any:
     return radix_scatter
 
 
-__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "RADIX_BITS", "RUN", "before", "digit", "gather_kernel", "iota_kernel",
-           "merge_path_kernel", "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
+__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "RADIX_BITS", "RUN", "before", "digit", "float_key_kernel",
+           "gather_kernel", "iota_kernel", "merge_path_kernel", "move_axis_kernel", "radix_count_kernel",
+           "radix_scatter_kernel", "sort_runs_kernel"]

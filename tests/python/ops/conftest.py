@@ -17,6 +17,15 @@ def path(request: pytest.FixtureRequest) -> Iterator[str]:
         yield request.param
 
 
+@pytest.fixture(params=["merge", "radix"])
+def sort_algorithm(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The portable sort's two algorithms on every device (radix is otherwise for GPUs only)."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("dotcompute.ops.sort"), "RADIX_ON_CPU", request.param == "radix")
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def nvrtc():
     """The dotcompute.cuda module, or a skip when NVRTC is not installed."""

@@ -15,7 +15,7 @@ RNG = np.random.default_rng(5)
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 257, 10_007, 200_003])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64, np.uint32])
-def test_sort_sizes_dtypes(accelerator, path, n, dtype):
+def test_sort_sizes_dtypes(accelerator, path, sort_algorithm, n, dtype):
     x = (RNG.standard_normal(n) * 100).astype(dtype)
     b = accelerator.asarray(x)
     got = dc.sort(b)
@@ -24,16 +24,16 @@ def test_sort_sizes_dtypes(accelerator, path, n, dtype):
     np.testing.assert_array_equal(b.numpy(), x)  # the input is untouched
 
 
-@pytest.mark.parametrize("n", [5, 100, 5003])
-def test_argsort_is_stable(accelerator, path, n):
+@pytest.mark.parametrize("n", [5, 100, 5003, 100_003])
+def test_argsort_is_stable(accelerator, path, sort_algorithm, n):
     x = RNG.integers(0, 4, n).astype(np.int32)  # many ties
     got = dc.argsort(accelerator.asarray(x))
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got.numpy(), np.argsort(x, kind="stable"))
 
 
-def test_nan_sorts_last(accelerator, path):
-    x = np.array([3.0, np.nan, -1.0, np.inf, np.nan, -np.inf, 0.0] * 9, np.float32)
+def test_nan_sorts_last(accelerator, path, sort_algorithm):
+    x = np.array([3.0, np.nan, -1.0, np.inf, np.nan, -np.inf, 0.0, -0.0, 1e-45, -1e-45] * 400, np.float32)
     np.testing.assert_array_equal(dc.sort(accelerator.asarray(x)).numpy(), np.sort(x))
     np.testing.assert_array_equal(dc.argsort(x, accelerator=accelerator), np.argsort(x, kind="stable"))
 
@@ -47,7 +47,7 @@ def test_axes(accelerator, path, shape):
                                       np.argsort(x, axis=axis, kind="stable"))
 
 
-def test_sort_by_key(accelerator, path):
+def test_sort_by_key(accelerator, path, sort_algorithm):
     keys = RNG.integers(0, 20, 3001).astype(np.float32)
     vals = RNG.standard_normal(3001)
     sk, sv = dc.sort_by_key(accelerator.asarray(keys), accelerator.asarray(vals))
@@ -79,7 +79,7 @@ def test_sort_is_a_sorted_permutation(x):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
-def test_radix_full_range_keys(accelerator, path, dtype):
+def test_radix_full_range_keys(accelerator, path, sort_algorithm, dtype):
     info = np.iinfo(dtype)
     x = RNG.integers(info.min, info.max, 50_000, dtype=dtype, endpoint=True)
     x[:4] = [info.min, info.max, 0, info.min]
@@ -89,3 +89,13 @@ def test_radix_full_range_keys(accelerator, path, dtype):
     order = np.argsort(keys, kind="stable")
     np.testing.assert_array_equal(sk, keys[order])
     np.testing.assert_array_equal(sv, order)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_keys_every_bit_pattern_class(accelerator, path, sort_algorithm, dtype):
+    # random bit patterns: subnormals, NaNs with payloads, infinities, both zeros, huge and tiny
+    itype = np.int32 if dtype == np.float32 else np.int64
+    bits = RNG.integers(np.iinfo(itype).min, np.iinfo(itype).max, 30_000, dtype=itype)
+    x = bits.view(dtype)
+    np.testing.assert_array_equal(dc.sort(x, accelerator=accelerator), np.sort(x))
+    np.testing.assert_array_equal(dc.argsort(x, accelerator=accelerator), np.argsort(x, kind="stable"))
