@@ -149,3 +149,23 @@ def test_import_without_dask_says_how_to_install():
             "try:\n    import dotcompute.dask\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert 'pip install "dotcompute[dask]"' in out.stdout, out.stderr
+
+
+def test_spreading_is_proportional_to_throughput():
+    from dotcompute.dask.placement import Spreader
+
+    accs = [dc.accelerator("cpu:0")]
+    accs += [d for d in dc.devices() if d.id != "cpu:0"][:1]
+    if len(accs) < 2:
+        pytest.skip("one device here: nothing to spread over")
+    fast, slow = accs
+    s = Spreader()
+    seeds = {fast.id: 3e6, slow.id: 1e6}  # elements per second, as the history would give them
+    picks = [s.choose("k", accs, 1000, seeds) for _ in range(8)]  # 8 blocks in flight at once
+    counts = {a.id: sum(1 for acc, _ in picks if acc is a) for a in accs}
+    assert counts == {fast.id: 6, slow.id: 2}, counts
+    for acc, expected in picks:
+        s.done("k", acc.id, 1000, expected, 1000 / seeds[acc.id])
+    # one block at a time always goes to the faster device
+    acc, expected = s.choose("k", accs, 1000, seeds)
+    assert acc is fast
