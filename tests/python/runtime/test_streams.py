@@ -28,13 +28,31 @@ def test_record_synchronize_query_elapsed(accelerator):
     assert e1.accelerator is accelerator
 
 
+@dc.kernel
+def _slow_then_set(flag: dc.Buffer[dc.int64], spins: dc.int64):
+    acc = 0
+    for i in range(spins):
+        acc = (acc * 31 + i) % 1000003
+    flag[1] = acc  # keeps the loop
+    flag[0] = 1
+
+
 def test_wait_orders_streams(accelerator):
+    # Stream a runs a slow kernel; stream b is told to wait for a's event and then records its own.
+    # b's event completing must mean a's work is done. (Without the wait b's event completes at
+    # once, while a is still spinning. No buffer is shared: buffers order streams by themselves.)
     a, b = accelerator.stream(), accelerator.stream()
+    flag = accelerator.zeros((2,), np.int64)
+    dc.launch(_slow_then_set, 1, flag, 1000, accelerator=accelerator)  # compiled before timing matters
+    accelerator.synchronize()
+    # many work-items, so the CPU backend queues it on the stream instead of running it inline
+    dc.launch(_slow_then_set, 1 << 16, flag, 2000, accelerator=accelerator, stream=a)
     e = a.record()
     b.wait(e)
     done = b.record()
     done.synchronize()
-    assert e.query()
+    assert e.query(), "b's event completed before the event it waits for"
+    assert flag.numpy()[0] == 1
 
 
 def test_type_errors():
