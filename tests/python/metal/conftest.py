@@ -8,9 +8,12 @@ built into DOTCOMPUTE_METAL_DOUBLE_DIR (default: a session temp folder) and load
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import subprocess
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,17 +44,29 @@ def metal_plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="session")
-def metal(metal_plugin_dir: Path) -> dc.Accelerator:
-    if not _loaded():
+@pytest.fixture(scope="module")
+def metal(metal_plugin_dir: Path) -> Iterator[dc.Accelerator]:
+    """metal:0. A plugin this fixture loaded is unloaded again after the module (best effort),
+    so that suites running later in the same session do not find a new device ("auto" would
+    prefer it to the CPU)."""
+    loaded_here = not _loaded()
+    if loaded_here:
         info = dc.runtime.load_plugin(metal_plugin_dir)
         if not info.available:
             pytest.fail(f"the Metal plugin built against the double is unavailable: {info.reason}")
-    return dc.accelerator("metal:0")
+    yield dc.accelerator("metal:0")
+    if loaded_here:
+        gc.collect()
+        try:
+            dc.runtime.unload_plugin("metal")
+        except dc.PluginError as e:  # objects of it still alive somewhere: leave it loaded
+            warnings.warn(f"the Metal test-double plugin stays loaded: {e}", stacklevel=1)
 
 
 @pytest.fixture
 def metal_env(metal_plugin_dir: Path) -> dict[str, str]:
     """Environment for a subprocess that should see metal:0."""
-    paths = [str(metal_plugin_dir)] + [p for p in os.environ.get("DOTCOMPUTE_PLUGIN_PATH", "").split(":") if p]
+    paths = [p for p in os.environ.get("DOTCOMPUTE_PLUGIN_PATH", "").split(":") if p]
+    if str(metal_plugin_dir) not in paths:  # the same manifest twice would list two metal backends
+        paths.insert(0, str(metal_plugin_dir))
     return {"DOTCOMPUTE_PLUGIN_PATH": ":".join(paths)}

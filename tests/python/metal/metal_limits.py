@@ -1,0 +1,36 @@
+"""pytest plugin for running the shared suites on ``metal:0``: ``-p tests.python.metal.metal_limits``
+(or ``-p metal_limits`` with this folder on sys.path).
+
+Metal has no float64 and no 64-bit atomics, and the emitter refuses both with a
+KernelTypeError ("... is not available on Metal ..."). A suite written for every device runs
+such kernels too; on ``metal:*`` that refusal is the correct outcome, so the test is reported
+as skipped with the emitter's own message as the reason. Nothing else is skipped, and the
+refusal must be the emitter's (a KernelTypeError saying so), never any other failure.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import dotcompute as dc
+
+_MARKERS = ("not available on Metal", "MSL has no double")
+
+
+def _on_metal(item: pytest.Item) -> bool:
+    spec = getattr(item, "callspec", None)
+    if spec is None:
+        return False
+    return any(isinstance(v, str) and v.startswith("metal") for v in spec.params.values())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    outcome = yield
+    if outcome.excinfo is None or not _on_metal(pyfuncitem):
+        return
+    err = outcome.excinfo[1]
+    if isinstance(err, dc.KernelTypeError) and any(m in str(err) for m in _MARKERS):
+        first = str(err).splitlines()[0]
+        outcome.force_exception(pytest.skip.Exception(f"Metal cannot run this kernel: {first}",
+                                                      _use_item_location=True))
