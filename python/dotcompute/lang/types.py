@@ -1,7 +1,8 @@
 """Types of the kernel language: scalars, buffers, work-group arrays, and the promotion rules.
 
-Scalar types are a closed set (``bool``, ``int32``, ``int64``, ``uint32``,
-``float32``, ``float64``), each a singleton :class:`ScalarType`, so emitters
+Scalar types are a closed set (``bool`` and numpy's fixed-width ints and
+floats, ``int8`` … ``uint64``, ``float16`` … ``float64``), each a singleton
+:class:`ScalarType`, so emitters
 compare them with ``is`` or ``==`` and map them by ``.name``. The rules here
 are the ones written down in docs/kernel-language.md; the frontend is the only
 caller of :func:`promote` and :func:`literal_type`.
@@ -56,13 +57,20 @@ class ScalarType:
 
 
 BOOL = ScalarType("bool", "b", 8)
+INT8 = ScalarType("int8", "i", 8)
+INT16 = ScalarType("int16", "i", 16)
 INT32 = ScalarType("int32", "i", 32)
 INT64 = ScalarType("int64", "i", 64)
+UINT8 = ScalarType("uint8", "u", 8)
+UINT16 = ScalarType("uint16", "u", 16)
 UINT32 = ScalarType("uint32", "u", 32)
+UINT64 = ScalarType("uint64", "u", 64)
+FLOAT16 = ScalarType("float16", "f", 16)
 FLOAT32 = ScalarType("float32", "f", 32)
 FLOAT64 = ScalarType("float64", "f", 64)
 
-SCALAR_TYPES: tuple[ScalarType, ...] = (BOOL, INT32, INT64, UINT32, FLOAT32, FLOAT64)
+SCALAR_TYPES: tuple[ScalarType, ...] = (BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
+                                        FLOAT16, FLOAT32, FLOAT64)
 _BY_NAME = {t.name: t for t in SCALAR_TYPES}
 
 #: The type of every index, global id, size and ``.shape[d]`` in the IR.
@@ -195,12 +203,14 @@ def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnot
 
 
 def promote(a: ScalarType, b: ScalarType) -> ScalarType:
-    """The common type of two operands (neither a literal). See docs/kernel-language.md.
+    """The common type of two operands (neither a literal): numpy 2's (NEP 50) table, which
+    docs/kernel-language.md prints.
 
-    * same type → that type;
-    * bool with anything → the other type (bool counts as the smallest integer);
-    * two floats → the wider; any int with a float → the float (as in C, not float64 as numpy);
-    * two ints of one signedness → the wider; int32/int64 with uint32 → int64.
+    * same type → that type; bool with anything → the other type;
+    * two ints of one signedness → the wider; signed with unsigned → the smallest signed type
+      holding both (int8 + uint8 → int16), and int64/… with uint64 → float64;
+    * int with float → the smallest float holding both (int16 + float16 → float32,
+      int32 + float32 → float64, int64 + float32 → float64).
     """
     if a == b:
         return a
@@ -208,15 +218,11 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType:
         return b
     if b.is_bool:
         return a
-    if a.is_float and b.is_float:
-        return a if a.bits >= b.bits else b
-    if a.is_float:
-        return a
-    if b.is_float:
-        return b
-    if a.kind == b.kind:
-        return a if a.bits >= b.bits else b
-    return INT64
+    return _PROMOTED[(a, b)]
+
+
+_PROMOTED = {(a, b): _BY_NAME[np.promote_types(a.np_dtype, b.np_dtype).name]
+             for a in SCALAR_TYPES for b in SCALAR_TYPES}
 
 
 def fits(value: int, t: ScalarType) -> bool:
@@ -268,7 +274,8 @@ def wrap_int(value: int, t: ScalarType) -> int:
     return m
 
 
-__all__ = ["ScalarType", "BufferType", "SharedType", "VoidType", "VOID", "Type", "BOOL", "INT32", "INT64",
-           "UINT32", "FLOAT32", "FLOAT64", "SCALAR_TYPES", "INDEX", "scalar_type", "from_dtype",
+__all__ = ["ScalarType", "BufferType", "SharedType", "VoidType", "VOID", "Type", "BOOL", "INT8", "INT16", "INT32",
+           "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT16", "FLOAT32", "FLOAT64", "SCALAR_TYPES",
+           "INDEX", "scalar_type", "from_dtype",
            "BufferAnnotation", "buffer_annotation", "promote", "fits", "literal_type",
            "type_of_python_scalar", "wrap_int"]

@@ -14,7 +14,9 @@ def register(i: dc.Buffer[dc.float32], dc_L: dc.Buffer[dc.float32], out: dc.Buff
              global_: dc.int32, local: dc.int32, constant: dc.int32, signed: dc.int32, new: dc.int32,
              delete: dc.int32, template: dc.int32, device: dc.int32, thread: dc.int32):
     k = dc.global_id(0)
-    out[k] = i[k] + dc_L[k] + half + global_ + local + constant + signed + new + delete + template + device + thread
+    # the int32 sum is converted once: int32 + float32 would be float64 (NEP 50), which Metal lacks
+    out[k] = i[k] + dc_L[k] + half + dc.float32(global_ + local + constant + signed + new + delete + template
+                                                + device + thread)
 
 
 @dc.kernel
@@ -60,8 +62,8 @@ def locals_named_like_keywords(out: dc.Buffer[dc.float32]):
     k = dc.global_id(0)
     double = dc.float32(k)
     new = double * 2.0
-    signed = 3
-    unsigned = dc.uint32(1)
+    signed = dc.int16(3)  # 16-bit ints with float32 stay float32 (NEP 50)
+    unsigned = dc.uint16(1)
     half = new + signed + unsigned
     out[k] = static(half, double, new)
 

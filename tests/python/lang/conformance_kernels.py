@@ -258,7 +258,7 @@ def power(a: dc.Buffer[dc.int64], e: dc.Buffer[dc.int64], x: dc.Buffer[dc.float3
         outf[i, 1] = x[i] ** 2
         outf[i, 2] = x[i] ** 0.5
         outf[i, 3] = x[i] ** -1
-        outf[i, 4] = x[i] ** e[i]
+        outf[i, 4] = x[i] ** dc.float32(e[i])  # float32 ** int64 would be float64 (NEP 50), not on Metal
 
 
 def _power_ref(a, e, x, y, outi, outf):
@@ -1503,7 +1503,7 @@ def add_3d(a: dc.Buffer[dc.float32, 3], out: dc.Buffer[dc.float32, 3]):
     j = dc.global_id(1)
     k = dc.global_id(2)
     if i < out.shape[0] and j < out.shape[1] and k < out.shape[2]:
-        out[i, j, k] = a[i, j, k] + i * 100 + j * 10 + k
+        out[i, j, k] = a[i, j, k] + dc.float32(i * 100 + j * 10 + k)  # int64 + float32 is float64
 
 
 def _add3d_ref(a, out):
@@ -1877,8 +1877,8 @@ def many_params(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.float64], c: dc.Buffer
 def _many_params_ref(a, b, c, d, e, f, g, h, k, m, out):
     out[:, 0] = a.astype(np.float64) + b
     out[:, 1] = c[:, 1] + d[:, 1, 2] + e
-    # float32 with an int64 is float32 (an int with a float gives the float, as in C)
-    out[:, 2] = np.float32(f) * g.astype(np.float32) + np.float32(h)
+    # numpy 2's promotion (NEP 50): float32 with uint32 or int64 is float64
+    out[:, 2] = np.float32(f) * g + np.int64(h)
     out[:, 3] = np.where(m, k, -k)
     out[:, 4] = c.shape[1] + d.shape[2] * 10 + d.shape[1] * 100
 
@@ -1957,7 +1957,7 @@ def histogram(x: dc.Buffer[dc.float32], lo: dc.float32, hi: dc.float32, hist: dc
     i = dc.global_id(0)
     if i < x.shape[0]:
         nb = hist.shape[0]
-        b = int((x[i] - lo) / (hi - lo) * nb)
+        b = int((x[i] - lo) / (hi - lo) * dc.float32(nb))  # stays float32 (Metal has no float64)
         b = min(max(b, 0), nb - 1)
         dc.atomic_add(hist, b, 1)
 

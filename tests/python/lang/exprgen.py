@@ -3,14 +3,14 @@
 The reference implements the kernel language's documented arithmetic rules independently of
 the implementation (docs/kernel-language.md and docs/design.md, "The kernel language"):
 
-* promotion: same type → it; two floats → the wider; an int with a float → the float (as C,
-  not float64 as numpy); two ints → the wider;
+* promotion (numpy 2, NEP 50): same type → it; two floats → the wider; int32 or int64 with a
+  float → float64; two ints → the wider;
 * literals are weak: an int literal takes the other operand's type (int it fits, or float);
   a float literal takes the other operand's float type, or float64 beside an int;
 * integers wrap (two's complement); int ``//`` and ``%`` floor toward -inf, and by zero give 0;
 * ``/`` is true division: a float type, float64 when both operands are ints;
 * ``**``: int ** non-negative int is an int; int ** negative literal is a float64 (as Python);
-  float ** int keeps the float type;
+  float ** int is the promoted type (float32 ** int64 is float64, as numpy);
 * float ``//`` and ``%`` are Python's (the result of ``%`` has the divisor's sign);
 * ``abs`` of the most negative int wraps to itself; ``dc.int32(float)`` truncates toward 0.
 
@@ -55,10 +55,8 @@ def promote(a: str, b: str) -> str:
     fa, fb = a in FLOAT_TYPES, b in FLOAT_TYPES
     if fa and fb:
         return a if BITS[a] >= BITS[b] else b
-    if fa:
-        return a
-    if fb:
-        return b
+    if fa or fb:
+        return "float64"  # every int type here is 32 or 64 bits: numpy needs float64 to hold it
     return a if BITS[a] >= BITS[b] else b
 
 
@@ -82,7 +80,7 @@ def result_type(op: str, a: Node, b: Node) -> str:
     if op == "**":
         if t in INT_TYPES and b.kind == "lit" and b.value < 0:
             return "float64"
-        return ta if ta in FLOAT_TYPES else t
+        return t
     return t
 
 

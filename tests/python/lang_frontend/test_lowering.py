@@ -59,9 +59,9 @@ def test_int_true_division_is_float64_with_casts():
     assert value.op == "TrueDiv" and isinstance(value.left, ir.Cast) and value.left.type is T.FLOAT64
 
 
-def test_float32_divided_by_int_is_float32():
+def test_float32_divided_by_int32_is_float64_as_numpy():
     var, (value,) = assigned(literals.ir(), "d")
-    assert var.type is T.FLOAT32 and isinstance(value.right, ir.Cast)
+    assert var.type is T.FLOAT64 and isinstance(value.right, ir.Cast)
 
 
 def test_floor_division_and_mod_are_flagged():

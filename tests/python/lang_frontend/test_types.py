@@ -18,8 +18,10 @@ def test_promote_mixed_signedness_is_int64():
     assert T.promote(T.UINT32, T.INT64) is T.INT64
 
 
-def test_int_with_float_gives_the_float():
-    assert T.promote(T.INT64, T.FLOAT32) is T.FLOAT32
+def test_int_with_float_follows_numpy():
+    # NEP 50: the smallest float holding both (DESIGN.md; docs/kernel-language.md's table)
+    assert T.promote(T.INT64, T.FLOAT32) is T.FLOAT64
+    assert T.promote(T.INT16, T.FLOAT32) is T.FLOAT32
     assert T.promote(T.FLOAT64, T.INT32) is T.FLOAT64
 
 
@@ -72,4 +74,5 @@ def test_scalar_type_accepts_numpy_and_python_spellings():
     assert T.scalar_type(float) is T.FLOAT64
     assert T.scalar_type(bool) is T.BOOL
     assert T.scalar_type("bool_") is T.BOOL
-    assert T.scalar_type(np.int8) is None
+    assert T.scalar_type(np.int8) is T.INT8
+    assert T.scalar_type(np.complex256) is None

@@ -79,7 +79,7 @@ def rotate_skip(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
             continue
         v = t[(l + 1) % 64]
         dc.barrier()
-        t[l] = v + k
+        t[l] = v + dc.float32(k)  # float32 + int64 would be float64, which Metal lacks
         dc.barrier()
     out[g] = t[l]
 

@@ -340,7 +340,8 @@ def generic_copy(src: dc.Buffer, dst: dc.Buffer):
 
 
 def test_unsupported_dtype_is_refused_naming_parameter(accelerator):
-    for bad in (np.zeros(4, np.int16), np.zeros(4, np.float16), np.zeros(4, np.complex64)):
+    # int16 and float16 are kernel dtypes now (issue 12); these still are not
+    for bad in (np.zeros(4, np.complex256), np.zeros(4, np.dtype("datetime64[s]")), np.zeros(4, "S2")):
         with pytest.raises(TypeError) as ei:
             dc.launch(generic_copy, 4, bad, np.zeros(4, np.float32), accelerator=accelerator)
         assert "src" in str(ei.value), str(ei.value)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, BufferType, ScalarType, VoidType
+from ..types import BOOL, FLOAT16, FLOAT32, FLOAT64, INT32, INT64, UINT32, UINT64, BufferType, ScalarType, VoidType
 from .helpers import SUFFIX, HelperStyle, helper_name, render
 
 
@@ -128,6 +128,8 @@ class CLikePrinter:
             self.prelude[key] = text
 
     def helper(self, op: str, t: ScalarType, t2: ScalarType | None = None) -> str:
+        # float16 values are computed in float32 (rounded back by the caller, see f16_round)
+        t, t2 = compute_type(t), (None if t2 is None else compute_type(t2))
         name = helper_name(op, t, t2)
         if t == FLOAT64 or t2 == FLOAT64:
             self.features.add("fp64")
@@ -144,6 +146,15 @@ class CLikePrinter:
     def debug_param(self) -> str:
         return "dc_dbg"
 
+    # ------------------------------------------------------------------ float16
+    def f16_round_fn(self) -> str:
+        """Register and name ``float f(float)``: its argument rounded to the nearest float16 (ties to
+        even), as numpy rounds every float16 operation's result."""
+        raise NotImplementedError
+
+    def f16_round(self, text: str, t: ScalarType) -> str:
+        return f"{self.f16_round_fn()}({text})" if t == FLOAT16 else text
+
     # ------------------------------------------------------------------ types and literals
     def note_type(self, t: ScalarType) -> None:
         if t == FLOAT64:
@@ -154,6 +165,7 @@ class CLikePrinter:
         if t == BOOL:
             return "true" if value else "false"
         if t.is_float:
+            t = compute_type(t)  # a float16 constant is already rounded (const_value)
             v = float(value)
             if math.isnan(v):
                 return self.nan(t)
@@ -164,6 +176,10 @@ class CLikePrinter:
                 text += ".0"
             return text + "f" if t == FLOAT32 else text
         v = int(value)
+        if t.bits < 32:
+            return f"(({self.tname(t)}){v})"
+        if t == UINT64:
+            return f"{v}u{self.ll}"
         if t == INT32:
             return "(-2147483647 - 1)" if v == -(2 ** 31) else str(v)
         if t == UINT32:
@@ -204,15 +220,19 @@ class CLikePrinter:
             sym = {"Add": "+", "Sub": "-", "Mult": "*"}[op]
             if t == UINT32:
                 return f"(({self.tname(t)})({a} {sym} {b}))"
-            return f"({a} {sym} {b})"
+            if t.is_int and t.bits < 32:
+                # in unsigned 32 bits: C would promote to int, and uint16 * uint16 could overflow it
+                u = self.tname(UINT32)
+                return f"(({self.tname(t)})(({u}){a} {sym} ({u}){b}))"
+            return self.f16_round(f"({a} {sym} {b})", t)
         if op == "TrueDiv":
-            return f"({a} / {b})"
+            return self.f16_round(f"({a} / {b})", t)
         if op == "FloorDiv":
-            return f"{self.helper('floordiv', t)}({a}, {b})"
+            return self.f16_round(f"{self.helper('floordiv', t)}({a}, {b})", t)
         if op == "Mod":
-            return f"{self.helper('mod', t)}({a}, {b})"
+            return self.f16_round(f"{self.helper('mod', t)}({a}, {b})", t)
         if op == "Pow":
-            return self.power(e, a, b)
+            return self.f16_round(self.power(e, a, b), t)
         if op in ("LShift", "RShift"):
             name = self.helper("shl" if op == "LShift" else "shr", t)
             return f"{name}({a}, ({self.tname(INT64)})({b}))"
@@ -245,7 +265,7 @@ class CLikePrinter:
             return "(" + " * ".join([a] * n) + ")"
         if e.right.type != t:
             b = f"(({self.tname(t)}){b})"
-        return f"{self.math_fn('pow', t)}({a}, {b})"
+        return f"{self.math_fn('pow', compute_type(t))}({a}, {b})"
 
     def e_UnaryOp(self, e: ir.UnaryOp) -> str:
         a = self.expr(e.operand)
@@ -259,6 +279,10 @@ class CLikePrinter:
                 return f"{self.helper('wneg', t)}({a})"
             if t == UINT32:
                 return f"(0u - {a})"
+            if t.is_int and t.bits < 32:
+                return f"(({self.tname(t)})(0u - ({self.tname(UINT32)}){a}))"
+            if t == UINT64:
+                return f"(0u{self.ll} - {a})"
             return f"(-{a})"
         raise self.error(e, f"unknown unary operator {e.op}")
 
@@ -283,7 +307,9 @@ class CLikePrinter:
             return f"({v} != {self.literal(0, src)})"
         if src.is_float and dst.is_int:
             return f"{self.helper('cvt', dst, src)}({v})"
-        return f"(({self.tname(dst)}){v})"
+        if src == FLOAT16 and dst == FLOAT32:
+            return v  # a float16 value is a float32 already
+        return self.f16_round(f"(({self.tname(dst)}){v})", dst)
 
     def e_Call(self, e: ir.Call) -> str:
         callee = self.module.function(e.func)
@@ -308,11 +334,11 @@ class CLikePrinter:
             return f"{self.helper(name, t)}({args[0]}, {args[1]})"
         if name == "abs":
             if t.is_float:
-                return f"{self.math_fn('fabs', t)}({args[0]})"
+                return f"{self.math_fn('fabs', compute_type(t))}({args[0]})"
             return f"{self.helper('abs', t)}({args[0]})"
         if name in ("isnan", "isinf", "isfinite"):
-            return f"({self.math_fn(name, argt)}({args[0]}) != 0)"
-        return f"{self.math_fn(name, t)}({', '.join(args)})"
+            return f"({self.math_fn(name, compute_type(argt))}({args[0]}) != 0)"
+        return self.f16_round(f"{self.math_fn(name, compute_type(t))}({', '.join(args)})", t)
 
     def e_BuiltinId(self, e: ir.BuiltinId) -> str:
         return self.builtin(e.kind, e.dim)
@@ -625,6 +651,11 @@ class CLikePrinter:
             else:
                 fixed.append(line)
         return "\n".join(fixed).rstrip() + "\n"
+
+
+def compute_type(t: ScalarType) -> ScalarType:
+    """The type a value of ``t`` is computed in: float16 in float32 (storage stays half)."""
+    return FLOAT32 if t == FLOAT16 else t
 
 
 def strip_parens(text: str) -> str:

@@ -18,13 +18,30 @@ Only gcc/clang builtins are used (no headers beyond the ABI header and
 from __future__ import annotations
 
 from .. import ir
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, BufferType, ScalarType
+from ..types import (
+    BOOL,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    BufferType,
+    ScalarType,
+)
 from . import cpu_regions as cr
 from .c_like import CLikePrinter, strip_parens
 from .helpers import SUFFIX, HelperStyle
 from .loop_order import contiguous_dimension
 
-_TYPES = {BOOL: "bool", INT32: "int32_t", INT64: "int64_t", UINT32: "uint32_t", FLOAT32: "float",
+# float16 computes in float; only its storage (buffers, scalar arguments) is _Float16
+_TYPES = {BOOL: "bool", INT8: "int8_t", INT16: "int16_t", INT32: "int32_t", INT64: "int64_t", UINT8: "uint8_t",
+          UINT16: "uint16_t", UINT32: "uint32_t", UINT64: "uint64_t", FLOAT16: "float", FLOAT32: "float",
           FLOAT64: "double"}
 
 _HEADER = """\
@@ -73,6 +90,19 @@ class CpuPrinter(CLikePrinter):
     # ------------------------------------------------------------------ hooks
     def tname(self, t: ScalarType) -> str:
         return _TYPES[t]
+
+    def storage(self, t: ScalarType) -> str:
+        return "_Float16" if t == FLOAT16 else _TYPES[t]
+
+    def from_storage(self, raw: str, t: ScalarType) -> str:
+        return f"((float){raw})" if t == FLOAT16 else raw
+
+    def to_storage(self, value: str, t: ScalarType) -> str:
+        return f"((_Float16)({value}))" if t == FLOAT16 else value
+
+    def f16_round_fn(self) -> str:
+        self.need("dc_rnd_f16", "static inline float dc_rnd_f16(float x) { return (float)(_Float16)x; }")
+        return "dc_rnd_f16"
 
     def helper_style(self) -> HelperStyle:
         math = {}
@@ -214,11 +244,13 @@ class CpuPrinter(CLikePrinter):
             if p.name not in used:
                 continue
             if p.kind == "buffer":
-                T = _TYPES[p.dtype]
+                T = self.storage(p.dtype)
                 c = "const " if p.const else ""
                 lines.append(f"{c}{T}* __restrict__ {p.name} = *({c}{T}* const*){arg};")
             elif p.kind == "debug":
                 lines.append(f"{i64}* {p.name} = *({i64}* const*){arg};")
+            elif p.dtype == FLOAT16:
+                lines.append(f"const float {p.name} = (float)*(const _Float16*){arg};")
             else:
                 T = _TYPES[p.dtype]
                 lines.append(f"const {T} {p.name} = *(const {T}*){arg};")

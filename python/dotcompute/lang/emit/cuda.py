@@ -4,17 +4,38 @@ Indexing is 64-bit throughout: global ids are computed as
 ``(long long)blockIdx.x * blockDim.x + threadIdx.x``, so a grid over more than
 2^31 items and buffers of more than 2^31 elements index correctly; local ids
 and sizes come from 32-bit registers and are widened once.
+
+float16 is stored as its ``unsigned short`` bits (``__half`` needs
+cuda_fp16.h) and computed in float, every result rounded to half as numpy
+rounds (``dc_f2h``/``dc_h2f`` in helpers.py, integer code that also runs on
+the simulator); a float16 scalar argument travels as its bits.
 """
 
 from __future__ import annotations
 
 from .. import ir
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, ScalarType
+from ..types import (
+    BOOL,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    BufferType,
+    ScalarType,
+)
 from .gpu import GpuPrinter
-from .helpers import SUFFIX, HelperStyle
+from .helpers import SUFFIX, HelperStyle, f16_bits_helpers
 
-_TYPES = {BOOL: "bool", INT32: "int", INT64: "long long", UINT32: "unsigned int", FLOAT32: "float",
-          FLOAT64: "double"}
+_TYPES = {BOOL: "bool", INT8: "signed char", INT16: "short", INT32: "int", INT64: "long long",
+          UINT8: "unsigned char", UINT16: "unsigned short", UINT32: "unsigned int", UINT64: "unsigned long long",
+          FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
 _Q = "static __device__ __forceinline__"
 _AXES = "xyz"
 
@@ -25,6 +46,30 @@ class CudaPrinter(GpuPrinter):
 
     def tname(self, t: ScalarType) -> str:
         return _TYPES[t]
+
+    def storage(self, t: ScalarType) -> str:
+        return "unsigned short" if t == FLOAT16 else _TYPES[t]
+
+    def f16_round_fn(self) -> str:
+        self.need("dc_f16", f16_bits_helpers(_Q, "unsigned int", "unsigned short", "__float_as_uint",
+                                             "__uint_as_float"))
+        return "dc_rnd_f16"
+
+    def from_storage(self, raw: str, t: ScalarType) -> str:
+        if t == FLOAT16:
+            self.f16_round_fn()
+            return f"dc_h2f({raw})"
+        return raw
+
+    def to_storage(self, value: str, t: ScalarType) -> str:
+        if t == FLOAT16:
+            self.f16_round_fn()
+            return f"dc_f2h({value})"
+        return value
+
+    def kernel_prologue(self) -> list[str]:
+        return [f"const float {p.name} = dc_h2f(dc_raw_{p.name});" for p in self.kernel.params
+                if not isinstance(p.type, BufferType) and p.type == FLOAT16]
 
     def func_qualifier(self) -> str:
         return _Q
@@ -159,7 +204,11 @@ class CudaPrinter(GpuPrinter):
     def kernel_signature(self) -> str:
         params: list[str] = []
         for p in self.kernel.params:
-            params += self.param_decl(p, kernel=True)
+            if not isinstance(p.type, BufferType) and p.type == FLOAT16:
+                self.f16_round_fn()
+                params.append(f"unsigned short dc_raw_{p.name}")
+            else:
+                params += self.param_decl(p, kernel=True)
         if self.debug:
             params.append(f"long long* {self.debug_param()}")
         params += [f"long long dc_global_size{d}" for d in range(3)]

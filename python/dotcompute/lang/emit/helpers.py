@@ -10,7 +10,8 @@ The rules (docs/kernel-language.md has the user-facing version):
 
 * ``//`` and ``%`` floor toward negative infinity; ``%`` takes the sign of the
   divisor. Integer division or modulo by zero gives 0 (Python raises; a
-  kernel cannot, and a hardware trap would kill the process on the CPU);
+  kernel cannot, and a hardware trap would kill the process on the CPU); float
+  ``x // 0.0`` is ``x / 0.0`` and ``x % 0.0`` is NaN, as in numpy;
   ``INT_MIN // -1`` wraps to ``INT_MIN``. Float division by zero follows IEEE.
 * signed ``+ - *`` and unary ``-`` wrap in two's complement (computed in the
   unsigned type, so there is no undefined behaviour for an optimiser to use).
@@ -29,9 +30,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, ScalarType
+from ..types import (
+    BOOL,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    ScalarType,
+)
 
-SUFFIX = {BOOL: "b", INT32: "i32", INT64: "i64", UINT32: "u32", FLOAT32: "f32", FLOAT64: "f64"}
+SUFFIX = {BOOL: "b", INT8: "i8", INT16: "i16", INT32: "i32", INT64: "i64", UINT8: "u8", UINT16: "u16",
+          UINT32: "u32", UINT64: "u64", FLOAT16: "f16", FLOAT32: "f32", FLOAT64: "f64"}
 
 
 @dataclass(frozen=True)
@@ -45,9 +61,11 @@ class HelperStyle:
 
 
 def _utype(style: HelperStyle, t: ScalarType) -> str:
-    if t is INT64:
+    """The unsigned type wrapping arithmetic on ``t`` is done in: 8- and 16-bit values are widened
+    to 32 bits first (uint16 * uint16 in C promotes to a signed int, whose overflow is undefined)."""
+    if t.bits == 64:
         return style.uint64
-    if t in (INT32, UINT32):
+    if t.is_int:
         return style.type_names[UINT32]
     raise ValueError(f"no unsigned counterpart of {t}")
 
@@ -58,13 +76,18 @@ _FLOAT_LIMITS = {
     INT64: ("-9223372036854775808.0", "9223372036854775808.0",
             "(-9223372036854775807LL - 1)", "9223372036854775807LL"),
     UINT32: ("0.0", "4294967296.0", "0u", "4294967295u"),
+    INT8: ("-128.0", "128.0", "(-128)", "127"),
+    INT16: ("-32768.0", "32768.0", "(-32768)", "32767"),
+    UINT8: ("0.0", "256.0", "0u", "255u"),
+    UINT16: ("0.0", "65536.0", "0u", "65535u"),
+    UINT64: ("0.0", "18446744073709551616.0", "0ull", "18446744073709551615ull"),
 }
 
 
 def _int_literal_suffix(style: HelperStyle, text: str) -> str:
     # OpenCL C and MSL spell 64-bit literals with L, not LL; `long` is 64-bit there.
     if style.type_names[INT64] == "long":
-        return text.replace("LL", "L")
+        return text.replace("LL", "L").replace("ull", "ul")
     return text
 
 
@@ -97,6 +120,7 @@ def render(style: HelperStyle, op: str, t: ScalarType, t2: ScalarType | None = N
             fmod, floor, cps = (style.math[(f, t)] for f in ("fmod", "floor", "copysign"))
             return (
                 f"{q} {T} {name}({T} a, {T} b) {{\n"
+                f"  if (b == 0) return a / b;\n"  # numpy: x // 0.0 is x / 0.0 (inf, or nan for 0.0)
                 f"  {T} m = {fmod}(a, b);\n"
                 f"  {T} d = (a - m) / b;\n"
                 f"  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;\n"
@@ -174,3 +198,33 @@ def helper_name(op: str, t: ScalarType, t2: ScalarType | None = None) -> str:
 def helper_needs_fp64(t: ScalarType, t2: ScalarType | None = None) -> bool:
     return t is FLOAT64 or t2 is FLOAT64
 
+
+
+def f16_bits_helpers(q: str, u32: str, u16: str, as_uint: str, as_float: str) -> str:
+    """``dc_h2f``/``dc_f2h``: float16 bits <-> float, in integer arithmetic only, for targets with no
+    half type reachable without a header (CUDA under NVRTC). ``dc_f2h`` rounds to nearest, ties to
+    even, overflowing to infinity and keeping NaNs quiet, exactly as numpy's float→float16."""
+    return (
+        f"{q} float dc_h2f({u16} h) {{\n"
+        f"  {u32} s = ({u32})(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+        f"  if (e == 0u) {{ float v = (float)m * 5.9604644775390625e-08f; return s ? -v : v; }}\n"
+        f"  return {as_float}(s | (e == 31u ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13)));\n"
+        f"}}\n"
+        f"{q} {u16} dc_f2h(float f) {{\n"
+        f"  {u32} u = {as_uint}(f), s = (u >> 16) & 0x8000u;\n"
+        f"  u &= 0x7fffffffu;\n"
+        f"  if (u > 0x7f800000u) return ({u16})(s | 0x7e00u);\n"
+        f"  if (u >= 0x47800000u) return ({u16})(s | 0x7c00u);\n"
+        f"  if (u >= 0x38800000u) {{\n"
+        f"    {u32} h = (u - 0x38000000u) >> 13, r = u & 0x1fffu;\n"
+        f"    h += (r > 0x1000u || (r == 0x1000u && (h & 1u))) ? 1u : 0u;\n"
+        f"    return ({u16})(s | h);\n"
+        f"  }}\n"
+        f"  {u32} e = u >> 23;\n"
+        f"  if (e < 102u) return ({u16})s;\n"
+        f"  {u32} m = (u & 0x7fffffu) | 0x800000u, sh = 126u - e, h = m >> sh, r = m & ((1u << sh) - 1u);\n"
+        f"  {u32} half_ = 1u << (sh - 1u);\n"
+        f"  h += (r > half_ || (r == half_ && (h & 1u))) ? 1u : 0u;\n"
+        f"  return ({u16})(s | h);\n"
+        f"}}\n"
+        f"{q} float dc_rnd_f16(float x) {{ return dc_h2f(dc_f2h(x)); }}")

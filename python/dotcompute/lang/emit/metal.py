@@ -16,11 +16,29 @@ hypot); erf/erfc/lgamma/tgamma are refused.
 from __future__ import annotations
 
 from .. import ir
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, BufferType, ScalarType
+from ..types import (
+    BOOL,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    BufferType,
+    ScalarType,
+)
 from .gpu import GpuPrinter
 from .helpers import SUFFIX, HelperStyle
 
-_TYPES = {BOOL: "bool", INT32: "int", INT64: "long", UINT32: "uint", FLOAT32: "float", FLOAT64: "double"}
+# float16 is stored as half and computed in float, every result rounded to half (numpy's rounding)
+_TYPES = {BOOL: "bool", INT8: "char", INT16: "short", INT32: "int", INT64: "long", UINT8: "uchar", UINT16: "ushort",
+          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
+_STORAGE = {**_TYPES, FLOAT16: "half"}
 _SPACE = {"global": "device", "shared": "threadgroup"}
 _AXES = "xyz"
 _COMPOSED = {
@@ -45,10 +63,25 @@ class MetalPrinter(GpuPrinter):
                                                "float32 in kernels meant for Metal",
                                   hint="a float literal alone is float64 (acc = 0.0): annotate the variable "
                                        "(acc: dc.float32 = 0.0) or write dc.float32(...); float parameters "
-                                       "and device-function literals likewise")
+                                       "and device-function literals likewise; an int32/int64 value (a "
+                                       "global id, a shape) with a float32 is float64 as in numpy: "
+                                       "write dc.float32(i)")
 
     def tname(self, t: ScalarType) -> str:
         return _TYPES[t]
+
+    def storage(self, t: ScalarType) -> str:
+        return _STORAGE[t]
+
+    def from_storage(self, raw: str, t: ScalarType) -> str:
+        return f"((float){raw})" if t == FLOAT16 else raw
+
+    def to_storage(self, value: str, t: ScalarType) -> str:
+        return f"((half)({value}))" if t == FLOAT16 else value
+
+    def f16_round_fn(self) -> str:
+        self.need("dc_rnd_f16", "static inline float dc_rnd_f16(float x) { return (float)(half)x; }")
+        return "dc_rnd_f16"
 
     def helper_style(self) -> HelperStyle:
         math = {(f, t): f for f in ("fmod", "floor", "copysign") for t in (FLOAT32, FLOAT64)}
@@ -155,14 +188,14 @@ class MetalPrinter(GpuPrinter):
             if isinstance(p.type, BufferType):
                 self.note_type(p.type.dtype)
                 const = "const " if not p.written else ""
-                params.append(f"{const}device {_TYPES[p.type.dtype]}* {p.name} [[buffer({i})]]")
+                params.append(f"{const}device {_STORAGE[p.type.dtype]}* {p.name} [[buffer({i})]]")
                 i += 1
                 for d in range(p.type.ndim):
                     params.append(f"constant long& {self.extent(p.name, d)} [[buffer({i})]]")
                     i += 1
             else:
                 self.note_type(p.type)
-                params.append(f"constant {_TYPES[p.type]}& {p.name} [[buffer({i})]]")
+                params.append(f"constant {_STORAGE[p.type]}& {p.name} [[buffer({i})]]")
                 i += 1
         if self.debug:
             params.append(f"device long* {self.debug_param()} [[buffer({i})]]")
@@ -175,4 +208,4 @@ class MetalPrinter(GpuPrinter):
         return f"kernel void {self.kernel.name}(\n    {sep.join(params)})"
 
     def shared_decl(self, s: ir.SharedDecl) -> str:
-        return f"threadgroup {_TYPES[s.dtype]} {s.name}[{s.type.size}];"
+        return f"threadgroup {_STORAGE[s.dtype]} {s.name}[{s.type.size}];"

@@ -7,16 +7,38 @@ refuse a device without them before launching. OpenCL C forbids ``bool`` in
 kernel arguments and in global memory, so bool buffers and scalars travel as
 ``uchar`` (one byte, as numpy stores them) and are converted on access.
 Float atomics other than exchange are compare-and-swap loops on the bits.
+
+float16 without ``cl_khr_fp16`` (PoCL on a CPU): a ``half`` may only be
+pointed at, so buffers are ``__global half*`` read and written with
+``vload_half``/``vstore_half``, values are ``float`` (every result rounded to
+half, as numpy rounds), a float16 scalar argument travels as its ``ushort``
+bits and ``dc.shared`` arrays of float16 hold floats.
 """
 
 from __future__ import annotations
 
 from .. import ir
-from ..types import BOOL, FLOAT32, FLOAT64, INT32, INT64, UINT32, BufferType, ScalarType
+from ..types import (
+    BOOL,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    BufferType,
+    ScalarType,
+)
 from .gpu import GpuPrinter
 from .helpers import SUFFIX, HelperStyle
 
-_TYPES = {BOOL: "bool", INT32: "int", INT64: "long", UINT32: "uint", FLOAT32: "float", FLOAT64: "double"}
+_TYPES = {BOOL: "bool", INT8: "char", INT16: "short", INT32: "int", INT64: "long", UINT8: "uchar", UINT16: "ushort",
+          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
 _SPACE = {"global": "__global", "shared": "__local"}
 
 
@@ -32,7 +54,36 @@ class OpenCLPrinter(GpuPrinter):
         return _TYPES[t]
 
     def storage(self, t: ScalarType) -> str:
-        return "uchar" if t == BOOL else _TYPES[t]
+        return {BOOL: "uchar", FLOAT16: "half"}.get(t, _TYPES[t])
+
+    def f16_round_fn(self) -> str:
+        self.need("dc_rnd_f16", "static inline float dc_rnd_f16(float x) {\n"
+                                "  ushort b; vstore_half(x, 0, (half*)&b); return vload_half(0, (const half*)&b);\n}")
+        return "dc_rnd_f16"
+
+    def e_BufferLoad(self, e: ir.BufferLoad) -> str:
+        ref = e.buffer
+        if ref.dtype != FLOAT16 or ref.space != "global":
+            return super().e_BufferLoad(e)
+        flat = self.checked_index(ref, [self.expr(i) for i in e.indices], e)
+        if self.debug:
+            self.need("dc_ld_half", "static inline float dc_ld_half(__global const half* p, long k) "
+                                    "{ return k < 0 ? 0.0f : vload_half(k, p); }")
+            return f"dc_ld_half({self.buffer_ptr(ref)}, {flat})"
+        return f"vload_half({flat}, {self.buffer_ptr(ref)})"
+
+    def s_BufferStore(self, s: ir.BufferStore) -> None:
+        ref = s.buffer
+        if ref.dtype != FLOAT16 or ref.space != "global":
+            return super().s_BufferStore(s)
+        idx = [self.expr(i) for i in s.indices]
+        value = self.expr(s.value)
+        if self.debug:
+            flat = self.checked_index(ref, idx, s)
+            self.emit(f"{{ const long dc_k = {flat}; if (dc_k >= 0) vstore_half({value}, dc_k, {ref.name}); }}")
+        else:
+            self.emit(f"vstore_half({value}, {self.flat_index(ref, idx)}, {ref.name});")
+        return None
 
     def from_storage(self, raw: str, t: ScalarType) -> str:
         return f"({raw} != 0)" if t == BOOL else raw
@@ -139,6 +190,8 @@ class OpenCLPrinter(GpuPrinter):
         for p in self.kernel.params:
             if not isinstance(p.type, BufferType) and p.type == BOOL:
                 params.append(f"uchar dc_raw_{p.name}")
+            elif not isinstance(p.type, BufferType) and p.type == FLOAT16:
+                params.append(f"ushort dc_raw_{p.name}")
             else:
                 params += self.param_decl(p, kernel=True)
         if self.debug:
@@ -147,8 +200,14 @@ class OpenCLPrinter(GpuPrinter):
         return f"__kernel void {self.kernel.name}({', '.join(params)})"
 
     def kernel_prologue(self) -> list[str]:
-        return [f"const bool {p.name} = dc_raw_{p.name} != 0;" for p in self.kernel.params
-                if not isinstance(p.type, BufferType) and p.type == BOOL]
+        out = []
+        for p in self.kernel.params:
+            if not isinstance(p.type, BufferType) and p.type == BOOL:
+                out.append(f"const bool {p.name} = dc_raw_{p.name} != 0;")
+            elif not isinstance(p.type, BufferType) and p.type == FLOAT16:
+                out.append(f"const float {p.name} = vload_half(0, (const half*)&dc_raw_{p.name});")
+        return out
 
     def shared_decl(self, s: ir.SharedDecl) -> str:
-        return f"__local {self.storage(s.dtype)} {s.name}[{s.type.size}];"
+        st = "float" if s.dtype == FLOAT16 else self.storage(s.dtype)  # no half variables without fp16
+        return f"__local {st} {s.name}[{s.type.size}];"

@@ -53,6 +53,9 @@ _HOST_FOLD = {
 }
 
 
+#: element types every backend has atomic read-modify-write operations for
+_ATOMIC_DTYPES = ("int32", "uint32", "int64", "float32", "float64")
+
 class CallLowering:
     """Mixin of FunctionLowerer for ``ast.Call``."""
 
@@ -262,6 +265,11 @@ class CallLowering:
         ref = target.ref
         if ref.dtype.is_bool:
             raise self.rep.type(node.args[0], "atomics on bool arrays are not supported")
+        if ref.dtype.name not in _ATOMIC_DTYPES:
+            # GPUs have no 8/16-bit or half read-modify-write atomics; uint64 lacks min/max on OpenCL 1.2
+            raise self.rep.type(node.args[0], f"atomics on {ref.dtype} arrays are not supported",
+                                hint="atomics take int32, uint32, int64, float32 or float64 arrays: "
+                                     "accumulate into one of those and convert afterwards")
         indices = self.indices(ref, node.args[1], node.args[1])  # type: ignore[attr-defined]
         value = self.expr(node.args[-1])  # type: ignore[attr-defined]
         value = self.coerce_assign(value, ref.dtype, node.args[-1], f"{ref.py_name}[...]")  # type: ignore[attr-defined]

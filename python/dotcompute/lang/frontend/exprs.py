@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, ScalarType, type_of_python_scalar, wrap_int
+from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, UINT64, ScalarType, type_of_python_scalar, wrap_int
 from . import fold
 from .resolve import MISSING
 from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
@@ -55,6 +55,26 @@ class StaticValue:
 
     value: Any
     node: ast.AST
+
+
+def mixed_sign_compare(op: str, a: ir.Expr, b: ir.Expr, s_again: ir.Expr, loc: ir.Loc) -> ir.Expr:
+    """A signed int compared with a uint64: exact, as numpy 2 compares them (not through float64).
+
+    A negative signed side decides the answer alone; otherwise both compare as uint64. The signed
+    operand is read twice: ``s_again`` is its second reading (a Var bound by the first when it is
+    not a plain name or constant)."""
+    signed_left = a.type.is_signed
+    s, u = (a, b) if signed_left else (b, a)
+    neg = ir.Compare(op="Lt", left=convert(s, INT64), right=ir.Const(value=0, type=INT64, loc=loc), type=BOOL,
+                     loc=loc)
+    # a negative s is below every uint64: s < u, s <= u and s != u hold, the others do not
+    if_neg = {"Lt": True, "LtE": True, "NotEq": True, "Gt": False, "GtE": False, "Eq": False}[op]
+    if not signed_left and op not in ("Eq", "NotEq"):
+        if_neg = not if_neg
+    s2 = convert(s_again, UINT64)
+    left, right = (s2, u) if signed_left else (u, s2)
+    same = ir.Compare(op=op, left=left, right=right, type=BOOL, loc=loc)
+    return ir.IfExp(cond=neg, then=ir.Const(value=if_neg, type=BOOL, loc=loc), orelse=same, type=BOOL, loc=loc)
 
 
 def is_number_tuple(obj: Any) -> bool:
@@ -296,6 +316,10 @@ class ExprLowering:
                                     hint="bitwise operators need integers")
             if t.is_bool and op in ("LShift", "RShift"):
                 t = INT64
+            if t.is_float:  # int64 with uint64 meet in float64 (NEP 50): numpy refuses these too
+                raise self.rep.type(node, f"unsupported operand types for {sym}: {a.type} and {b.type}",
+                                    hint="signed and uint64 operands have no common integer type; cast "
+                                         "one side (dc.uint64(x) or dc.int64(x))")
             return ir.BinOp(op=op, left=convert(a, t), right=convert(b, t), type=t, loc=loc)
         if op == "TrueDiv":
             ft = t if t.is_float else FLOAT64
@@ -389,6 +413,15 @@ class ExprLowering:
             return ir.Const(value=fold.compare(op, a.value, b.value), type=BOOL, weak=True,  # type: ignore[attr-defined]
                             loc=loc)
         t = unify(a, b)
+        if t.is_float and a.type.is_int and b.type.is_int and not (is_weak(a) or is_weak(b)):
+            s = a if a.type.is_signed else b
+            again: ir.Expr = s
+            if not isinstance(s, (ir.Const, ir.Var)):
+                tmp = self.temp(s.type, node)  # type: ignore[attr-defined]
+                bound = ir.Bind(name=tmp, value=s, type=s.type, loc=s.loc)
+                again = ir.Var(name=tmp, type=s.type, loc=s.loc)
+                a, b = (bound, b) if s is a else (a, bound)
+            return mixed_sign_compare(op, a, b, again, loc)
         return ir.Compare(op=op, left=convert(a, t), right=convert(b, t), type=BOOL, loc=loc)
 
     def x_BoolOp(self, node: ast.BoolOp) -> ir.Expr:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT32, ScalarType, fits, literal_type, promote, wrap_int
+from ..types import BOOL, FLOAT16, FLOAT32, ScalarType, fits, literal_type, promote, wrap_int
 
 
 def is_weak(e: ir.Expr) -> bool:
@@ -28,9 +28,9 @@ def const_value(value: bool | int | float, t: ScalarType) -> bool | int | float:
             return max(lo, min(hi, int(value)))  # saturating, like the emitted conversion
         return wrap_int(int(value), t)
     v = float(value) if not isinstance(value, int) or abs(value) < 1 << 1023 else math.inf
-    if t == FLOAT32:
+    if t in (FLOAT16, FLOAT32):
         with np.errstate(over="ignore"):
-            v = float(np.float32(v))
+            v = float(t.np_dtype.type(v))
     return v
 
 
@@ -94,6 +94,10 @@ def implicit_ok(e: ir.Expr, t: ScalarType) -> str | None:
     # the kind is what must survive (docs: "without losing its kind"): int64 into an int32 or
     # uint32 variable wraps and float64 into float32 rounds, as an explicit cast would
     if (e.type.is_int and t.is_int) or (e.type.is_float and t.is_float):
+        return None
+    # int → float is a widening of kind whatever the widths (numpy promotes int32 with float32 to
+    # float64, but storing an int32 into a float32 variable is still the assignment users mean)
+    if e.type.is_int and t.is_float:
         return None
     return f"a {e.type} value cannot become {t} implicitly"
 

@@ -1,0 +1,119 @@
+"""Every scalar type against numpy: each operator over every pair of types (NEP 50 promotion, weak
+literals), unary operators and casts, on every available accelerator. See typegen.py for how the
+cases are batched into one kernel per operator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import typegen as g
+
+import dotcompute as dc
+
+OPS = list(g.UFUNC)
+
+
+def _kernel(op: str):
+    k = g.plan(op)
+    return k, getattr(g.load(g.op_source(k), op), k.name)
+
+
+def _check(got: np.ndarray, want: np.ndarray, what: str, approx: bool = False) -> None:
+    assert got.dtype == want.dtype, what
+    if approx and want.dtype.kind == "f":
+        # pow: libm and device pow differ in the last bits; everything else is exact
+        rtol = {2: 2e-3, 4: 1e-6, 8: 1e-14}[want.dtype.itemsize]
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_binary_operator_matches_numpy(accelerator, op):
+    k, kern = _kernel(op)
+    args = g.op_args(k)
+    accelerator.launch(kern, (g.N, g.N), *args)
+    outs = dict(zip(g.TYPES, args[2 * len(g.TYPES):], strict=True))
+    for c in k.cases:
+        right = c.b if c.b is not None else repr(c.lit)
+        _check(outs[c.out][c.slot], np.asarray(c.want()), f"{c.a} {g.SYMBOL[op]} {right}", approx=op == "pow")
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_result_types_are_numpys(op):
+    """The frontend's type of ``x OP y`` is numpy 2's result dtype for every pair and literal."""
+    k, kern = _kernel(op)
+    types = {v.name: v.type.name for v in kern.ir().kernel.locals}
+    wrong = [(c.a, c.b if c.b else repr(c.lit), types[f"r{c.index}"], c.out) for c in k.cases
+             if types[f"r{c.index}"] != c.out]
+    assert not wrong, f"(left, right, ours, numpy's): {wrong}"
+
+
+def test_pairs_cover_every_type_and_the_c_traps():
+    k = g.plan("floordiv")
+    pairs = {(c.a, c.b) for c in k.cases if c.b is not None}
+    assert len(pairs) == len(g.TYPES) ** 2 - 1  # bool // bool is Python's int (documented)
+    lt = {(c.a, c.b) for c in g.plan("lt").cases}
+    assert ("int64", "uint64") in lt and ("int8", "uint64") in lt and ("uint32", "int32") in lt
+    assert ("int64", "uint64") not in {(c.a, c.b) for c in g.plan("and").cases}
+
+
+def test_unary_operators_match_numpy(accelerator):
+    types = [t for t in g.TYPES if t != "bool"]
+    kern = g.load(g.unary_source("types_unary", types), "unary").types_unary
+    xs = [g.x_values(t) for t in types]
+    outs = [np.zeros((len(g.UNARY), g.N), t) for t in types]
+    accelerator.launch(kern, g.N, *xs, *outs)
+    for t, x, out in zip(types, xs, outs, strict=True):
+        for k, (name, (_, ufunc)) in enumerate(g.UNARY.items()):
+            if name == "inv" and t in g.FLOATS:
+                continue
+            with np.errstate(all="ignore"):
+                want = ufunc(x)
+            _check(out[k], want, f"{name} {t}")
+
+
+def test_casts_match_numpy(accelerator):
+    kern = g.load(g.cast_source("types_cast", g.TYPES), "cast").types_cast
+    inputs = g.cast_inputs(g.TYPES)
+    outs = [np.zeros((len(g.TYPES), g.N), t) for t in g.TYPES]
+    accelerator.launch(kern, g.N, *inputs.values(), *outs)
+    for d, out in zip(g.TYPES, outs, strict=True):
+        for k, s in enumerate(g.TYPES):
+            src = inputs[f"z_{s}"] if s in g.FLOATS and d in g.INTS else inputs[f"x_{s}"]
+            with np.errstate(all="ignore"):
+                want = src.astype(d)
+            _check(out[k], want, f"dc.{d}({s})")
+
+
+def test_float16_rounds_every_operation_like_numpy(accelerator):
+    """float16 is computed in float32 but each result is rounded to half, so chains agree too."""
+
+    @dc.kernel
+    def chain(a: dc.Buffer[dc.float16], b: dc.Buffer[dc.float16], s: dc.float16, out: dc.Buffer[dc.float16]):
+        i = dc.global_id(0)
+        t = a[i] * b[i]
+        out[i] = (t + s) / b[i] - a[i] * 0.1
+
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-100, 100, 256).astype(np.float16)
+    b = rng.uniform(0.5, 3, 256).astype(np.float16)
+    s = np.float16(1000.3)
+    out = np.zeros(256, np.float16)
+    accelerator.launch(chain, 256, a, b, s, out)
+    np.testing.assert_array_equal(out, (a * b + s) / b - a * np.float16(0.1))
+
+
+def test_narrow_int_scalars_and_uint8_image(accelerator):
+    @dc.kernel
+    def brighten(img: dc.Buffer[dc.uint8, 2], gain: dc.float32, bias: dc.int16, out: dc.Buffer[dc.uint8, 2]):
+        y = dc.global_id(0)
+        x = dc.global_id(1)
+        v = img[y, x] * gain + bias
+        out[y, x] = dc.uint8(min(max(v, 0.0), 255.0))
+
+    img = np.arange(48 * 64, dtype=np.uint8).reshape(48, 64)
+    out = np.zeros_like(img)
+    accelerator.launch(brighten, img.shape, img, np.float32(1.5), np.int16(-20), out)
+    want = np.clip(img * np.float32(1.5) + np.int16(-20), 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(out, want)
