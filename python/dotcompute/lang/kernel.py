@@ -215,6 +215,9 @@ class Kernel:
         for i, (d, a) in enumerate(zip(decls, args, strict=False)):
             t = type_of_argument(a)
             if t is None:
+                if hasattr(a, "dtype") and hasattr(a, "shape"):  # an array of a dtype kernels lack (complex)
+                    raise KernelTypeError(f"{self.name}(): argument {d.name!r} has dtype {a.dtype}, which kernels "
+                                          "cannot compute with yet")
                 raise KernelTypeError(f"{self.name}(): argument {d.name!r} must be a dc.Buffer, a numpy array or "
                                       f"a number, not {type(a).__name__}")
             fixed = self._fixed[i]
