@@ -124,8 +124,11 @@ def main() -> None:
     print(f"heat stencil {args.size}x{args.size} float32, {args.steps} steps, chunks {args.chunk}, "
           f"{args.workers} process workers", flush=True)
     acc = dc.accelerator(args.device)
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+    # each worker's CPU backend gets its share of the cores (as dask-cuda gives each worker one GPU)
+    share = str(max(1, (os.cpu_count() or 1) // args.workers))
+    cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", env={"DOTCOMPUTE_CPU_THREADS": share})
+    with cluster, distributed.Client(cluster) as client:
         devices = dcd.pin_devices(client, devices=[args.device])
         u0 = client.persist(initial(args.size, args.chunk))  # the data starts on the workers
         distributed.wait(u0)
