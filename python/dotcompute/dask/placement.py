@@ -157,6 +157,9 @@ def run_placed(kernel: Any, accelerator: Any, work: int, launch: Any, gsize: tup
                args: Sequence[Any]) -> Any:
     """Runs ``launch(acc)`` on the chosen device, timing it for the estimates and the history."""
     accs = candidates(accelerator)
+    backend = getattr(kernel, "backend", None)  # a RawKernel runs only on its own backend's devices
+    if backend is not None and not hasattr(kernel, "pyfunc"):
+        accs = [a for a in accs if a.backend == backend] or [runtime.accelerator(backend)]
     if len(accs) == 1:
         return launch(accs[0])
     key = kernel_key(kernel)

@@ -77,3 +77,6 @@ def test_raw_kernel_with_declared_outputs(client):
     np.testing.assert_allclose(client.compute(y).result(), 2 * x)
     with pytest.raises(ValueError, match="outputs="):
         dcd.map_blocks(k, da.from_array(x, chunks=300))
+    # no accelerator= on the threaded scheduler: only the devices of the kernel's backend are candidates
+    y = dcd.map_blocks(k, da.from_array(x, chunks=300), outputs={1: np.float32})
+    np.testing.assert_allclose(y.compute(scheduler="threads"), 2 * x)
