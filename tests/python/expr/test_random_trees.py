@@ -90,7 +90,7 @@ def _all_supported(t: tuple, leaf: callable) -> bool:
 
 
 def test_random_expression_trees(accelerator: dc.Accelerator) -> None:
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=30, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(trees.filter(lambda t: 1 <= depth(t) <= 5))
     def check(tree: tuple) -> None:
