@@ -23,7 +23,8 @@ float32 = np.float32
 float64 = np.float64
 
 #: dtypes a kernel-language kernel may compute with (DESIGN.md, "The kernel language").
-KERNEL_DTYPES = tuple(np.dtype(t) for t in (bool_, int32, int64, uint32, float32, float64))
+KERNEL_DTYPES = tuple(np.dtype(t) for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                                             float16, float32, float64))
 
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "KERNEL_DTYPES"]
