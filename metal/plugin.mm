@@ -132,6 +132,12 @@ dc_status device_info(int32_t index, dc_device_info* info) {
 #else
     const bool test_double = false;
 #endif
+    uint64_t hits = 0, misses = 0;
+    {
+      std::lock_guard<std::mutex> lock(dev->pipelines_mutex);
+      hits = dev->pipeline_hits;
+      misses = dev->pipeline_misses;
+    }
     std::string extra = "{\"gpu_family\": \"" + dev->family + "\", \"unified_memory\": " +
                         ([d hasUnifiedMemory] ? "true" : "false") + ", \"nonuniform_threadgroups\": " +
                         (dev->nonuniform ? "true" : "false") +
@@ -139,6 +145,8 @@ dc_status device_info(int32_t index, dc_device_info* info) {
                         ", \"recommended_working_set\": " + std::to_string([d recommendedMaxWorkingSetSize]) +
                         ", \"max_buffer_length\": " + std::to_string([d maxBufferLength]) +
                         ", \"registry_id\": " + std::to_string([d registryID]) +
+                        ", \"pipeline_cache_hits\": " + std::to_string(hits) +
+                        ", \"pipeline_cache_misses\": " + std::to_string(misses) +
                         (test_double ? ", \"simulated\": true, \"test_double\": true" : "") + "}";
     copy_text(info->extra_json, sizeof info->extra_json, extra);
     size_t n = out_info->struct_size < sizeof full_info ? out_info->struct_size : sizeof full_info;

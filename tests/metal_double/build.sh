@@ -59,4 +59,7 @@ done
   -ldotcompute_metal_double $base_libs -pthread -Wl,-rpath,'$ORIGIN' -Wl,--no-undefined
 
 cp "$root/metal/metal.plugin.json" "$out/metal.plugin.json"
+
+# The ABI test: every function of the plugin's table, called directly (tests/python/metal runs it).
+"$cxx" -std=c++17 -O1 -g -Wall -Wextra -I"$root/cpp/include" "$here/abi_test.cpp" -o "$out/metal_abi_test" -ldl
 echo "built the Metal plugin against the test double in $out"

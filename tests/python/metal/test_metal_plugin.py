@@ -272,3 +272,32 @@ def test_real_gpu_timing_needs_apple_hardware(metal):
     a, b = s.record(), s.record()
     b.synchronize()
     assert a.elapsed(b) >= 0.0
+
+
+def test_launches_from_several_threads(metal, vadd):
+    import threading
+
+    n = 512
+    errors: list[BaseException] = []
+    results: dict[int, np.ndarray] = {}
+
+    def work(t: int) -> None:
+        try:
+            s = metal.stream()
+            a = metal.asarray(np.full(n, float(t), np.float32))
+            out = metal.empty((n,), np.float32)
+            for _ in range(3):
+                dc.launch(vadd, n, a, a, out, np.float32(2.0), n, accelerator=metal, stream=s)
+            s.synchronize()
+            results[t] = out.numpy()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t, out in results.items():
+        assert (out == 3.0 * t).all(), t

@@ -1,0 +1,231 @@
+// Calls every function of the Metal plugin's ABI table directly (no core in between), against
+// the test double: the happy paths, the struct_size rule and the error paths a core relies on.
+//
+//   bash tests/metal_double/build.sh OUT && OUT/metal_abi_test OUT/libdotcompute_metal.so
+//
+// Prints one line per check and exits non-zero on the first failure.
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dotcompute/backend_abi.h"
+
+namespace {
+
+const dc_backend* api = nullptr;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "FAIL: %s (last_error: %s)\n", what.c_str(), api && api->last_error ? api->last_error() : "");
+  std::exit(1);
+}
+
+void ok(dc_status st, const char* what) {
+  if (st != DC_OK) die(std::string(what) + " returned " + std::to_string(st));
+  std::printf("ok   %s\n", what);
+}
+
+void expect(dc_status st, dc_status want, const char* what) {
+  if (st != want) die(std::string(what) + ": expected status " + std::to_string(want) + ", got " + std::to_string(st));
+  std::printf("ok   %s (status %d: %s)\n", what, st, api->last_error());
+}
+
+void check(bool cond, const char* what) {
+  if (!cond) die(what);
+  std::printf("ok   %s\n", what);
+}
+
+const char* kSource = R"MSL(
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device float* x [[buffer(0)]], constant float& s [[buffer(1)]],
+                  constant long& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  if (i < n) x[i] = x[i] * s;
+}
+)MSL";
+
+dc_module load(const char* source) {
+  void* blob = nullptr;
+  uint64_t size = 0;
+  ok(api->compile(0, source, "", &blob, &size), "compile");
+  dc_module m = nullptr;
+  ok(api->module_load(0, blob, size, &m), "module_load");
+  api->free_binary(blob);
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s libdotcompute_metal.so\n", argv[0]);
+    return 2;
+  }
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) die(std::string("dlopen: ") + dlerror());
+  auto entry = reinterpret_cast<dc_backend_entry_fn>(dlsym(lib, DC_BACKEND_ENTRY_SYMBOL));
+  if (entry == nullptr) die("no entry symbol");
+  api = entry();
+  check(api->struct_size >= sizeof(dc_backend) && api->abi_version == DC_BACKEND_ABI_VERSION, "table and version");
+  check(std::strcmp(api->name, "metal") == 0, "name is metal");
+
+  ok(api->initialize(), "initialize");
+  ok(api->initialize(), "initialize twice");
+  int32_t n = 0;
+  ok(api->device_count(&n), "device_count");
+  check(n == 1, "one device");
+
+  dc_device_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  ok(api->device_info(0, &info), "device_info");
+  check(std::strstr(info.name, "test double") != nullptr, "the name says test double");
+  check(std::strstr(info.extra_json, "\"simulated\": true") != nullptr, "extra_json says simulated");
+  check((info.features & DC_FEATURE_FP64) == 0, "no fp64");
+  // struct_size rule: an older, smaller caller struct gets only what it has room for
+  dc_device_info small;
+  std::memset(&small, 0xab, sizeof small);
+  small.struct_size = static_cast<uint32_t>(offsetof(dc_device_info, extra_json));
+  ok(api->device_info(0, &small), "device_info into an older struct");
+  check(small.struct_size == offsetof(dc_device_info, extra_json) &&
+            static_cast<unsigned char>(small.extra_json[0]) == 0xab,
+        "bytes past the caller's struct_size are untouched");
+  small.struct_size = 8;
+  expect(api->device_info(0, &small), DC_ERROR_INVALID_ARGUMENT, "device_info with a too small struct_size");
+  expect(api->device_info(5, &info), DC_ERROR_INVALID_ARGUMENT, "device_info of a device that does not exist");
+
+  char ident[512];
+  ok(api->compiler_identity(0, ident, sizeof ident), "compiler_identity");
+  check(std::strstr(ident, "metal") != nullptr, "identity names metal");
+  expect(api->compiler_identity(0, ident, 4), DC_ERROR_INVALID_ARGUMENT, "compiler_identity into a short buffer");
+
+  dc_stream s = nullptr, s2 = nullptr;
+  ok(api->stream_create(0, &s), "stream_create");
+  ok(api->stream_create(0, &s2), "stream_create (second)");
+
+  const uint64_t count = 1000, bytes = count * sizeof(float);
+  dc_devptr a = 0, b = 0;
+  ok(api->mem_alloc(0, bytes, &a), "mem_alloc");
+  ok(api->mem_alloc(0, bytes, &b), "mem_alloc (second)");
+  expect(api->mem_alloc(0, 1ull << 62, &b), DC_ERROR_OUT_OF_MEMORY, "mem_alloc beyond the device");
+  std::vector<float> host(count), back(count);
+  for (uint64_t i = 0; i < count; ++i) host[i] = float(i);
+  ok(api->memcpy_h2d(s, a, 0, host.data(), bytes), "memcpy_h2d");
+  ok(api->memset_d8(s, b, 0, 0, bytes), "memset_d8");
+  ok(api->memcpy_d2d(s, b, 4, a, 0, bytes - 4), "memcpy_d2d at an offset");
+  ok(api->memcpy_d2h(s, back.data(), b, 0, bytes), "memcpy_d2h");
+  check(back[0] == 0.0f && back[1] == 0.0f && back[500] == 499.0f, "copies and memset landed in order");
+  expect(api->memcpy_d2h(s, back.data(), a, 8, bytes), DC_ERROR_INVALID_ARGUMENT, "memcpy_d2h past the end");
+  expect(api->memcpy_h2d(s, 12345, 0, host.data(), 4), DC_ERROR_INVALID_ARGUMENT, "memcpy_h2d to a foreign pointer");
+
+  // compilation, modules, kernels, the pipeline cache
+  dc_module m = load(kSource);
+  dc_kernel k = nullptr;
+  ok(api->kernel_get(m, "scale", &k), "kernel_get");
+  dc_module m2 = load(kSource);
+  dc_kernel k2 = nullptr;
+  ok(api->kernel_get(m2, "scale", &k2), "kernel_get from a second module of the same source");
+  ok(api->device_info(0, &info), "device_info (after kernels)");
+  check(std::strstr(info.extra_json, "\"pipeline_cache_hits\": 1") != nullptr, "the second pipeline was a cache hit");
+  expect(api->kernel_get(m, "nope", &k2), DC_ERROR_INVALID_ARGUMENT, "kernel_get of a missing function");
+  check(std::strstr(api->last_error(), "scale") != nullptr, "the error lists the functions there are");
+  void* blob = nullptr;
+  uint64_t size = 0;
+  expect(api->compile(0, "kernel void broken(device float* x [[buffer(0)]]) { x[0] = nope; }", "", &blob, &size),
+         DC_ERROR_COMPILATION, "compile of broken MSL");
+  check(std::strstr(api->last_error(), "nope") != nullptr, "the compile log names the mistake");
+  expect(api->module_load(0, "garbage", 7, &m2), DC_ERROR_INVALID_ARGUMENT, "module_load of a foreign blob");
+
+  // launch on s, timed with events, and a second stream waiting on it
+  dc_event e0 = nullptr, e1 = nullptr;
+  ok(api->event_create(0, &e0), "event_create");
+  ok(api->event_create(0, &e1), "event_create (second)");
+  int32_t done = 0;
+  ok(api->event_query(e0, &done), "event_query before any record");
+  check(done == 1, "an unrecorded event counts as complete");
+  ok(api->event_record(e0, s), "event_record");
+  float factor = 2.0f;
+  int64_t nn = int64_t(count);
+  dc_kernel_arg args[3];
+  args[0].kind = DC_ARG_BUFFER;
+  args[0].size = sizeof(dc_devptr);
+  args[0].value.buffer = a;
+  args[1].kind = DC_ARG_SCALAR;
+  args[1].size = sizeof factor;
+  args[1].value.scalar = &factor;
+  args[2].kind = DC_ARG_SCALAR;
+  args[2].size = sizeof nn;
+  args[2].value.scalar = &nn;
+  dc_launch_config cfg;
+  std::memset(&cfg, 0, sizeof cfg);
+  cfg.struct_size = sizeof cfg;
+  cfg.dims = 1;
+  cfg.global_size[0] = count;
+  cfg.global_size[1] = cfg.global_size[2] = 1;
+  ok(api->launch(s, k, &cfg, args, 3), "launch (the plugin chooses the threadgroup)");
+  factor = 100.0f;  // scalars were copied by launch
+  ok(api->event_record(e1, s), "event_record (end)");
+  ok(api->stream_wait_event(s2, e1), "stream_wait_event");
+  float three = 3.0f;
+  args[1].value.scalar = &three;
+  cfg.local_size[0] = 64;  // does not divide 1000: a non-uniform last threadgroup
+  ok(api->launch(s2, k, &cfg, args, 3), "launch on the waiting stream, local size 64");
+  ok(api->stream_synchronize(s2), "stream_synchronize");
+  ok(api->event_synchronize(e1), "event_synchronize");
+  ok(api->event_query(e1, &done), "event_query");
+  check(done == 1, "the event completed");
+  double ms = -1;
+  ok(api->event_elapsed_ms(e0, e1, &ms), "event_elapsed_ms");
+  check(ms >= 0, "elapsed time is not negative");
+  ok(api->memcpy_d2h(s2, back.data(), a, 0, bytes), "memcpy_d2h (results)");
+  bool right = true;
+  for (uint64_t i = 0; i < count; ++i) right = right && back[i] == float(i) * 6.0f;
+  check(right, "x * 2 then * 3, in stream order across the event");
+
+  cfg.local_size[0] = 4096;
+  expect(api->launch(s, k, &cfg, args, 3), DC_ERROR_INVALID_ARGUMENT, "launch with a threadgroup over the limit");
+  cfg.struct_size = 4;
+  expect(api->launch(s, k, &cfg, args, 3), DC_ERROR_INVALID_ARGUMENT, "launch with a too small config struct_size");
+  cfg.struct_size = sizeof cfg;
+  cfg.local_size[0] = 0;
+  args[0].value.buffer = 77;
+  expect(api->launch(s, k, &cfg, args, 3), DC_ERROR_INVALID_ARGUMENT, "launch with a foreign buffer pointer");
+
+  // a command buffer that fails: a barrier half the group never reaches
+  dc_module bad = load(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "kernel void diverge(device float* x [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {\n"
+      "  if (l < 2) threadgroup_barrier(mem_flags::mem_threadgroup);\n  x[l] = 1.0f;\n}\n");
+  dc_kernel kb = nullptr;
+  ok(api->kernel_get(bad, "diverge", &kb), "kernel_get (diverge)");
+  args[0].value.buffer = b;
+  cfg.global_size[0] = 4;
+  cfg.local_size[0] = 4;
+  ok(api->launch(s, kb, &cfg, args, 1), "launch (diverge) is enqueued");
+  expect(api->stream_synchronize(s), DC_ERROR_LAUNCH, "the command buffer error surfaces at synchronize");
+  check(std::strstr(api->last_error(), "barrier") != nullptr, "the error says why");
+  ok(api->stream_synchronize(s), "the stream is usable again");
+
+  ok(api->module_unload(bad), "module_unload");
+  ok(api->module_unload(m), "module_unload (second)");
+  ok(api->module_unload(m2), "module_unload (third)");
+  ok(api->event_destroy(e0), "event_destroy");
+  ok(api->event_destroy(e1), "event_destroy (second)");
+  ok(api->mem_free(0, a), "mem_free");
+  ok(api->mem_free(0, b), "mem_free (second)");
+  expect(api->mem_free(0, a), DC_ERROR_INVALID_ARGUMENT, "mem_free twice");
+  ok(api->stream_destroy(s), "stream_destroy");
+  ok(api->stream_destroy(s2), "stream_destroy (second)");
+  api->shutdown();
+  std::printf("ok   shutdown\n");
+  ok(api->device_count(&n), "device_count after shutdown");
+  check(n == 0, "no devices after shutdown");
+  ok(api->initialize(), "initialize again after shutdown");
+  api->shutdown();
+  std::printf("all Metal plugin ABI checks passed\n");
+  return 0;
+}
