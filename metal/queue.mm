@@ -41,14 +41,14 @@ void commit(Stream* s, id<MTLCommandBuffer> cb) {
       code = DC_ERROR_LAUNCH;
       why = "Metal command buffer failed: " + describe([done error]);
     }
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      if (!why.empty() && s->error.empty()) {
-        s->error = why;
-        s->error_status = code;
-      }
-      ++s->completed;
+    // Notified under the lock: once `completed` catches up, stream_destroy may delete the
+    // stream, so nothing of it may be touched after the unlock.
+    std::lock_guard<std::mutex> lock(s->m);
+    if (!why.empty() && s->error.empty()) {
+      s->error = why;
+      s->error_status = code;
     }
+    ++s->completed;
     s->cv.notify_all();
   }];
   [cb commit];
