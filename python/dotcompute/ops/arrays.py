@@ -59,6 +59,13 @@ class Operand:
             return self.host
         return np.asarray(self.buf)
 
+    def on_host(self, path: str) -> np.ndarray:
+        """The data for a numpy computation: in place on the "vendor" path, else a host copy
+        (numpy input is used as it is, never sent to the device and back)."""
+        if path == "vendor" or self.host is not None:
+            return self.view()
+        return self.device().numpy()
+
 
 def operand(name: str, x: Any, spec: Any = "auto", what: str = "x") -> Operand:
     """Normalises one array argument of operation ``name``; a clear TypeError for what is not an array."""

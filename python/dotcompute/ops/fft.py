@@ -240,7 +240,7 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
     rdt = np.dtype(np.float32 if cdt == np.complex64 else np.float64)
     path = dispatch.choose(f"fft.{name}", o.acc, rdt)
     if path in ("vendor", "host"):
-        host = o.view() if path == "vendor" else o.device().numpy()
+        host = o.on_host(path)
         value = _vendor(name, host, axs, sizes, norm)
         value = value.astype(rdt if real_out else cdt, copy=False)
         return result(o, np.ascontiguousarray(value))

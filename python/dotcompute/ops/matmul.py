@@ -61,8 +61,8 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
         raise ValueError(f"dc.matmul: kernel must be 'tiled' or 'naive', got {kernel!r}")
     path = dispatch.choose("matmul", oa.acc, dtype)
     if path in ("vendor", "host"):
-        ha = oa.view() if path == "vendor" else oa.device().numpy()
-        hb = ob.view() if path == "vendor" else ob.device().numpy()
+        ha = oa.on_host(path)
+        hb = ob.on_host(path)
         if out is not None and path == "vendor":
             with out.host() as view:
                 np.matmul(ha, hb, out=view)

@@ -56,7 +56,7 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
     path = dispatch.choose(name, op.acc, op.dtype, out_dtype)
     if path in ("vendor", "host"):
         fn = _OPS[name][0]
-        value = np.asarray(fn(op.view() if path == "vendor" else op.device().numpy(), axis=axes))
+        value = np.asarray(fn(op.on_host(path), axis=axes))
         return result(op, value)
     buf = op.device()
     if buf.ndim == 0:  # a 0-d array reduces like its one element
@@ -182,7 +182,7 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
     path = dispatch.choose(name, op.acc, op.dtype)
     if path in ("vendor", "host"):
         fn = np.argmin if name == "argmin" else np.argmax
-        return result(op, np.asarray(fn(op.view() if path == "vendor" else op.device().numpy(), axis=ax)))
+        return result(op, np.asarray(fn(op.on_host(path), axis=ax)))
     buf = op.device()
     shape = buf.shape if buf.ndim else (1,)
     if ax is None:

@@ -59,7 +59,7 @@ def _scan(name: str, op: Any, x: Any, axis: Any, exclusive: bool, initial: Any, 
     t = np.dtype(out_dtype if out_dtype is not None else o.dtype)
     path = dispatch.choose(name, o.acc, o.dtype, t, vendor=vendor)
     if path in ("vendor", "host"):
-        host = (o.view() if path == "vendor" else o.device().numpy()).reshape(shape)
+        host = (o.on_host(path)).reshape(shape)
 
         def fill(out: np.ndarray) -> None:
             np.cumsum(host, axis=ax, dtype=t, out=out)

@@ -146,7 +146,7 @@ def sort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
     o, shape, ax = _prepare("dc.sort", x, axis, accelerator)
     path = dispatch.choose("sort", o.acc, o.dtype)
     if path in ("vendor", "host"):
-        host = o.view() if path == "vendor" else o.device().numpy()
+        host = o.on_host(path)
         if axis is None:
             host = host.reshape(-1)
 
@@ -163,7 +163,7 @@ def argsort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
     o, shape, ax = _prepare("dc.argsort", x, axis, accelerator)
     path = dispatch.choose("argsort", o.acc, o.dtype)
     if path in ("vendor", "host"):
-        host = o.view() if path == "vendor" else o.device().numpy()
+        host = o.on_host(path)
         return result(o, np.argsort(host, axis=axis, kind="stable"))
     return result(o, _portable(o, shape, 0 if ax is None else ax, True))
 
@@ -179,8 +179,8 @@ def sort_by_key(keys: Any, values: Any, *, accelerator: Any = "auto") -> tuple[A
         raise ValueError(f"dc.sort_by_key: keys are on {ok.acc.id} and values on {ov.acc.id}")
     path = dispatch.choose("sort_by_key", ok.acc, ok.dtype, ov.dtype)
     if path in ("vendor", "host"):
-        hk = ok.view() if path == "vendor" else ok.device().numpy()
-        hv = ov.view() if path == "vendor" else ov.device().numpy()
+        hk = ok.on_host(path)
+        hv = ov.on_host(path)
         order = np.argsort(hk, kind="stable")
         return result(ok, hk[order]), result(ov, hv[order])
     sk_, sv = sort_rows(ok.device(), ov.device(), ok.size)

@@ -99,3 +99,23 @@ def test_float_keys_every_bit_pattern_class(accelerator, path, sort_algorithm, d
     x = bits.view(dtype)
     np.testing.assert_array_equal(dc.sort(x, accelerator=accelerator), np.sort(x))
     np.testing.assert_array_equal(dc.argsort(x, accelerator=accelerator), np.argsort(x, kind="stable"))
+
+
+def test_dispatch_for_sorts(accelerator):
+    from dotcompute.ops import dispatch
+
+    seen: list[str] = []
+    dispatch.listeners.append(lambda op, acc, p: seen.append(p))
+    try:
+        dc.sort(accelerator.asarray(np.ones(10, np.float32)))
+        with dispatch.prefer("portable"):
+            dc.sort(accelerator.asarray(np.ones(10, np.float32)))
+    finally:
+        dispatch.listeners.pop()
+    if accelerator.backend == "cpu":
+        want = "vendor"  # numpy on the buffer's own memory
+    elif accelerator.type == "cpu":
+        want = "host"  # an OpenCL CPU device: numpy on a copy beats the portable kernel
+    else:
+        want = "portable"
+    assert seen == [want, "portable"]
