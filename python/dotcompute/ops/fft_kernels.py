@@ -41,8 +41,13 @@ def stage_kernel(dtype: Any) -> Any:
             for r in range(radix):
                 sr = T(0)
                 si = T(0)
+                inc = k + r * p  # the root's exponent grows by this with s (mod L): no division
+                q = 0
                 for s in range(radix):
-                    e = (s * (k + r * p)) % big * step
+                    e = q * step
+                    q += inc
+                    if q >= big:
+                        q -= big
                     c = tw_re[e]
                     sn = T(sign) * tw_im[e]
                     xr = re[base + i + s * t]
