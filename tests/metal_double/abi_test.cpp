@@ -222,6 +222,16 @@ int main(int argc, char** argv) {
   ok(api->stream_destroy(s2), "stream_destroy (second)");
   api->shutdown();
   std::printf("ok   shutdown\n");
+  // Manual retain/release is balanced: of the double's objects only its device singleton is left.
+  std::string dir = argv[1];
+  dir = dir.substr(0, dir.find_last_of('/') + 1);
+  if (void* dbl = dlopen((dir + "libdotcompute_metal_double.so").c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    auto live = reinterpret_cast<long (*)(void)>(dlsym(dbl, "dc_metal_double_live_objects"));
+    if (live == nullptr) die("the double has no dc_metal_double_live_objects");
+    std::printf("     live test-double objects after shutdown: %ld\n", live());
+    check(live() == 1, "no Metal object leaked or over-released (only the device singleton is alive)");
+    dlclose(dbl);
+  }
   ok(api->device_count(&n), "device_count after shutdown");
   check(n == 0, "no devices after shutdown");
   ok(api->initialize(), "initialize again after shutdown");

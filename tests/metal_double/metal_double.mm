@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -67,8 +68,32 @@ typedef std::function<std::string()> Command;
 
 }  // namespace
 
+// ---------------------------------------------------------------- live-object count
+// Every object of the double counts itself, so tests can check that the plugin's manual
+// retain/release is balanced: after shutdown only the device singleton is left.
+static std::atomic<long> g_live_objects{0};
+
+extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_objects(void) {
+  return g_live_objects.load();
+}
+
+@interface DCDoubleObject : NSObject
+@end
+
+@implementation DCDoubleObject
++ (id)allocWithZone:(NSZone*)zone {
+  id o = [super allocWithZone:zone];
+  if (o != nil) g_live_objects.fetch_add(1);
+  return o;
+}
+- (void)dealloc {
+  g_live_objects.fetch_sub(1);
+  [super dealloc];
+}
+@end
+
 // ---------------------------------------------------------------- buffers
-@interface DCDoubleBuffer : NSObject <MTLBuffer> {
+@interface DCDoubleBuffer : DCDoubleObject <MTLBuffer> {
   id<MTLDevice> device_;  // not retained: the device outlives its buffers in the double
   void* data_;
   NSUInteger length_;
@@ -99,7 +124,7 @@ typedef std::function<std::string()> Command;
 @end
 
 // ---------------------------------------------------------------- functions and libraries
-@interface DCDoubleFunction : NSObject <MTLFunction> {
+@interface DCDoubleFunction : DCDoubleObject <MTLFunction> {
  @public
   NSString* name_;
   std::shared_ptr<LoadedObject> object_;
@@ -117,7 +142,7 @@ typedef std::function<std::string()> Command;
 - (NSString*)name { return name_; }
 @end
 
-@interface DCDoubleLibrary : NSObject <MTLLibrary> {
+@interface DCDoubleLibrary : DCDoubleObject <MTLLibrary> {
  @public
   std::shared_ptr<LoadedObject> object_;
   std::vector<mtldouble::KernelDecl> kernels_;
@@ -151,7 +176,7 @@ typedef std::function<std::string()> Command;
 }
 @end
 
-@interface DCDoublePipeline : NSObject <MTLComputePipelineState> {
+@interface DCDoublePipeline : DCDoubleObject <MTLComputePipelineState> {
  @public
   DCDoubleFunction* function_;
   NSUInteger max_threads_;
@@ -189,7 +214,7 @@ typedef std::function<std::string()> Command;
 @end
 
 // ---------------------------------------------------------------- events
-@interface DCDoubleSharedEvent : NSObject <MTLSharedEvent> {
+@interface DCDoubleSharedEvent : DCDoubleObject <MTLSharedEvent> {
  @public
   std::mutex m_;
   std::condition_variable cv_;
@@ -219,7 +244,7 @@ typedef std::function<std::string()> Command;
 // ---------------------------------------------------------------- command buffers and encoders
 @class DCDoubleQueue;
 
-@interface DCDoubleCommandBuffer : NSObject <MTLCommandBuffer> {
+@interface DCDoubleCommandBuffer : DCDoubleObject <MTLCommandBuffer> {
  @public
   DCDoubleQueue* queue_;  // retained
   std::vector<Command> commands_;
@@ -234,7 +259,7 @@ typedef std::function<std::string()> Command;
 - (void)execute;
 @end
 
-@interface DCDoubleQueue : NSObject <MTLCommandQueue> {
+@interface DCDoubleQueue : DCDoubleObject <MTLCommandQueue> {
  @public
   id<MTLDevice> device_;
   std::mutex m_;
@@ -246,7 +271,7 @@ typedef std::function<std::string()> Command;
 - (void)enqueue:(DCDoubleCommandBuffer*)cb;
 @end
 
-@interface DCDoubleComputeEncoder : NSObject <MTLComputeCommandEncoder> {
+@interface DCDoubleComputeEncoder : DCDoubleObject <MTLComputeCommandEncoder> {
  @public
   DCDoubleCommandBuffer* buffer_;  // not retained: encoders live inside their command buffer's use
   DCDoublePipeline* pipeline_;     // retained
@@ -257,7 +282,7 @@ typedef std::function<std::string()> Command;
 }
 @end
 
-@interface DCDoubleBlitEncoder : NSObject <MTLBlitCommandEncoder> {
+@interface DCDoubleBlitEncoder : DCDoubleObject <MTLBlitCommandEncoder> {
  @public
   DCDoubleCommandBuffer* buffer_;
 }
@@ -563,7 +588,7 @@ struct Retained {
 @end
 
 // ---------------------------------------------------------------- the device
-@interface DCDoubleDevice : NSObject <MTLDevice> {
+@interface DCDoubleDevice : DCDoubleObject <MTLDevice> {
   NSUInteger max_threads_;
   bool nonuniform_;
   uint64_t memory_;

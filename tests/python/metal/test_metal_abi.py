@@ -23,3 +23,4 @@ def test_every_abi_function_of_the_plugin(metal_plugin_dir: Path):
                "stream_wait_event", "event_elapsed_ms", "module_unload", "mem_free", "stream_destroy", "shutdown"):
         assert f"ok   {fn}" in proc.stdout, fn
     assert "cache hit" in proc.stdout
+    assert "ok   no Metal object leaked or over-released" in proc.stdout  # manual retain/release balanced
