@@ -59,7 +59,8 @@ struct State {
   std::unique_ptr<Nvrtc> nvrtc;
   std::string nvrtc_error;
 
-  // NVRTC, loaded on first use: compilation is the only thing that needs it.
+  // NVRTC, loaded on first use, which is the core's compiler_identity() call when the
+  // accelerator is created (the identity is part of every kernel-cache key).
   const Nvrtc* compiler() {
     std::call_once(nvrtc_once, [this] { nvrtc = Nvrtc::load(nvrtc_error); });
     return nvrtc.get();

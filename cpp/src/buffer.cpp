@@ -12,7 +12,6 @@ namespace dotcompute {
 
 const char* transfer_state_name(TransferState s) noexcept {
   switch (s) {
-    case TransferState::HostOnly: return "host_only";
     case TransferState::DeviceOnly: return "device_only";
     case TransferState::Synchronized: return "synchronized";
     case TransferState::HostDirty: return "host_dirty";
@@ -103,7 +102,7 @@ void Buffer::prepare_locked(Stream& stream) {
     auto e = last_stream_->record();
     stream.wait(*e);
   }
-  if (!unified_ && (state_ == TransferState::HostDirty || state_ == TransferState::HostOnly)) {
+  if (!unified_ && state_ == TransferState::HostDirty) {
     if (nbytes_ > 0) {
       check(api_->memcpy_h2d(stream.handle(), block_.ptr, 0, mirror_.data(), nbytes_), api_, *accelerator_,
             "uploading a buffer");
@@ -211,7 +210,7 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
     if (bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(block_.ptr)), bytes);
     return;
   }
-  if (state_ == TransferState::HostDirty || state_ == TransferState::HostOnly ||
+  if (state_ == TransferState::HostDirty ||
       (state_ == TransferState::Synchronized && !mirror_.empty())) {
     wait_locked();
     if (bytes > 0) std::memcpy(dst, mirror_.data(), bytes);

@@ -4,7 +4,6 @@
 // made on demand. The transfer state says which copy is newer so that copies
 // happen lazily and at most once:
 //
-//   HostOnly      only the host mirror holds data (no device block yet)
 //   DeviceOnly    only the device block holds data (no host mirror)
 //   Synchronized  both hold the same data
 //   HostDirty     the host mirror is newer (uploaded on the next device_ptr())
@@ -33,7 +32,8 @@ class Accelerator;
 class Event;
 class Stream;
 
-enum class TransferState : uint8_t { HostOnly, DeviceOnly, Synchronized, HostDirty, DeviceDirty };
+// (Every buffer has its device block from the start, so there is no host-only state.)
+enum class TransferState : uint8_t { DeviceOnly, Synchronized, HostDirty, DeviceDirty };
 DOTCOMPUTE_API const char* transfer_state_name(TransferState s) noexcept;
 
 using Shape = std::vector<int64_t>;

@@ -243,6 +243,7 @@ TEST(OpenCLAbi, StructSizeRule) {
         std::vector<float> r = download<float>(s, out, n);
         for (int64_t i = 0; i < n; ++i) ASSERT_EQ(r[i], ha[i] + 2.0f) << i;
         upload(s, out, zero);
+        s.sync();  // the upload reads `zero`, which must outlive it
       });
 }
 

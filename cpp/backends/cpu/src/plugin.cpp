@@ -154,8 +154,9 @@ dc_status cpu_initialize() {
                     std::string("cpu: DOTCOMPUTE_CPU_SPIN_US='") + s + "' is not a number of microseconds");
       st->spin_us = static_cast<uint32_t>(v);
     }
-    // A missing compiler does not make the device unavailable: memory,
-    // streams and cached binaries still work; compile() says what is missing.
+    // A missing compiler does not make the device unavailable: memory and
+    // streams still work; compile() says what is missing. (Cached binaries do
+    // not: the compiler's identity is part of every cache key.)
     st->compiler = std::make_unique<Compiler>(st->host);
     g_state.store(st.release());
     return DC_OK;
