@@ -5,6 +5,7 @@
 //
 // Prints one line per check and exits non-zero on the first failure.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -228,6 +229,9 @@ int main(int argc, char** argv) {
   if (void* dbl = dlopen((dir + "libdotcompute_metal_double.so").c_str(), RTLD_NOW | RTLD_NOLOAD)) {
     auto live = reinterpret_cast<long (*)(void)>(dlsym(dbl, "dc_metal_double_live_objects"));
     if (live == nullptr) die("the double has no dc_metal_double_live_objects");
+    // Queue workers drop their last command buffers (and with them the queues) just after the
+    // completed handlers ran, so give them a moment (generously: the CPU may be busy).
+    for (int i = 0; i < 1000 && live() != 1; ++i) usleep(10000);
     std::printf("     live test-double objects after shutdown: %ld\n", live());
     check(live() == 1, "no Metal object leaked or over-released (only the device singleton is alive)");
     dlclose(dbl);

@@ -31,6 +31,10 @@ base_libs="$(gnustep-config --base-libs)"
 
 common=(-std=c++17 -fPIC -O${DC_METAL_DOUBLE_OPT:-1} -g -Wall -Wextra -fobjc-runtime=gcc -fblocks -fno-objc-arc
         -I"$here/include" -idirafter "$gcc_inc")
+# Extra flags for every compile and link, e.g. DC_METAL_DOUBLE_CXXFLAGS="-fsanitize=address".
+# shellcheck disable=SC2206
+extra=(${DC_METAL_DOUBLE_CXXFLAGS:-})
+common+=("${extra[@]}")
 # shellcheck disable=SC2206
 objc=(-x objective-c++ $objc_flags)
 
@@ -44,7 +48,7 @@ mkdir -p "$obj"
 # shellcheck disable=SC2086
 # libBlocksRuntime comes before gnustep-base, which carries a blocks runtime of its own whose
 # _Block_copy does not copy clang's stack blocks: the first in the search order wins.
-"$cxx" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_driver.o" "$obj/metal_double.o" \
+"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_driver.o" "$obj/metal_double.o" \
   -Wl,--no-as-needed -lBlocksRuntime $base_libs -ldl -pthread -Wl,--no-undefined
 
 # The plugin: the same .mm sources as on macOS, linked against the double.
@@ -55,11 +59,11 @@ for src in plugin memory queue program launch; do
   plugin_objs+=("$obj/plugin_$src.o")
 done
 # shellcheck disable=SC2086
-"$cxx" -shared -o "$out/libdotcompute_metal.so" "${plugin_objs[@]}" -L"$out" -Wl,--no-as-needed -lBlocksRuntime \
+"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal.so" "${plugin_objs[@]}" -L"$out" -Wl,--no-as-needed -lBlocksRuntime \
   -ldotcompute_metal_double $base_libs -pthread -Wl,-rpath,'$ORIGIN' -Wl,--no-undefined
 
 cp "$root/metal/metal.plugin.json" "$out/metal.plugin.json"
 
 # The ABI test: every function of the plugin's table, called directly (tests/python/metal runs it).
-"$cxx" -std=c++17 -O1 -g -Wall -Wextra -I"$root/cpp/include" "$here/abi_test.cpp" -o "$out/metal_abi_test" -ldl
+"$cxx" "${extra[@]}" -std=c++17 -O1 -g -Wall -Wextra -I"$root/cpp/include" "$here/abi_test.cpp" -o "$out/metal_abi_test" -ldl
 echo "built the Metal plugin against the test double in $out"
