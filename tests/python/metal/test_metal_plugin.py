@@ -301,3 +301,26 @@ def test_launches_from_several_threads(metal, vadd):
     assert not errors, errors
     for t, out in results.items():
         assert (out == 3.0 * t).all(), t
+
+
+def test_family_without_nonuniform_threadgroups_uses_dispatch_threadgroups(metal, metal_env, run_python):
+    if not _is_double(metal):
+        pytest.skip("the GPU family is chosen through the test double's DC_METAL_DOUBLE_NONUNIFORM")
+    code = (
+        "import numpy as np, dotcompute as dc\n"
+        f"k = dc.RawKernel({VADD!r}, 'vadd_scaled', backend='metal')\n"
+        "acc = dc.accelerator('metal')\n"
+        "assert acc.info['nonuniform_threadgroups'] is False, acc.info\n"
+        "n = 1000\n"
+        "a = np.arange(n, dtype=np.float32); out = np.zeros(n, np.float32)\n"
+        "dc.launch(k, n, a, a, out, np.float32(2.0), n, accelerator=acc)  # the plugin picks a dividing group\n"
+        "assert (out == 3 * a).all()\n"
+        "try:\n"
+        "    dc.launch(k, n, a, a, out, np.float32(2.0), n, accelerator=acc, local_size=64)\n"
+        "except dc.DotComputeError as e:\n"
+        "    assert 'non-uniform' in str(e), e\n"
+        "    print('refused')\n"
+    )
+    proc = run_python(code, env={**metal_env, "DC_METAL_DOUBLE_NONUNIFORM": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert "refused" in proc.stdout
