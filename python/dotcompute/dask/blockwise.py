@@ -60,6 +60,15 @@ def _accelerator(accelerator: Any) -> Any:
                     f"non-empty list of them, not {accelerator!r}")
 
 
+def _check_first_is_widest(name: str, args: Sequence[Any]) -> None:
+    """Outputs are shaped like the first array's blocks, so it must have the most dimensions (the others
+    broadcast against it, aligned on the trailing axes as in ``da.map_blocks``)."""
+    arrays = [a for a in args if is_array(a)]
+    if any(a.ndim > arrays[0].ndim for a in arrays[1:]):
+        raise ValueError(f"{name}: the first array argument ({arrays[0].ndim}-d) sets the outputs' block shape, "
+                         f"so it needs the most dimensions; got arrays of {[a.ndim for a in arrays]} dimensions")
+
+
 def _outputs(blocks: Any, plan: OutputPlan) -> Any:
     if len(plan.dtypes) == 1:
         return blocks
@@ -81,6 +90,8 @@ def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = 
     check_scalars(args)
     args = tuple(_as_dask(args))
     accelerator = _accelerator(accelerator)
+    if any(is_array(a) for a in args):
+        _check_first_is_widest("map_blocks", args)
     plan = plan_outputs(kernel, args, outputs)
     ls = _local_size(local_size)
     first = next(a for a in args if is_array(a))
@@ -132,6 +143,7 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
     if not arrays:
         raise ValueError("map_overlap needs at least one Dask array argument")
     first = arrays[0]
+    _check_first_is_widest("map_overlap", args)
     per = _depth(depth, first.ndim)
     if isinstance(boundary, str) and boundary not in _BOUNDARIES:
         raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "

@@ -80,3 +80,22 @@ def test_raw_kernel_with_declared_outputs(client):
     # no accelerator= on the threaded scheduler: only the devices of the kernel's backend are candidates
     y = dcd.map_blocks(k, da.from_array(x, chunks=300), outputs={1: np.float32})
     np.testing.assert_allclose(y.compute(scheduler="threads"), 2 * x)
+
+
+@dc.kernel
+def scale_rows(x: dc.Buffer[dc.float32, 2], w: dc.Buffer[dc.float32, 1], out: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = x[i, j] * w[j]
+
+
+def test_lower_dimensional_array_broadcasts_along_trailing_axis():
+    x = np.random.default_rng(8).random((30, 20), dtype=np.float32)
+    w = np.arange(20, dtype=np.float32)
+    X = da.from_array(x, chunks=(7, 6))
+    W = da.from_array(w, chunks=6)
+    got = dcd.map_blocks(scale_rows, X, W, accelerator="cpu").compute(scheduler="sync")
+    np.testing.assert_allclose(got, x * w)
+    with pytest.raises(ValueError, match="most dimensions"):
+        dcd.map_blocks(scale_rows, W, X)
