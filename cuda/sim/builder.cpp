@@ -85,19 +85,9 @@ int run(const std::vector<std::string>& argv, const std::string& dir, const std:
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // The compiler runs in the private folder so diagnostics name "kernel.cu", not a temp path.
-  char cwd[4096];
-  const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
   pid_t pid = -1;
   int status = -1;
-  static std::mutex cwd_mutex;  // chdir is process-wide: only for the spawn itself
-  {
-    std::lock_guard<std::mutex> lock(cwd_mutex);
-    if (chdir(dir.c_str()) == 0) {
-      if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
-      if (have_cwd && chdir(cwd) != 0) pid = pid;  // nothing better to do
-    }
-  }
+  if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
   if (pid > 0) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -107,6 +97,8 @@ int run(const std::vector<std::string>& argv, const std::string& dir, const std:
   std::stringstream ss;
   ss << in.rdbuf();
   log = ss.str();
+  // Diagnostics name the files relative to the private folder (kernel.cu, dcsim_cuda.h).
+  for (size_t at; (at = log.find(dir + "/")) != std::string::npos;) log.erase(at, dir.size() + 1);
   if (pid <= 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
@@ -291,6 +283,14 @@ std::string& identity_cache() {
   return id;
 }
 
+// GCC makes static variables of inline functions "unique" symbols, which the dynamic linker merges
+// across every loaded object even under RTLD_LOCAL (and which make an object impossible to unload):
+// two kernels' __shared__ variables in inline device functions would then be one.
+bool& needs_no_gnu_unique() {
+  static bool gcc = false;
+  return gcc;
+}
+
 }  // namespace
 
 CUresult build_identity(std::string& out) {
@@ -314,8 +314,10 @@ CUresult build_identity(std::string& out) {
       detail = "the host C++ compiler " + cxx[0] + " does not run";
       return;
     }
+    needs_no_gnu_unique() = log.find("clang") == std::string::npos;
     std::string flags;
     for (const auto& f : kFlags) flags += " " + f;
+    if (needs_no_gnu_unique()) flags += " -fno-gnu-unique";
     identity_cache() = "dcsim shim abi " + std::to_string(DCSIM_ABI_VERSION) + " image " +
                        std::to_string(kImageVersion) + " | " + cxx[0] + " | " + log.substr(0, log.find('\n')) +
                        " |" + flags;
@@ -352,9 +354,10 @@ CUresult build_image(const std::string& source, const std::string& options, int 
 
   std::vector<std::string> argv = cxx;
   argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  if (needs_no_gnu_unique()) argv.push_back("-fno-gnu-unique");
   argv.push_back("-D__CUDA_ARCH__=" + std::to_string(sm * 10));
-  argv.push_back("-I.");
-  argv.push_back("-Iinclude");
+  argv.push_back("-I" + dir.path());
+  argv.push_back("-I" + dir.path() + "/include");
   // NVRTC's macro and include options mean the same to the host compiler; the rest (arch, fast math,
   // language standard) do not apply.
   const auto words = split(options);
@@ -370,7 +373,7 @@ CUresult build_image(const std::string& source, const std::string& options, int 
       argv.push_back("-I" + w.substr(15));
     }
   }
-  argv.insert(argv.end(), {"-o", "kernel.so", "kernel.cpp"});
+  argv.insert(argv.end(), {"-o", dir.path() + "/kernel.so", dir.path() + "/kernel.cpp"});
   const int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
   if (status != 0) {
     if (status < 0) log = "could not run the host C++ compiler " + argv[0];

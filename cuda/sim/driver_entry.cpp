@@ -63,6 +63,12 @@ void enqueue(Stream* s, Task task) {
   s->enqueue(std::move(task));
 }
 
+std::shared_ptr<Event> event_ref(CUevent h) {
+  std::lock_guard<std::mutex> lock(g_sim->mutex);
+  auto it = g_sim->events.find(reinterpret_cast<Event*>(h));
+  return it == g_sim->events.end() ? nullptr : it->second;
+}
+
 Context* context_of_device(int d) { return g_sim->devices[static_cast<size_t>(d)]->primary.get(); }
 
 }  // namespace
@@ -563,29 +569,27 @@ DCSIM_EXPORT CUresult cuStreamSynchronize(CUstream h) {
 DCSIM_EXPORT CUresult cuEventCreate(CUevent* out, unsigned int flags) {
   NEED_INIT;
   if (!out) return CUDA_ERROR_INVALID_VALUE;
-  auto* e = new Event();
+  auto e = std::make_shared<Event>();
   e->flags = flags;
-  *out = reinterpret_cast<CUevent>(e);
+  std::lock_guard<std::mutex> lock(g_sim->mutex);
+  g_sim->events[e.get()] = e;
+  *out = reinterpret_cast<CUevent>(e.get());
   return CUDA_SUCCESS;
 }
 
 DCSIM_EXPORT CUresult cuEventDestroy_v2(CUevent h) {
   NEED_INIT;
   if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  Event* e = reinterpret_cast<Event*>(h);
-  // Pending records still refer to it: wait for them (the real driver defers the release instead).
-  {
-    std::unique_lock<std::mutex> lock(e->mutex);
-    e->cv.wait(lock, [&] { return e->completed >= e->recorded; });
-  }
-  delete e;
+  // Records and waits still queued hold their own reference; the event goes with the last of them.
+  std::lock_guard<std::mutex> lock(g_sim->mutex);
+  if (!g_sim->events.erase(reinterpret_cast<Event*>(h))) return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
 
 DCSIM_EXPORT CUresult cuEventRecord(CUevent h, CUstream hs) {
   NEED_INIT;
-  if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  Event* e = reinterpret_cast<Event*>(h);
+  std::shared_ptr<Event> e = event_ref(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
   Stream* s = nullptr;
   if (CUresult r = stream_of(hs, s); r != CUDA_SUCCESS) return r;
   if (s->capture) {
@@ -614,16 +618,16 @@ DCSIM_EXPORT CUresult cuEventRecord(CUevent h, CUstream hs) {
 
 DCSIM_EXPORT CUresult cuEventQuery(CUevent h) {
   NEED_INIT;
-  if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  Event* e = reinterpret_cast<Event*>(h);
+  std::shared_ptr<Event> e = event_ref(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::mutex> lock(e->mutex);
   return e->completed >= e->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 DCSIM_EXPORT CUresult cuEventSynchronize(CUevent h) {
   NEED_INIT;
-  if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  Event* e = reinterpret_cast<Event*>(h);
+  std::shared_ptr<Event> e = event_ref(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
   std::unique_lock<std::mutex> lock(e->mutex);
   const uint64_t target = e->recorded;
   e->cv.wait(lock, [&] { return e->completed >= target; });
@@ -633,29 +637,33 @@ DCSIM_EXPORT CUresult cuEventSynchronize(CUevent h) {
 DCSIM_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent hstart, CUevent hend) {
   NEED_INIT;
   if (!ms) return CUDA_ERROR_INVALID_VALUE;
-  if (!hstart || !hend) return CUDA_ERROR_INVALID_HANDLE;
-  Event* a = reinterpret_cast<Event*>(hstart);
-  Event* b = reinterpret_cast<Event*>(hend);
+  std::shared_ptr<Event> ea = event_ref(hstart), eb = event_ref(hend);
+  if (!ea || !eb) return CUDA_ERROR_INVALID_HANDLE;
+  Event* a = ea.get();
+  Event* b = eb.get();
   if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
     return fail(CUDA_ERROR_INVALID_HANDLE, "an event was created with CU_EVENT_DISABLE_TIMING");
-  std::chrono::steady_clock::time_point ta, tb;
-  for (Event* e : {a, b}) {
+  std::chrono::steady_clock::time_point when[2];
+  Event* both[2] = {a, b};
+  for (int i = 0; i < 2; ++i) {
+    Event* e = both[i];
     std::lock_guard<std::mutex> lock(e->mutex);
     if (e->recorded == 0) return fail(CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
     if (e->completed < e->recorded) return CUDA_ERROR_NOT_READY;
-    (e == a ? ta : tb) = e->when;
+    when[i] = e->when;
   }
+  const auto ta = when[0], tb = when[1];
   *ms = std::chrono::duration<float, std::milli>(tb - ta).count();
   return CUDA_SUCCESS;
 }
 
 DCSIM_EXPORT CUresult cuStreamWaitEvent(CUstream hs, CUevent h, unsigned int flags) {
   NEED_INIT;
-  if (!h) return CUDA_ERROR_INVALID_HANDLE;
+  std::shared_ptr<Event> e = event_ref(h);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   Stream* s = nullptr;
   if (CUresult r = stream_of(hs, s); r != CUDA_SUCCESS) return r;
-  Event* e = reinterpret_cast<Event*>(h);
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(e->mutex);

@@ -184,6 +184,9 @@ struct Sim {
   std::map<uintptr_t, uint64_t> host_ranges;  // pinned and managed host allocations: start -> size
   std::map<Module*, std::shared_ptr<Module>> modules;
   std::set<Stream*> streams;
+  // Events are shared with the records and waits queued on streams: destroying one that a stream
+  // still waits on is legal, and the queued work keeps it alive.
+  std::map<Event*, std::shared_ptr<Event>> events;
 };
 
 Sim* sim();              // null before a successful cuInit

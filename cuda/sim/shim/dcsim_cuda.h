@@ -80,6 +80,7 @@ struct dim3 {
 
 // ---- per-thread execution state ------------------------------------------------------------------
 namespace dcsim {
+namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
 
 struct Trap {
   int code;  // the CUresult the launch fails with
@@ -138,6 +139,7 @@ inline void fail(int code, const char* fmt, const char* a = "", const char* b = 
   throw Trap{code};
 }
 
+}  // namespace
 }  // namespace dcsim
 
 #define threadIdx (::dcsim::t_thread_idx)
@@ -195,6 +197,7 @@ dcsim_fiber_start:
 #endif
 
 namespace dcsim {
+namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
 
 inline void fiber_main(void* arg);
 
@@ -380,6 +383,7 @@ T* dynamic_shared() {
   return reinterpret_cast<T*>(t_dynamic_shared);
 }
 
+}  // namespace
 }  // namespace dcsim
 
 // ---- barriers and warp intrinsics ----------------------------------------------------------------
@@ -496,6 +500,7 @@ inline void __nanosleep(unsigned) {}
 
 // ---- atomics -------------------------------------------------------------------------------------
 namespace dcsim {
+namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
 template <class T, class F>
 inline T atomic_update(T* p, F f) {
   T old;
@@ -504,6 +509,7 @@ inline T atomic_update(T* p, F f) {
   while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) want = f(old);
   return old;
 }
+}  // namespace
 }  // namespace dcsim
 
 template <class T>
@@ -695,6 +701,7 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
 
 // ---- registration and execution (the ABI in dcsim_abi.h) ----------------------------------------
 namespace dcsim {
+namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
 
 inline dcsim_kernel_entry* registry(uint32_t** count) {
   static dcsim_kernel_entry entries[1024];
@@ -787,6 +794,7 @@ inline void run_block_fibers(dcsim_launch* L) {
   free(warps);
 }
 
+}  // namespace
 }  // namespace dcsim
 
 extern "C" __attribute__((visibility("default"))) const dcsim_kernel_entry* dcsim_kernels(uint32_t* count,

@@ -49,7 +49,7 @@ def collect() -> dict[str, Any]:
     if report["native_version"] is not None:
         report["backends"] = [
             {"name": b.name, "version": b.version, "available": b.available, "reason": b.reason,
-             "library": b.library, "manifest": b.manifest, "devices": b.device_count}
+             "library": b.library, "manifest": b.manifest, "devices": b.device_count, "simulated": b.simulated}
             for b in runtime.backends()
         ]
         report["devices"] = [{"id": d.id, **d.info} for d in runtime.devices()]
@@ -83,6 +83,9 @@ def render(report: dict[str, Any]) -> str:
             add("  (no plugins found)")
         for b in report["backends"]:
             state = f"available, {b['devices']} device(s)" if b["available"] else f"unavailable: {b['reason']}"
+            if b.get("simulated"):
+                state += (", SIMULATED on the CPU (DOTCOMPUTE_CUDA_SIM)" if b["name"] == "cuda"
+                          else ", a TEST DOUBLE running on the CPU")
             add(f"  {b['name']:<8} {b['version'] or '?':<8} {state}")
             if b["library"]:
                 add(f"           {b['library']}")

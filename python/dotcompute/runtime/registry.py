@@ -6,6 +6,7 @@ returns the same object every time and buffers can compare accelerators with ``i
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import weakref
@@ -39,9 +40,12 @@ class BackendInfo:
     manifest: str = ""
     abi_version: int = 0
     device_count: int = 0
+    #: True when the devices are simulated (the CUDA simulator, ``DOTCOMPUTE_CUDA_SIM=1``).
+    simulated: bool = False
 
     def __repr__(self) -> str:
-        state = "available" if self.available else f"unavailable: {self.reason}"
+        state = ("available, simulated" if self.simulated else "available") if self.available \
+            else f"unavailable: {self.reason}"
         return f"<dc.BackendInfo {self.name} {self.version or '?'} ({state})>"
 
 
@@ -144,9 +148,24 @@ def gpu() -> Accelerator:
     return found[0]
 
 
+def _simulated(backend: str) -> bool:
+    """Whether the backend's devices say they are simulated (their info's ``"simulated": true``)."""
+    for d in native().devices():
+        if d.backend != backend:
+            continue
+        try:
+            extra = json.loads(dict(d.info).get("extra_json") or "{}")
+        except ValueError:
+            continue
+        if isinstance(extra, dict) and extra.get("simulated") is True:
+            return True
+    return False
+
+
 def _backend_info(s: Any) -> BackendInfo:
     return BackendInfo(name=s.name, version=s.version, available=s.available, reason=s.reason, library=s.library,
-                       manifest=s.manifest, abi_version=s.abi_version, device_count=s.device_count)
+                       manifest=s.manifest, abi_version=s.abi_version, device_count=s.device_count,
+                       simulated=bool(s.available) and _simulated(s.name))
 
 
 def load_plugin(path: str | os.PathLike[str]) -> BackendInfo:
