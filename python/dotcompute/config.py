@@ -130,6 +130,11 @@ def cuda_driver() -> str | None:
     return _get("DOTCOMPUTE_CUDA_DRIVER")
 
 
+def cuda_sim() -> bool:
+    """DOTCOMPUTE_CUDA_SIM: the CUDA plugin runs on the CUDA simulator instead of a driver."""
+    return _flag("DOTCOMPUTE_CUDA_SIM")
+
+
 def nvrtc() -> str | None:
     return _get("DOTCOMPUTE_NVRTC")
 

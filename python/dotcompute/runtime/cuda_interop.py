@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 from typing import TYPE_CHECKING, Any
 
+from .. import config
 from ..errors import BackendUnavailableError, DotComputeError, OutOfMemoryError
-from .native import native
+from .native import native, plugin_dir
 
 if TYPE_CHECKING:
     from .accelerator import Accelerator
@@ -283,7 +284,10 @@ class _Driver:
     """The few driver calls the DLPack stream handshake needs, on the library the plugin loaded."""
 
     def __init__(self) -> None:
-        path = os.environ.get("DOTCOMPUTE_CUDA_DRIVER") or "libcuda.so.1"
+        if config.cuda_sim():  # the plugin loaded the CUDA simulator shipped beside it
+            path = str(plugin_dir() / "libdotcompute_cuda_sim.so")
+        else:
+            path = os.environ.get("DOTCOMPUTE_CUDA_DRIVER") or "libcuda.so.1"
         lib = ctypes.CDLL(path)  # the same file the plugin opened, so the same handle and state
         self.path = path
         for name, args in (("cuDeviceGet", [POINTER(c_int), c_int]),
