@@ -49,15 +49,28 @@ def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...] | None:
     return (normalize_axis(name, axis, ndim),)
 
 
-def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
+def _kept(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
+    """numpy's keepdims shape: the reduced axes stay, with extent 1."""
+    return tuple(1 if axes is None or i in axes else d for i, d in enumerate(shape))
+
+
+def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = None,
+                  keepdims: bool = False) -> Any:
     op = operand(f"dc.{name}", x, accelerator)
     axes = _axes(f"dc.{name}", axis, len(op.shape))
-    out_dtype = _result_dtype(name, op.dtype)
+    if dtype is not None:
+        out_dtype = np.dtype(dtype)
+        if out_dtype.kind not in "biufc":
+            raise TypeError(f"dc.{name}: dtype {out_dtype} is not supported")
+    else:
+        out_dtype = _result_dtype(name, op.dtype)
     path = dispatch.choose(name, op.acc, op.dtype, out_dtype)
     if path in ("vendor", "host"):
         fn = _OPS[name][0]
-        value = np.asarray(fn(op.on_host(path), axis=axes))
+        extra = {"dtype": out_dtype} if dtype is not None else {}
+        value = np.asarray(fn(op.on_host(path), axis=axes, keepdims=keepdims, **extra))
         return result(op, value)
+    kept = _kept(op.shape, axes)
     buf = op.device()
     if buf.ndim == 0:  # a 0-d array reduces like its one element
         buf, axes = flat(buf), None
@@ -70,7 +83,9 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
         buf = _portable_axis(name, buf, a, out_dtype)
     if name == "mean":
         buf = _scale(buf, 1.0 / count if count else float("nan"))
-    if full and buf.ndim != 0:
+    if keepdims:
+        buf = shaped(flat(buf), kept)
+    elif full and buf.ndim != 0:
         buf = shaped(flat(buf), ())
     return result(op, buf)
 
@@ -149,32 +164,36 @@ def _scale(buf: Buffer, factor: float) -> Buffer:
 
 
 # ------------------------------------------------------------------------------------ public API
-def sum(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:  # noqa: A001
-    """Sum of the elements (over ``axis``), numpy's result dtype; a 0-d Buffer for a full reduction."""
-    return _reduce_named("sum", x, axis, accelerator)
+def sum(x: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,  # noqa: A001
+        accelerator: Any = "auto") -> Any:
+    """Sum of the elements (over ``axis``), numpy's result dtype (or ``dtype``, the accumulator);
+    a 0-d Buffer for a full reduction."""
+    return _reduce_named("sum", x, axis, accelerator, dtype, keepdims)
 
 
-def prod(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+def prod(x: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,
+         accelerator: Any = "auto") -> Any:
     """Product of the elements (over ``axis``)."""
-    return _reduce_named("prod", x, axis, accelerator)
+    return _reduce_named("prod", x, axis, accelerator, dtype, keepdims)
 
 
-def amin(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+def amin(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Any:
     """Smallest element (over ``axis``); NaN if any is NaN, as numpy."""
-    return _reduce_named("min", x, axis, accelerator)
+    return _reduce_named("min", x, axis, accelerator, None, keepdims)
 
 
-def amax(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+def amax(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Any:
     """Largest element (over ``axis``); NaN if any is NaN, as numpy."""
-    return _reduce_named("max", x, axis, accelerator)
+    return _reduce_named("max", x, axis, accelerator, None, keepdims)
 
 
-def mean(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
-    """Arithmetic mean (over ``axis``); float64 for integer input, as numpy."""
-    return _reduce_named("mean", x, axis, accelerator)
+def mean(x: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,
+         accelerator: Any = "auto") -> Any:
+    """Arithmetic mean (over ``axis``); float64 for integer input, as numpy (or ``dtype``)."""
+    return _reduce_named("mean", x, axis, accelerator, dtype, keepdims)
 
 
-def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
+def _arg(name: str, x: Any, axis: Any, accelerator: Any, keepdims: bool = False) -> Any:
     op = operand(f"dc.{name}", x, accelerator)
     ax = None if axis is None else normalize_axis(f"dc.{name}", axis, len(op.shape))
     if op.size == 0 or (ax is not None and op.shape[ax] == 0):
@@ -182,7 +201,7 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
     path = dispatch.choose(name, op.acc, op.dtype)
     if path in ("vendor", "host"):
         fn = np.argmin if name == "argmin" else np.argmax
-        return result(op, np.asarray(fn(op.on_host(path), axis=ax)))
+        return result(op, np.asarray(fn(op.on_host(path), axis=ax, keepdims=keepdims)))
     buf = op.device()
     shape = buf.shape if buf.ndim else (1,)
     if ax is None:
@@ -191,6 +210,8 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any) -> Any:
         outer, n, inner = split_axis(shape, ax)
         out_shape = shape[:ax] + shape[ax + 1:]
     idx = arg_by_search(name, flat(buf), outer, n, inner)
+    if keepdims:
+        out_shape = _kept(op.shape, None if ax is None else (ax,))
     return result(op, shaped(idx, out_shape))
 
 
@@ -235,14 +256,14 @@ def arg_flat(better: Any, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
         src_vals, src_idx, src_n, src_inner, first = vals, idx, chunks, 1, False
 
 
-def argmin(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+def argmin(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Any:
     """Index of the smallest element (flat when ``axis`` is None); the first one on ties and NaN."""
-    return _arg("argmin", x, axis, accelerator)
+    return _arg("argmin", x, axis, accelerator, keepdims)
 
 
-def argmax(x: Any, axis: Any = None, *, accelerator: Any = "auto") -> Any:
+def argmax(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Any:
     """Index of the largest element (flat when ``axis`` is None); the first one on ties and NaN."""
-    return _arg("argmax", x, axis, accelerator)
+    return _arg("argmax", x, axis, accelerator, keepdims)
 
 
 def check_operator(name: str, op: Any, arity: int) -> None:

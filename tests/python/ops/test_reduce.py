@@ -221,3 +221,23 @@ def test_arg_search_ties_and_nan_in_long_rows(accelerator, path, dtype):
         assert int(getattr(dc, name)(b)) == getattr(np, name)(x)
     y = np.ascontiguousarray(x.T[:5000])  # the reduced axis strided (inner > 1)
     np.testing.assert_array_equal(dc.argmax(y, axis=0, accelerator=accelerator), np.argmax(y, axis=0))
+
+
+def test_keepdims_and_dtype(accelerator, path):
+    x = RNG.integers(0, 100, (4, 5, 6)).astype(np.int32)
+    b = accelerator.asarray(x)
+    for axis in (None, 0, 2, (0, 2)):
+        for name in ("sum", "min", "mean"):
+            got = getattr(dc, name)(b, axis=axis, keepdims=True)
+            want = getattr(np, name)(x, axis=axis, keepdims=True)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got.numpy(), want)
+    for axis in (None, 1):
+        got = dc.argmax(b, axis=axis, keepdims=True)
+        want = np.argmax(x, axis=axis, keepdims=True)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want)
+    got = dc.sum(b, axis=1, dtype=np.float64)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), x.sum(axis=1, dtype=np.float64))
+    assert dc.mean(b, dtype=np.float32).dtype == np.float32
