@@ -241,3 +241,11 @@ def test_keepdims_and_dtype(accelerator, path):
     assert got.dtype == np.float64
     np.testing.assert_allclose(got.numpy(), x.sum(axis=1, dtype=np.float64))
     assert dc.mean(b, dtype=np.float32).dtype == np.float32
+
+
+def test_four_d_numpy_input(accelerator, path):
+    x = RNG.standard_normal((2, 3, 4, 5))
+    for axis in (None, 0, 2, -1):
+        np.testing.assert_allclose(dc.sum(x, axis=axis, accelerator=accelerator), x.sum(axis=axis))
+        np.testing.assert_array_equal(dc.argmax(x, axis=axis, accelerator=accelerator), x.argmax(axis=axis))
+    np.testing.assert_allclose(dc.cumsum(x, axis=1, accelerator=accelerator), np.cumsum(x, axis=1))
