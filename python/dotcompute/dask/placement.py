@@ -5,7 +5,7 @@ uses ``dc.accelerator("auto")``. Otherwise (the threaded scheduler, a worker wit
 or an explicit list of devices) blocks are spread over the candidate devices (``dc.devices()`` by
 default) in proportion to their measured throughput: each
 block goes where it is expected to *finish* first, counting the work already running there. A
-device nobody has measured yet gets one block first (the first-chunk measurement); the
+device nobody has measured yet gets two blocks first (the first-chunk measurements); the
 orchestration history, when it has times for this kernel, seeds the estimates instead. In a single
 thread this always picks the fastest device; with the threaded scheduler (several blocks at once)
 the blocks split between the devices by speed.
@@ -57,11 +57,13 @@ class Spreader:
             stats = [self.stats(kernel_key, a.id) for a in accs]
             for a, s in zip(accs, stats, strict=True):
                 if s.throughput is None and a.id in seeds:
-                    s.throughput = seeds[a.id]
+                    s.throughput, s.provisional = seeds[a.id], False
             for a, s in zip(accs, stats, strict=True):
-                if s.throughput is None and s.running == 0:
+                # measure a device twice before trusting it: a first launch can carry one-off costs
+                # (a driver's lazy set-up) that would keep it from ever getting another block
+                if (s.throughput is None or s.provisional) and s.running == 0:
                     s.running += 1
-                    return a, 0.0  # measure it
+                    return a, 0.0
             best, best_finish, best_cost = None, float("inf"), 0.0
             for a, s in zip(accs, stats, strict=True):
                 if s.throughput is None:
