@@ -57,9 +57,16 @@ def preferred() -> str:
     return getattr(_state, "path", "auto")
 
 
+#: The dtypes the portable kernels are written and tested for; as the kernel language grows
+#: (small ints, float16, complex), each joins here once the operations are tested with it.
+PORTABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.uint32, np.float32, np.float64))
+
+
 def kernel_dtype(dtype: np.dtype) -> bool:
-    """Whether the kernel language computes with ``dtype`` (the portable kernels need it)."""
-    return np.dtype(dtype) in KERNEL_DTYPES
+    """Whether the portable kernels compute with ``dtype`` (the kernel language has it, and the
+    operations are tested with it)."""
+    d = np.dtype(dtype)
+    return d in KERNEL_DTYPES and d in PORTABLE_DTYPES
 
 
 #: Operations whose portable kernels are far slower than numpy on a host copy when the device is
@@ -93,4 +100,5 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     return path
 
 
-__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "choose", "kernel_dtype", "listeners", "prefer", "preferred"]
+__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "kernel_dtype", "listeners", "prefer",
+           "preferred"]
