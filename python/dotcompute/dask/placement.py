@@ -142,7 +142,7 @@ def candidates(accelerator: Any) -> list[Any]:
         return list(runtime.devices())
     if isinstance(accelerator, (list, tuple)):
         return [runtime.accelerator(a) for a in accelerator]
-    return [runtime.accelerator(accelerator)]
+    return [accelerator]  # one spec: dc.launch resolves it (also "best", "gpu" and the like)
 
 
 def _single_threaded_worker() -> bool:
@@ -160,7 +160,7 @@ def run_placed(kernel: Any, accelerator: Any, work: int, launch: Any, gsize: tup
     """Runs ``launch(acc)`` on the chosen device, timing it for the estimates and the history."""
     accs = candidates(accelerator)
     backend = getattr(kernel, "backend", None)  # a RawKernel runs only on its own backend's devices
-    if backend is not None and not hasattr(kernel, "pyfunc"):
+    if backend is not None and not hasattr(kernel, "pyfunc") and not isinstance(accs[0], str):
         accs = [a for a in accs if a.backend == backend] or [runtime.accelerator(backend)]
     if len(accs) == 1:
         return launch(accs[0])

@@ -53,6 +53,12 @@ def test_map_blocks_numpy_scalar_and_explicit_outputs():
     np.testing.assert_allclose(y.compute(scheduler="sync"), 0.5 * x + 2)
 
 
+def test_orchestrated_accelerator_spec():
+    x = np.arange(100, dtype=np.float32)
+    y = dcd.map_blocks(axpb, da.from_array(x, chunks=40), 2.0, 0.0, accelerator="best")
+    np.testing.assert_allclose(y.compute(scheduler="threads"), 2 * x)
+
+
 def test_output_dtype_override():
     x = np.arange(10, dtype=np.float64)
     y = dcd.map_blocks(axpb, da.from_array(x, chunks=4), 1.0, 0.0, outputs={"out": np.float32}, accelerator="cpu")
