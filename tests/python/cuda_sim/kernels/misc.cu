@@ -1,0 +1,15 @@
+// Device-side assert, and a kernel whose pointer parameter can be handed a non-device address.
+// NVRTC has no <assert.h>: device code asserts through the driver's __assertfail hook.
+#ifndef assert
+extern "C" __device__ void __assertfail(const char* expr, const char* file, unsigned line, const char* fn,
+                                        size_t size);
+#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, 1))
+#endif
+
+extern "C" __global__ void checked_copy(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    assert(x[i] >= 0.0f);
+    y[i] = x[i];
+  }
+}
