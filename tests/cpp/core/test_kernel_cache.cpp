@@ -2,11 +2,18 @@
 // and concurrent writers in several processes.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <dirent.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <thread>
+#include <vector>
 #include <fstream>
 #include <iterator>
 
@@ -287,4 +294,76 @@ TEST(KernelCache, DefaultFolderFollowsTheEnvironment) {
     EXPECT_EQ(KernelCache::default_dir(), std::string(getenv("HOME")) + "/.cache/dotcompute");
   }
   if (!saved.empty()) setenv("DOTCOMPUTE_CACHE_DIR", saved.c_str(), 1);
+}
+
+// Issue 8: single flight across processes, stale locks, and a folder others can write.
+TEST(KernelCache, StaleLockFilesAndDeadHoldersDoNotBlock) {
+  dctest::TempDir dir;
+  const std::string key = key_of("stale");
+  const std::string lock = dir.path() + "/.lock." + key;
+  {
+    std::ofstream(lock) << "left behind by a crashed process";  // a file nobody holds
+  }
+  // a holder that dies while holding the lock: the kernel releases its flock
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = ::open(lock.c_str(), O_RDWR);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) _exit(2);
+    ::pause();  // killed below, still holding it
+    _exit(0);
+  }
+  ::usleep(100 * 1000);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  KernelCache cache(dir.path());
+  cache.set_lock_wait(std::chrono::seconds(600));  // it must not need the timeout
+  int builds = 0;
+  Blob b = cache.get_or_build(key, [&] {
+    ++builds;
+    return payload("stale", 100);
+  });
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(*b, payload("stale", 100));
+  EXPECT_NE(::access(lock.c_str(), F_OK), 0) << "the builder removes its lock file";
+}
+
+TEST(KernelCache, ALiveHolderMakesOthersWaitAndReadItsEntry) {
+  dctest::TempDir dir;
+  const std::string key = key_of("flight");
+  const auto data = payload("flight", 500);
+  std::atomic<int> builds{0};
+  std::vector<std::thread> threads;
+  std::vector<Blob> got(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      KernelCache cache(dir.path());  // one cache each, as separate processes would have
+      got[t] = cache.get_or_build(key, [&] {
+        ++builds;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a slow compiler
+        return data;
+      });
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(builds.load(), 1);
+  for (const Blob& b : got) EXPECT_EQ(*b, data);
+}
+
+TEST(KernelCache, AFolderOthersCanWriteIsNotUsed) {
+  dctest::TempDir dir;
+  const std::string shared = dir.path() + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  KernelCache cache(shared);
+  EXPECT_NE(cache.dir(), shared);
+  EXPECT_NE(cache.warning().find("mode 0o777"), std::string::npos) << cache.warning();
+  struct stat st;
+  ASSERT_EQ(::stat(cache.dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077, 0u);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  KernelCache mine(dir.path() + "/mine");
+  EXPECT_EQ(mine.dir(), dir.path() + "/mine");
+  EXPECT_EQ(mine.warning(), "");
 }
