@@ -169,3 +169,15 @@ def test_spreading_is_proportional_to_throughput():
     # one block at a time always goes to the faster device
     acc, expected = s.choose("k", accs, 1000, seeds)
     assert acc is fast
+
+
+def test_kernel_errors_surface_when_the_graph_is_built():
+    @dc.kernel
+    def uses_a_list(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+        i = dc.global_id(0)
+        out[i] = [x[i]][0]
+
+    with pytest.raises(dc.KernelSyntaxError, match="list"):
+        dcd.map_blocks(uses_a_list, da.ones(8, chunks=4, dtype=np.float32))
+    with pytest.raises(dc.KernelTypeError, match="float32"):
+        dcd.map_blocks(out_of_bounds, da.ones(8, chunks=4, dtype=np.int32))
