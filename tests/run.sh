@@ -42,7 +42,16 @@ step "Python tests (pytest)"
 cd "$root"
 # The CUDA driver test double and the plugin built above let the CUDA host logic run without a GPU.
 export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
-python3 -m pytest -q -rs tests/python --ignore=tests/python/metal "$@"
+python3 -m pytest -q -rs tests/python --ignore=tests/python/metal "$@" \
+  --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
+
+step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
+# The conformance, idioms, real-world and contract suites again with cuda:0 simulated, so every CUDA
+# kernel runs and is checked against numpy (the pass above only compiles them); then the simulator's
+# own tests and the GPU conformance file. The CPU and OpenCL parameters already ran above: -k keeps cuda.
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k cuda tests/python/lang tests/python/idioms \
+  tests/python/realworld tests/python/contract_extra
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py
 
 step "Metal plugin on the Metal test double (pytest)"
 # The plugin's own tests, then the conformance, real-world and idioms suites on metal:0 only; kernels that
