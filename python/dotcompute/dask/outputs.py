@@ -79,8 +79,11 @@ def plan_outputs(kernel: Any, args: Sequence[Any], outputs: Any) -> OutputPlan:
                              f"the blocks of the first array argument, which have {first.ndim}")
         dtypes.append(np.dtype(dtype))
     plan = OutputPlan(len(decls), tuple(positions), tuple(dtypes), tuple(names[p] for p in positions))
-    # type-check the whole call here, on the client, before any task runs
-    kernel.ir(signature=[_signature_entry(a) for a in plan.assemble(args, [_example(d, first.ndim) for d in dtypes])])
+    # type-check the whole call here, on the client, before any task runs: the argument types against
+    # the signature (as a launch checks them), then the kernel body for those types
+    examples = [_example(a.dtype, a.ndim) if is_array(a) else a for a in args]
+    full = plan.assemble(examples, [_example(d, first.ndim) for d in dtypes])
+    kernel.ir(signature=kernel.types_from_args(tuple(full)))
     return plan
 
 
