@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from .dtypes import (
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -88,8 +90,8 @@ __all__ = [
     "KernelSyntaxError",
     "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError", "PipelineError",
     # dtypes
-    "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64",
+    "bool", "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
     *_lang_all,
     # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
     "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul", "sort", "argsort", "sort_by_key", "fft",

@@ -21,10 +21,13 @@ uint64 = np.uint64
 float16 = np.float16
 float32 = np.float32
 float64 = np.float64
+complex64 = np.complex64
+complex128 = np.complex128
 
 #: dtypes a kernel-language kernel may compute with (DESIGN.md, "The kernel language").
 KERNEL_DTYPES = tuple(np.dtype(t) for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                                             float16, float32, float64))
+                                             float16, float32, float64, complex64, complex128))
 
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64", "KERNEL_DTYPES"]
+           "float16", "float32", "float64", "complex64",
+           "complex128", "KERNEL_DTYPES"]

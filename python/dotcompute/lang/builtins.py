@@ -153,7 +153,7 @@ _HOST = {
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _host_round, "fabs": np.fabs,
     "atan2": np.arctan2, "pow": _host_pow, "hypot": np.hypot, "fmod": np.fmod, "copysign": np.copysign,
     "fmin": np.fmin, "fmax": np.fmax, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "min": _host_min, "max": _host_max, "abs": _host_abs,
+    "min": _host_min, "max": _host_max, "abs": _host_abs, "conj": np.conjugate,
 }
 
 MATH: dict[str, MathFunction] = {name: MathFunction(name, name, fn) for name, fn in _HOST.items()}

@@ -287,7 +287,10 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
     "copysign": (2, "f"), "fmin": (2, "f"), "fmax": (2, "f"),
     "isnan": (1, "f->b"), "isinf": (1, "f->b"), "isfinite": (1, "f->b"),
     "min": (2, "n"), "max": (2, "n"), "abs": (1, "n"),
+    "conj": (1, "c"), "real": (1, "c"), "imag": (1, "c"),
 }
+# complex: "exp", "sqrt" and "conj" take and give the complex type; "abs", "real", "imag" take a
+# complex and give its real type (``ScalarType.real_type``).
 # round: Python's round-half-to-even (math ``rint``), returning the float type; the frontend
 # adds the int conversion for Python's ``round(x)``.
 # fmod: C's fmod (sign of the dividend), unlike ``%``.

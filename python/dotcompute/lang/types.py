@@ -18,7 +18,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ScalarType:
-    """One scalar type. ``kind`` is numpy's: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float."""
+    """One scalar type. ``kind`` is numpy's: ``b`` bool, ``i`` signed, ``u`` unsigned, ``f`` float,
+    ``c`` complex (``bits`` counts both parts: complex64 is two float32)."""
 
     name: str
     kind: str
@@ -46,6 +47,17 @@ class ScalarType:
         return self.kind == "f"
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def real_type(self) -> ScalarType:
+        """The type of ``.real``/``.imag``/``abs()`` of a complex type (the type itself otherwise)."""
+        if not self.is_complex:
+            return self
+        return FLOAT32 if self.bits == 64 else FLOAT64
+
+    @property
     def itemsize(self) -> int:
         return max(1, self.bits // 8)
 
@@ -68,9 +80,11 @@ UINT64 = ScalarType("uint64", "u", 64)
 FLOAT16 = ScalarType("float16", "f", 16)
 FLOAT32 = ScalarType("float32", "f", 32)
 FLOAT64 = ScalarType("float64", "f", 64)
+COMPLEX64 = ScalarType("complex64", "c", 64)
+COMPLEX128 = ScalarType("complex128", "c", 128)
 
 SCALAR_TYPES: tuple[ScalarType, ...] = (BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
-                                        FLOAT16, FLOAT32, FLOAT64)
+                                        FLOAT16, FLOAT32, FLOAT64, COMPLEX64, COMPLEX128)
 _BY_NAME = {t.name: t for t in SCALAR_TYPES}
 
 #: The type of every index, global id, size and ``.shape[d]`` in the IR.
@@ -234,7 +248,7 @@ def fits(value: int, t: ScalarType) -> bool:
     return -(1 << (t.bits - 1)) <= value < (1 << (t.bits - 1))
 
 
-def literal_type(value: bool | int | float, other: ScalarType | None) -> ScalarType:
+def literal_type(value: bool | int | float | complex, other: ScalarType | None) -> ScalarType:
     """The type a Python literal takes next to an operand of type ``other`` (None: alone).
 
     An int literal takes ``other``'s type when ``other`` is an int type it fits in, or a float
@@ -243,10 +257,15 @@ def literal_type(value: bool | int | float, other: ScalarType | None) -> ScalarT
     if isinstance(value, bool):
         return BOOL if other is None or other.is_bool else other
     if isinstance(value, int):
-        if other is not None and (other.is_float or (other.is_int and fits(value, other))):
+        if other is not None and (other.is_float or other.is_complex or (other.is_int and fits(value, other))):
             return other
         return INT64
-    if other is not None and other.is_float:
+    if isinstance(value, complex):
+        # NEP 50: a weak complex takes the other side's precision (float16 and float32 → complex64)
+        if other is not None and other.is_complex:
+            return other
+        return COMPLEX64 if other is not None and other.is_float and other.bits <= 32 else COMPLEX128
+    if other is not None and (other.is_float or other.is_complex):
         return other
     return FLOAT64
 
@@ -261,6 +280,8 @@ def type_of_python_scalar(value: Any) -> ScalarType | None:
         return INT64
     if isinstance(value, float):
         return FLOAT64
+    if isinstance(value, complex):
+        return COMPLEX128
     return None
 
 
@@ -275,7 +296,8 @@ def wrap_int(value: int, t: ScalarType) -> int:
 
 
 __all__ = ["ScalarType", "BufferType", "SharedType", "VoidType", "VOID", "Type", "BOOL", "INT8", "INT16", "INT32",
-           "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT16", "FLOAT32", "FLOAT64", "SCALAR_TYPES",
+           "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT16", "FLOAT32", "FLOAT64", "COMPLEX64",
+           "COMPLEX128", "SCALAR_TYPES",
            "INDEX", "scalar_type", "from_dtype",
            "BufferAnnotation", "buffer_annotation", "promote", "fits", "literal_type",
            "type_of_python_scalar", "wrap_int"]

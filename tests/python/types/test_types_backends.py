@@ -48,11 +48,11 @@ def test_metal_shim_runs_every_operator_without_float64(op):
     args = g.op_args(k)
     run_msl(kern.source("metal"), args, global_size=(g.N, g.N), local_size=(4, 4))
     outs = dict(zip(k.types, args[2 * len(k.types):], strict=True))
-    assert "float64" not in outs
+    assert "float64" not in outs and "complex128" not in outs
     for c in k.cases:
         got, want = outs[c.out][c.slot], np.asarray(c.want())
         what = f"{c.a} {g.SYMBOL[op]} {c.b if c.b else repr(c.lit)}"
-        if op == "pow" and want.dtype.kind == "f":
+        if (op == "pow" and want.dtype.kind == "f") or want.dtype.kind == "c":
             rtol = 2e-3 if want.dtype.itemsize == 2 else 1e-6
             np.testing.assert_allclose(got, want, rtol=rtol, equal_nan=True, err_msg=what)
         else:
@@ -61,13 +61,28 @@ def test_metal_shim_runs_every_operator_without_float64(op):
 
 def test_metal_shim_casts_without_float64():
     run_msl = _metal()
-    types = [t for t in g.TYPES if t != "float64"]
+    types = [t for t in g.TYPES if t not in g.NO_METAL]
     kern = g.load(g.cast_source("types_cast_metal", types), "cast_metal").types_cast_metal
     inputs = g.cast_inputs(types)
     outs = [np.zeros((len(types), g.N), t) for t in types]
     run_msl(kern.source("metal"), [*inputs.values(), *outs], global_size=g.N, local_size=4)
     for d, out in zip(types, outs, strict=True):
         for k, s in enumerate(types):
+            if s in g.COMPLEX and d not in g.COMPLEX:
+                continue
             src = inputs[f"z_{s}"] if s in g.FLOATS and d in g.INTS else inputs[f"x_{s}"]
             with np.errstate(all="ignore"):
                 np.testing.assert_array_equal(out[k], src.astype(d), err_msg=f"dc.{d}({s})")
+
+
+def test_complex_functions_on_nvrtc_and_the_metal_shim():
+    from test_numpy_conformance import cfun, cfun_args, check_cfun
+
+    compile_ = _nvrtc()
+    for ctype in ("complex64", "complex128"):
+        ok, log = compile_(cfun.source("cuda", *cfun_args(ctype)), "cfun")
+        assert ok, log
+    run_msl = _metal()
+    args = cfun_args("complex64")  # Metal has no complex128 (no double)
+    run_msl(cfun.source("metal", *args), args, global_size=len(args[0]), local_size=4)
+    check_cfun(*args)

@@ -82,3 +82,57 @@ def test_promotion_table_matches_numpy_for_every_pair():
     assert T.promote(T.INT8, T.UINT8) is T.INT16
     assert T.promote(T.INT64, T.UINT64) is T.FLOAT64
     assert T.promote(T.INT16, T.FLOAT16) is T.FLOAT32
+
+
+def complex_ordering(a: dc.Buffer[dc.complex64], out: dc.Buffer[dc.bool_]):
+    i = dc.global_id(0)
+    out[i] = a[i] < a[0]  # ERR
+
+
+def complex_floordiv(a: dc.Buffer[dc.complex64], out: dc.Buffer[dc.complex64]):
+    i = dc.global_id(0)
+    out[i] = a[i] // 2  # ERR
+
+
+def complex_into_float(a: dc.Buffer[dc.complex64], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    x = dc.float32(0)
+    x = a[i]  # ERR
+    out[i] = x
+
+
+def complex_cast_to_float(a: dc.Buffer[dc.complex128], out: dc.Buffer[dc.float64]):
+    i = dc.global_id(0)
+    out[i] = dc.float64(a[i])  # ERR
+
+
+def complex_atomic(a: dc.Buffer[dc.complex64]):
+    dc.atomic_add(a, 0, 1j)  # ERR
+
+
+def complex_max(a: dc.Buffer[dc.complex64], out: dc.Buffer[dc.complex64]):
+    i = dc.global_id(0)
+    out[i] = max(a[i], a[0])  # ERR
+
+
+def complex_scalar_argument(z: dc.complex64, out: dc.Buffer[dc.complex64]):  # ERR
+    out[0] = z
+
+
+@pytest.mark.parametrize("fn, words", [
+    (complex_ordering, "complex numbers have no order"),
+    (complex_floordiv, "unsupported operand types for //: complex64"),
+    (complex_into_float, "has no float32"),
+    (complex_cast_to_float, "a complex128 value cannot become float64"),
+    (complex_atomic, "atomics on complex64 arrays are not supported"),
+    (complex_max, "max() is not defined for complex64"),
+    (complex_scalar_argument, "cannot be a kernel argument yet"),
+], ids=lambda v: v.__name__ if callable(v) else "")
+def test_complex_refusals_name_file_and_line(fn, words):
+    with pytest.raises(dc.KernelTypeError) as info:
+        dc.kernel(fn).source("cpu")
+    err = info.value
+    assert words in str(err), str(err)
+    assert err.filename == __file__ and err.lineno == _err_line(fn), (err.filename, err.lineno)
+    if fn is complex_atomic:
+        assert "z.real and z.imag" in (err.hint or "")

@@ -22,9 +22,11 @@ from pathlib import Path
 import numpy as np
 
 TYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-         "float16", "float32", "float64"]
+         "float16", "float32", "float64", "complex64", "complex128"]
 INTS = [t for t in TYPES if t[0] in "iu"]
 FLOATS = ["float16", "float32", "float64"]
+COMPLEX = ["complex64", "complex128"]
+NO_METAL = ("float64", "complex128")  # MSL has no double
 N = 12
 
 _X = {
@@ -40,10 +42,13 @@ _X = {
     "float16": [0.0, -0.0, 1.0, -1.0, 1.5, -2.5, 3.0, 0.1, 100.0, 65504.0, math.inf, math.nan],
     "float32": [0.0, -0.0, 1.0, -1.0, 1.5, -2.5, 3.0, 0.1, 1e10, -3.4e38, math.inf, math.nan],
     "float64": [0.0, -0.0, 1.0, -1.0, 1.5, -2.5, 3.0, 0.1, 1e300, -1e-300, math.inf, math.nan],
+    "complex64": [0, 1, -1, 1j, -2.5 + 1.5j, 3 - 4j, 0.1 + 0.2j, 1e10 - 1j, 2, -0.5j, 7 + 7j, complex(math.inf, 0)],
+    "complex128": [0, 1, -1, 1j, -2.5 + 1.5j, 3 - 4j, 0.1 + 0.2j, 1e200 - 1j, 2, -0.5j, 7 + 7j,
+                   complex(math.nan, 1)],
 }
 # right operands of ** (numpy refuses negative integer exponents) and of shifts (counts >= 0)
 _POW_Y = {t: [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 7, 2] for t in INTS}
-_POW_Y.update({t: [0.0, 1.0, 2.0, 0.5, -1.0, 3.0, 2.5, -2.0, 1.5, 0.0, 4.0, 10.0] for t in FLOATS})
+_POW_Y.update({t: [0.0, 1.0, 2.0, 0.5, -1.0, 3.0, 2.5, -2.0, 1.5, 0.0, 4.0, 10.0] for t in FLOATS + COMPLEX})
 _SHIFT_Y = {t: [0, 1, 2, 3, 5, 7, 8, 15, 16, 31, 33, 63] for t in INTS}
 _BOOL_Y = [0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]
 # in range of every integer type: what float -> int casts are tested with (C and numpy leave
@@ -82,6 +87,10 @@ def mixed_sign_64(a: str, b: str) -> bool:
 
 def takes(op: str, a: str, b: str) -> bool:
     """Whether the pair is compared with numpy (docs/kernel-language.md lists the exceptions)."""
+    if a in COMPLEX or b in COMPLEX:
+        # numpy refuses //, % and bitwise operators on complex; the language also refuses ordering
+        # (Python does) and a complex ** that is not a small literal power
+        return op in ("add", "sub", "mul", "truediv", "eq", "ne")
     if a == "bool" and b == "bool":
         # Python's meaning (True + True == 2) differs from numpy's (logical); both sides agree on these
         return op in ("truediv", "and", "or", "xor") or op in CMP
@@ -132,7 +141,7 @@ class OpKernel:
 
 def plan(op: str, *, metal: bool = False) -> OpKernel:
     """The cases of operator ``op``; ``metal``: only those with no float64 anywhere."""
-    types = [t for t in TYPES if not (metal and t == "float64")]
+    types = [t for t in TYPES if not (metal and t in NO_METAL)]
     k = OpKernel(op, f"types_{op}{'_metal' if metal else ''}", types)
     for a in types:
         for b in [*types, None]:
@@ -142,10 +151,14 @@ def plan(op: str, *, metal: bool = False) -> OpKernel:
                     continue
                 if b is None and (a == "bool" or (op in BITS and a in FLOATS)):
                     continue
+                if b is None and a in COMPLEX and (op in BITS or op in ("floordiv", "mod")
+                                                   or op in CMP and op not in ("eq", "ne")
+                                                   or (op == "pow" and not isinstance(lit, int))):
+                    continue
                 c = Case(len(k.cases), op, a, b, lit)
                 out = c.want().dtype.name
                 common = np.result_type(np.dtype(a), np.dtype(b) if b is not None else lit).name
-                if metal and "float64" in (a, b, out, common):  # MSL has no double
+                if metal and any(t in NO_METAL for t in (a, b, out, common)):
                     continue
                 c.index = len(k.cases)
                 c.out = out
@@ -182,7 +195,7 @@ def unary_source(name: str, types: list[str]) -> str:
     lines = ["@dc.kernel", f"def {name}({', '.join(params)}):", "    i = dc.global_id(0)"]
     for t in types:
         for k, (form, _) in enumerate(UNARY.values()):
-            if form.startswith("~") and t in FLOATS:
+            if form.startswith("~") and (t in FLOATS or t in COMPLEX):
                 continue
             lines.append(f"    o_{t}[{k}, i] = {form.format(f'x_{t}[i]')}")
     return "\n".join(lines) + "\n"
@@ -196,6 +209,8 @@ def cast_source(name: str, types: list[str]) -> str:
     for d in types:
         fn = "bool_" if d == "bool" else d
         for k, s in enumerate(types):
+            if s in COMPLEX and d not in COMPLEX:
+                continue  # refused: numpy would drop the imaginary part
             src = f"z_{s}[i]" if s in FLOATS and d in INTS else f"x_{s}[i]"
             lines.append(f"    o_{d}[{k}, i] = dc.{fn}({src})")
     return "\n".join(lines) + "\n"

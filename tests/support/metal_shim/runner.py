@@ -51,6 +51,8 @@ _MSL_TYPES = {
     "float": np.float32, "double": np.float64, "int8_t": np.int8, "uint8_t": np.uint8, "int16_t": np.int16,
     "uint16_t": np.uint16, "int32_t": np.int32, "uint32_t": np.uint32, "int64_t": np.int64,
     "uint64_t": np.uint64, "unsigned": np.uint32,
+    # the kernel language's complex64 is a float2 (real in .x, imaginary in .y), numpy's layout
+    "float2": np.complex64,
 }
 _QUALIFIERS = {"const", "constant", "device", "thread", "threadgroup", "volatile", "metal", "restrict",
                "__restrict", "__restrict__"}

@@ -14,7 +14,21 @@ from dataclasses import dataclass
 
 from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir
-from ..types import BOOL, FLOAT16, FLOAT32, FLOAT64, INT32, INT64, UINT32, UINT64, BufferType, ScalarType, VoidType
+from ..types import (
+    BOOL,
+    COMPLEX128,
+    FLOAT16,
+    FLOAT32,
+    FLOAT64,
+    INT32,
+    INT64,
+    UINT32,
+    UINT64,
+    BufferType,
+    ScalarType,
+    VoidType,
+)
+from . import complex_helpers
 from .helpers import SUFFIX, HelperStyle, helper_name, render
 
 
@@ -155,15 +169,42 @@ class CLikePrinter:
     def f16_round(self, text: str, t: ScalarType) -> str:
         return f"{self.f16_round_fn()}({text})" if t == FLOAT16 else text
 
+    # ------------------------------------------------------------------ complex
+    def complex_decl(self, t: ScalarType) -> str:
+        """The target's declaration of complex type ``t`` (if not built in) and ``dc_mk_<s>(re, im)``."""
+        raise NotImplementedError
+
+    def chelper(self, op: str, t: ScalarType) -> str:
+        self.note_type(t)
+        name = f"dc_{op}_{complex_helpers.suffix(t)}"
+        r = t.real_type
+        self.need(name, complex_helpers.render(op, t, self.func_qualifier(), self.tname(t), self.tname(r),
+                                               lambda f: self.math_fn(f, r)))
+        return name
+
+    def complex_cast(self, v: str, src: ScalarType, dst: ScalarType) -> str:
+        s, r = complex_helpers.suffix(dst), self.tname(dst.real_type)
+        if not src.is_complex:
+            return f"dc_mk_{s}(({r})({v}), ({r})0)"
+        name = f"dc_cvt_{s}_{complex_helpers.suffix(src)}"
+        self.need(name, f"{self.func_qualifier()} {self.tname(dst)} {name}({self.tname(src)} v) "
+                        f"{{ return dc_mk_{s}(({r})v.x, ({r})v.y); }}")
+        return f"{name}({v})"
+
     # ------------------------------------------------------------------ types and literals
     def note_type(self, t: ScalarType) -> None:
-        if t == FLOAT64:
+        if t == FLOAT64 or t == COMPLEX128:
             self.features.add("fp64")
+        if t.is_complex:
+            self.need(f"dc_ctype_{t.name}", self.complex_decl(t))
 
     def literal(self, value: bool | int | float, t: ScalarType) -> str:
         self.note_type(t)
         if t == BOOL:
             return "true" if value else "false"
+        if t.is_complex:
+            z, r = complex(value), t.real_type
+            return f"dc_mk_{complex_helpers.suffix(t)}({self.literal(z.real, r)}, {self.literal(z.imag, r)})"
         if t.is_float:
             t = compute_type(t)  # a float16 constant is already rounded (const_value)
             v = float(value)
@@ -212,6 +253,10 @@ class CLikePrinter:
         self.note_type(t)
         a = self.expr(e.left)
         b = self.expr(e.right)
+        if t.is_complex:
+            if op not in _COMPLEX_OPS:
+                raise self.error(e, f"the operator {op} on complex reached the emitter")
+            return f"{self.chelper(_COMPLEX_OPS[op], t)}({a}, {b})"
         if op in ("Add", "Sub", "Mult"):
             if t.is_signed:
                 return f"{self.helper({'Add': 'wadd', 'Sub': 'wsub', 'Mult': 'wmul'}[op], t)}({a}, {b})"
@@ -275,6 +320,8 @@ class CLikePrinter:
         if e.op == "Invert":
             return f"(({self.tname(t)})(~{a}))"
         if e.op == "USub":
+            if t.is_complex:
+                return f"{self.chelper('cneg', t)}({a})"
             if t.is_signed:
                 return f"{self.helper('wneg', t)}({a})"
             if t == UINT32:
@@ -288,6 +335,9 @@ class CLikePrinter:
 
     def e_Compare(self, e: ir.Compare) -> str:
         sym = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}[e.op]
+        if e.left.type.is_complex:
+            eq = f"{self.chelper('ceq', e.left.type)}({self.expr(e.left)}, {self.expr(e.right)})"
+            return eq if e.op == "Eq" else f"(!{eq})"
         return f"({self.expr(e.left)} {sym} {self.expr(e.right)})"
 
     def e_BoolOp(self, e: ir.BoolOp) -> str:
@@ -303,6 +353,8 @@ class CLikePrinter:
         self.note_type(dst)
         if src == dst:
             return v
+        if dst.is_complex:
+            return self.complex_cast(v, src, dst)
         if dst == BOOL:
             return f"({v} != {self.literal(0, src)})"
         if src.is_float and dst.is_int:
@@ -330,6 +382,10 @@ class CLikePrinter:
         name = e.name
         argt = e.args[0].type
         self.note_type(argt)
+        if name in ("real", "imag"):
+            return f"({args[0]}).{'x' if name == 'real' else 'y'}"
+        if argt.is_complex:
+            return f"{self.chelper(name, argt)}({args[0]})"
         if name in ("min", "max"):
             return f"{self.helper(name, t)}({args[0]}, {args[1]})"
         if name == "abs":
@@ -651,6 +707,9 @@ class CLikePrinter:
             else:
                 fixed.append(line)
         return "\n".join(fixed).rstrip() + "\n"
+
+
+_COMPLEX_OPS = {"Add": "cadd", "Sub": "csub", "Mult": "cmul", "TrueDiv": "cdiv"}
 
 
 def compute_type(t: ScalarType) -> ScalarType:

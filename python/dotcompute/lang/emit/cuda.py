@@ -16,6 +16,8 @@ from __future__ import annotations
 from .. import ir
 from ..types import (
     BOOL,
+    COMPLEX64,
+    COMPLEX128,
     FLOAT16,
     FLOAT32,
     FLOAT64,
@@ -35,7 +37,7 @@ from .helpers import SUFFIX, HelperStyle, f16_bits_helpers
 
 _TYPES = {BOOL: "bool", INT8: "signed char", INT16: "short", INT32: "int", INT64: "long long",
           UINT8: "unsigned char", UINT16: "unsigned short", UINT32: "unsigned int", UINT64: "unsigned long long",
-          FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
+          FLOAT16: "float", FLOAT32: "float", FLOAT64: "double", COMPLEX64: "dc_c64", COMPLEX128: "dc_c128"}
 _Q = "static __device__ __forceinline__"
 _AXES = "xyz"
 
@@ -49,6 +51,10 @@ class CudaPrinter(GpuPrinter):
 
     def storage(self, t: ScalarType) -> str:
         return "unsigned short" if t == FLOAT16 else _TYPES[t]
+
+    def complex_decl(self, t: ScalarType) -> str:
+        from .cpu import _complex_struct  # the same struct: cuComplex's layout
+        return _complex_struct(t, _Q)
 
     def f16_round_fn(self) -> str:
         self.need("dc_f16", f16_bits_helpers(_Q, "unsigned int", "unsigned short", "__float_as_uint",

@@ -18,6 +18,8 @@ from __future__ import annotations
 from .. import ir
 from ..types import (
     BOOL,
+    COMPLEX64,
+    COMPLEX128,
     FLOAT16,
     FLOAT32,
     FLOAT64,
@@ -37,7 +39,8 @@ from .helpers import SUFFIX, HelperStyle
 
 # float16 is stored as half and computed in float, every result rounded to half (numpy's rounding)
 _TYPES = {BOOL: "bool", INT8: "char", INT16: "short", INT32: "int", INT64: "long", UINT8: "uchar", UINT16: "ushort",
-          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
+          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double",
+          COMPLEX64: "float2", COMPLEX128: "double2"}
 _STORAGE = {**_TYPES, FLOAT16: "half"}
 _SPACE = {"global": "device", "shared": "threadgroup"}
 _AXES = "xyz"
@@ -58,8 +61,11 @@ class MetalPrinter(GpuPrinter):
     takes_global_size = False
 
     def note_type(self, t: ScalarType) -> None:
-        if t == FLOAT64:
-            raise self.type_error(self.current, "float64 is not available on Metal (MSL has no double); use "
+        if t == COMPLEX64:
+            self.need("dc_ctype_complex64", "static inline float2 dc_mk_c64(float re, float im) "
+                                            "{ return float2(re, im); }")
+        if t in (FLOAT64, COMPLEX128):
+            raise self.type_error(self.current, f"{t} is not available on Metal (MSL has no double); use "
                                                "float32 in kernels meant for Metal",
                                   hint="a float literal alone is float64 (acc = 0.0): annotate the variable "
                                        "(acc: dc.float32 = 0.0) or write dc.float32(...); float parameters "

@@ -20,6 +20,8 @@ from __future__ import annotations
 from .. import ir
 from ..types import (
     BOOL,
+    COMPLEX64,
+    COMPLEX128,
     FLOAT16,
     FLOAT32,
     FLOAT64,
@@ -38,7 +40,8 @@ from .gpu import GpuPrinter
 from .helpers import SUFFIX, HelperStyle
 
 _TYPES = {BOOL: "bool", INT8: "char", INT16: "short", INT32: "int", INT64: "long", UINT8: "uchar", UINT16: "ushort",
-          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double"}
+          UINT32: "uint", UINT64: "ulong", FLOAT16: "float", FLOAT32: "float", FLOAT64: "double",
+          COMPLEX64: "float2", COMPLEX128: "double2"}
 _SPACE = {"global": "__global", "shared": "__local"}
 
 
@@ -55,6 +58,10 @@ class OpenCLPrinter(GpuPrinter):
 
     def storage(self, t: ScalarType) -> str:
         return {BOOL: "uchar", FLOAT16: "half"}.get(t, _TYPES[t])
+
+    def complex_decl(self, t: ScalarType) -> str:
+        s, r = ("c64", "float") if t == COMPLEX64 else ("c128", "double")
+        return f"static inline {r}2 dc_mk_{s}({r} re, {r} im) {{ return ({r}2)(re, im); }}"
 
     def f16_round_fn(self) -> str:
         self.need("dc_rnd_f16", "static inline float dc_rnd_f16(float x) {\n"

@@ -142,12 +142,18 @@ class CallLowering:
         if not node.args:
             return ir.Const(value=False if t.is_bool else (0.0 if t.is_float else 0), type=t, loc=self.loc(node))  # type: ignore[attr-defined]
         (e,) = self.args(node, 1, t.name if not python_builtin else {BOOL: "bool", INT64: "int"}.get(t, "float"))
+        if e.type.is_complex and not t.is_complex and not t.is_bool:
+            raise self.rep.type(node, f"a {e.type} value cannot become {t}",
+                                hint="take z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
         if python_builtin and is_weak(e):
             # int(2.7), float(3): fold with Python, keep the literal weak
             v = {BOOL: bool, INT64: int, FLOAT64: float}[t](e.value)  # type: ignore[attr-defined]
             return ir.Const(value=v, type=t, weak=True, loc=self.loc(node))  # type: ignore[attr-defined]
         if t.is_bool:
             return truth(e)
+        if e.type.is_complex and not t.is_complex:
+            raise self.rep.type(node, f"a {e.type} value cannot become {t}",
+                                hint="take z.real, z.imag or abs(z) (numpy would drop the imaginary part)")
         return convert(e, t, self.loc(node))  # type: ignore[attr-defined]
 
     def minmax(self, name: str, node: ast.Call) -> ir.Expr:
@@ -165,6 +171,8 @@ class CallLowering:
         self.no_keywords(node, "round")
         args = self.args(node, (1, 1), "round")
         e = args[0]
+        if e.type.is_complex:
+            raise self.rep.type(node, "round() is not defined for complex numbers")
         if not e.type.is_float or is_weak(e):
             if is_weak(e):
                 return ir.Const(value=round(e.value), type=INT64, weak=True, loc=self.loc(node))  # type: ignore[attr-defined]
@@ -205,6 +213,8 @@ class CallLowering:
         t = args[0].type if len(args) == 1 else unify(args[0], args[1])
         if len(args) == 1 and is_weak(args[0]):
             t = args[0].type
+        if t.is_complex or kind == "c":
+            return self.complex_math(name, args, t, node)
         if kind == "n":
             if t.is_bool:
                 t = INT64
@@ -228,6 +238,19 @@ class CallLowering:
                 return ir.Const(value=v, type=FLOAT64, weak=True, loc=loc)
         result = BOOL if kind == "f->b" else t
         return ir.MathCall(name=name, args=[convert(a, t) for a in args], type=result, loc=loc)
+
+    def complex_math(self, name: str, args: list[ir.Expr], t: ScalarType, node: ast.AST) -> ir.Expr:
+        """abs, dc.conj, dc.exp, dc.sqrt of a complex (numpy's functions); conj of a real is itself."""
+        loc = self.loc(node)  # type: ignore[attr-defined]
+        if name == "conj" and not t.is_complex:
+            return args[0]
+        if name not in ("abs", "conj", "exp", "sqrt"):
+            hint = "complex numbers have no order; compare abs(z)" if name in ("min", "max") else \
+                "complex values take abs, dc.conj, dc.exp, dc.sqrt, .real and .imag"
+            raise self.rep.type(node, f"{name}() is not defined for {t} in kernels", hint=hint)
+        z = ir.Const(value=complex(args[0].value), type=t, loc=loc) if is_weak(args[0]) else args[0]  # type: ignore[attr-defined]
+        result = t.real_type if name == "abs" else t
+        return ir.MathCall(name=name, args=[z], type=result, loc=loc)
 
     # ----------------------------------------------------------------------------- dc builtins
 
@@ -265,6 +288,10 @@ class CallLowering:
         ref = target.ref
         if ref.dtype.is_bool:
             raise self.rep.type(node.args[0], "atomics on bool arrays are not supported")
+        if ref.dtype.is_complex:
+            raise self.rep.type(node.args[0], f"atomics on {ref.dtype} arrays are not supported",
+                                hint="view the values as floats (a float32/float64 buffer of shape (n, 2), "
+                                     "z.real and z.imag) and add the two parts atomically")
         if ref.dtype.name not in _ATOMIC_DTYPES:
             # GPUs have no 8/16-bit or half read-modify-write atomics; uint64 lacks min/max on OpenCL 1.2
             raise self.rep.type(node.args[0], f"atomics on {ref.dtype} arrays are not supported",

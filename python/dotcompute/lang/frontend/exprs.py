@@ -22,6 +22,7 @@ _BINOP_SYMBOLS = {"Add": "+", "Sub": "-", "Mult": "*", "TrueDiv": "/", "FloorDiv
 _INT_FOLD = {"Add": lambda x, y: x + y, "Sub": lambda x, y: x - y, "Mult": lambda x, y: x * y,
              "FloorDiv": lambda x, y: x // y if y else 0, "Mod": lambda x, y: x % y if y else 0}
 _CMP_NAMES = {ast.Eq: "Eq", ast.NotEq: "NotEq", ast.Lt: "Lt", ast.LtE: "LtE", ast.Gt: "Gt", ast.GtE: "GtE"}
+_CMP_SYMBOLS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">="}
 
 _UNSUPPORTED_EXPR = {
     ast.List: ("lists are not supported in kernels", "use a buffer argument, or dc.shared for work-group arrays"),
@@ -124,7 +125,7 @@ class ExprLowering:
 
     def static_to_expr(self, v: StaticValue) -> ir.Expr:
         obj = v.value
-        if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.generic):
+        if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
             if isinstance(obj, int) and not isinstance(obj, bool) and not -(1 << 63) <= obj < 1 << 64:
                 raise self.rep.type(v.node, f"the constant {obj} does not fit in 64 bits")
             t = type_of_python_scalar(obj)
@@ -162,7 +163,7 @@ class ExprLowering:
         if isinstance(v, str):
             raise self.rep.syntax(node, "strings are not supported in kernels")
         if isinstance(v, complex):
-            raise self.rep.type(node, "complex numbers are not supported in kernels")
+            return self.static_to_expr(StaticValue(v, node))
         return StaticValue(v, node)
 
     def x_Name(self, node: ast.Name) -> ir.Expr | BufferValue | StaticValue:
@@ -181,6 +182,8 @@ class ExprLowering:
         if isinstance(base, BufferValue):
             return self.buffer_attribute(base, node)
         if isinstance(base, ir.Expr):
+            if node.attr in ("real", "imag"):
+                return self.real_imag(base, node.attr, node)
             raise self.rep.syntax(node, f"numbers have no attribute {node.attr!r} in kernels")
         obj = getattr(base.value, node.attr, MISSING)
         if obj is MISSING:
@@ -188,6 +191,18 @@ class ExprLowering:
         if isinstance(obj, (bool, int, float, np.generic)):
             return self.static_to_expr(StaticValue(obj, node))
         return StaticValue(obj, node)
+
+    def real_imag(self, e: ir.Expr, part: str, node: ast.AST) -> ir.Expr:
+        """``z.real`` / ``z.imag``; of a real number, itself / zero (as numpy)."""
+        loc = self.loc(node)
+        if is_weak(e):
+            return ir.Const(value=getattr(e.value, part), type=type_of_python_scalar(getattr(e.value, part)),  # type: ignore[attr-defined]
+                            weak=True, loc=loc)
+        if e.type.is_complex:
+            return ir.MathCall(name=part, args=[e], type=e.type.real_type, loc=loc)
+        if part == "real":
+            return e
+        return ir.Const(value=False if e.type.is_bool else (0.0 if e.type.is_float else 0), type=e.type, loc=loc)
 
     def buffer_attribute(self, buf: BufferValue, node: ast.Attribute) -> ir.Expr | StaticValue:
         ref = buf.ref
@@ -310,6 +325,21 @@ class ExprLowering:
             return ir.Const(value=value, type=type_of_python_scalar(value), weak=True, loc=loc)
         sym = _BINOP_SYMBOLS[op]
         t = unify(a, b)
+        if t.is_complex and op not in ("Add", "Sub", "Mult", "TrueDiv", "Pow"):
+            raise self.rep.type(node, f"unsupported operand types for {sym}: {a.type} and {b.type}",
+                                hint="complex numbers take + - * / and ** with a small int exponent")
+        if t.is_complex and op == "Pow":
+            if not (is_weak(b) and isinstance(b.value, int) and 0 <= b.value <= 3):  # type: ignore[attr-defined]
+                raise self.rep.type(node, "a complex power needs a literal exponent 0, 1, 2 or 3",
+                                    hint="write z * z, or dc.exp(w * log-of-z) by hand")
+            n = int(b.value)  # type: ignore[attr-defined]
+            z = convert(a, t)
+            if n == 0:
+                return ir.Const(value=1 + 0j, type=t, loc=loc)
+            out = z
+            for _ in range(n - 1):
+                out = ir.BinOp(op="Mult", left=out, right=z, type=t, loc=loc)
+            return out
         if op in ("LShift", "RShift", "BitAnd", "BitOr", "BitXor"):
             if a.type.is_float or b.type.is_float:
                 raise self.rep.type(node, f"unsupported operand types for {sym}: {a.type} and {b.type}",
@@ -322,7 +352,7 @@ class ExprLowering:
                                          "one side (dc.uint64(x) or dc.int64(x))")
             return ir.BinOp(op=op, left=convert(a, t), right=convert(b, t), type=t, loc=loc)
         if op == "TrueDiv":
-            ft = t if t.is_float else FLOAT64
+            ft = t if t.is_float or t.is_complex else FLOAT64
             return ir.BinOp(op=op, left=convert(a, ft), right=convert(b, ft), type=ft, loc=loc)
         if op == "Pow":
             return self.power(a, b, t, loc)
@@ -372,7 +402,7 @@ class ExprLowering:
                 e = convert(e, INT64)
             return ir.UnaryOp(op="USub", operand=e, type=e.type, loc=loc)
         if op == "Invert":
-            if e.type.is_float:
+            if e.type.is_float or e.type.is_complex:
                 raise self.rep.type(node, f"bad operand type for unary ~: {e.type}")
             if e.type.is_bool:
                 e = convert(e, INT64)
@@ -410,9 +440,16 @@ class ExprLowering:
     def compare(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
         loc = self.loc(node)
         if is_weak(a) and is_weak(b):
-            return ir.Const(value=fold.compare(op, a.value, b.value), type=BOOL, weak=True,  # type: ignore[attr-defined]
-                            loc=loc)
+            try:
+                value = fold.compare(op, a.value, b.value)  # type: ignore[attr-defined]
+            except fold.FoldError as e:
+                raise self.rep.type(node, f"invalid constant comparison: {e}") from None
+            return ir.Const(value=value, type=BOOL, weak=True, loc=loc)
         t = unify(a, b)
+        if t.is_complex and op not in ("Eq", "NotEq"):
+            raise self.rep.type(node, f"complex numbers have no order: {_CMP_SYMBOLS.get(op, op)} is not "
+                                      f"defined for {a.type} and {b.type}",
+                                hint="compare abs(z), z.real or z.imag")
         if t.is_float and a.type.is_int and b.type.is_int and not (is_weak(a) or is_weak(b)):
             s = a if a.type.is_signed else b
             again: ir.Expr = s

@@ -41,19 +41,24 @@ def binop(op: str, a: Any, b: Any) -> Any:
     if op == "Pow" and isinstance(b, int) and not isinstance(b, bool) and b > 256 and isinstance(a, int):
         raise FoldError("the constant power is too large")
     try:
-        return _check(_BINOPS[op](a, b))
+        value = _BINOPS[op](a, b)
+        # complex constants fold to complex (1 + 2j); only a real expression turning complex is refused
+        return value if isinstance(a, complex) or isinstance(b, complex) else _check(value)
     except (ZeroDivisionError, OverflowError, TypeError, ValueError) as e:
         raise FoldError(str(e)) from None
 
 
 def compare(op: str, a: Any, b: Any) -> bool:
-    return bool(_CMPOPS[op](a, b))
+    try:
+        return bool(_CMPOPS[op](a, b))
+    except TypeError as e:  # 1j < 2j
+        raise FoldError(str(e)) from None
 
 
 def unary(op: str, a: Any) -> Any:
     try:
         if op == "USub":
-            return _check(-a)
+            return -a if isinstance(a, complex) else _check(-a)
         if op == "UAdd":
             return +a
         if op == "Not":
@@ -75,6 +80,6 @@ def math_call(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (bool, int, float))
+    return isinstance(value, (bool, int, float, complex))
 
 __all__ = ["FoldError", "binop", "compare", "unary", "math_call"]

@@ -72,6 +72,11 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         args = parsed.tree.args
         for i, (a, t) in enumerate(zip(args.args, param_types, strict=False)):
             name = self.names.fresh(a.arg)
+            if is_kernel and not isinstance(t, BufferType) and t.is_complex:
+                # the native launch path packs int, float and bool scalars only
+                raise self.rep.type(a, f"parameter {a.arg!r}: a {t} scalar cannot be a kernel argument yet",
+                                    hint=f"pass a 1-element dc.Buffer[dc.{t.name}] (read it as {a.arg}[0]) or the "
+                                         "real and imaginary parts as two float arguments")
             p = ir.Param(name=name, py_name=a.arg, type=t, index=i, loc=self.loc(a))
             self.params.append(p)
             self._param_names.add(name)

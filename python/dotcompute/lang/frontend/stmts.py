@@ -210,7 +210,11 @@ class StmtLowering:
         raise self.rep.syntax(target, "cannot assign to this expression")
 
     def store_value(self, value: ir.Expr, dtype: ScalarType, node: ast.AST) -> ir.Expr:
-        # numpy's setitem converts any number to the array's dtype; so does a kernel
+        # numpy's setitem converts any number to the array's dtype; so does a kernel (but not a complex
+        # into a real array, which numpy only does with a ComplexWarning, dropping the imaginary part)
+        if value.type.is_complex and not dtype.is_complex:
+            raise self.rep.type(node, f"cannot store a {value.type} value into a {dtype} array",
+                                hint="store z.real, z.imag or abs(z)")
         return convert(value, dtype)
 
     def assign_name(self, target: ast.Name, value: ir.Expr, node: ast.AST) -> str:
@@ -367,7 +371,7 @@ class StmtLowering:
                                   hint="tuple unpacking is not supported in kernels")
         parts = [self.expr(a) for a in it.args]  # type: ignore[attr-defined]
         for p, a in zip(parts, it.args, strict=False):
-            if p.type.is_float:
+            if p.type.is_float or p.type.is_complex:
                 raise self.rep.type(a, f"range() arguments must be integers, not {p.type}",
                                     hint="convert with int(x)")
         loc = self.loc(node)  # type: ignore[attr-defined]

@@ -14,8 +14,13 @@ def is_weak(e: ir.Expr) -> bool:
     return isinstance(e, ir.Const) and e.weak
 
 
-def const_value(value: bool | int | float, t: ScalarType) -> bool | int | float:
+def const_value(value: bool | int | float | complex, t: ScalarType) -> bool | int | float | complex:
     """``value`` converted to type ``t`` exactly as the generated code would."""
+    if t.is_complex:
+        with np.errstate(over="ignore"):
+            return complex(t.np_dtype.type(value))
+    if isinstance(value, complex):
+        raise ValueError("a complex value has no real type")  # the frontend refuses this first
     if t.is_bool:
         return bool(value)
     if t.is_int:
@@ -53,7 +58,7 @@ def truth(e: ir.Expr) -> ir.Expr:
         return e
     if isinstance(e, ir.Const):
         return ir.Const(value=bool(e.value), type=BOOL, loc=e.loc)
-    zero = ir.Const(value=0.0 if e.type.is_float else 0, type=e.type, loc=e.loc)
+    zero = ir.Const(value=0j if e.type.is_complex else (0.0 if e.type.is_float else 0), type=e.type, loc=e.loc)
     return ir.Compare(op="NotEq", left=e, right=zero, type=BOOL, loc=e.loc)
 
 
@@ -78,6 +83,10 @@ def implicit_ok(e: ir.Expr, t: ScalarType) -> str | None:
     """None when ``e`` may be assigned to a ``t`` without a cast, else the reason it may not."""
     if e.type == t:
         return None
+    if e.type.is_complex and not t.is_complex:
+        return f"a {e.type} value has no {t} (numpy would drop the imaginary part): take .real or abs()"
+    if t.is_complex:
+        return None  # any number widens to complex; complex128 into complex64 rounds, as float64 would
     if is_weak(e):
         v = e.value  # type: ignore[attr-defined]
         if isinstance(v, bool) or t.is_float:
