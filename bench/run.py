@@ -115,9 +115,11 @@ def bench_cuda(report: Report) -> None:
 
     try:
         acc = dc.accelerator("cuda")
-    except dc.BackendUnavailableError:
+        if acc.info.get("simulated") is True:  # these rows are for GPUs; the simulator has its own
+            raise dc.BackendUnavailableError("cuda:0 is the CUDA simulator")
+    except dc.BackendUnavailableError as e:
         for w in ("vadd 1M", "vadd 16M", "matmul 1K", "h2d+d2h 1 GB", "launch latency"):
-            note = "skipped: no CUDA device"
+            note = "skipped: no CUDA device" if "simulator" not in str(e) else "skipped: cuda:0 is simulated"
             report.add(Result(f"cuda {w}", "dotcompute cuda:0", None, "", True, note))
         return
     runner = DotComputeRunner(acc)
@@ -133,11 +135,31 @@ def bench_cuda(report: Report) -> None:
     bench_launch(report, [runner], LAUNCHES)
 
 
+def bench_cuda_sim(report: Report) -> None:
+    """The CUDA simulator's throughput (kernels on the CPU): not a performance target, reported so
+    that a slowdown of the simulator itself shows; the real-GPU rows above stay for machines with one."""
+    import json
+
+    env = dict(os.environ, DOTCOMPUTE_CUDA_SIM="1")
+    proc = subprocess.run([sys.executable, str(HERE / "cuda_sim_bench.py")], capture_output=True, text=True,
+                          env=env, timeout=600)
+    note = "CUDA simulator on the CPU; not a performance target"
+    if proc.returncode != 0:
+        report.add(Result("cuda-sim vadd 4M", "dotcompute cuda:0 (simulated)", None, "GB/s", True,
+                          "skipped: " + (proc.stderr.strip().splitlines() or ["failed"])[-1]))
+        return
+    values = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key, value in values.items():
+        workload, unit = key.rsplit(" ", 1)
+        report.add(Result(f"cuda-sim {workload} (CPU simulator: not a performance target)",
+                          "dotcompute cuda:0 (simulated)", value, unit, True, note))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and launches")
-    ap.add_argument("--only", default="launch,vadd,fused,first_call,cuda",
-                    help="comma list of: launch, vadd, fused, first_call, cuda")
+    ap.add_argument("--only", default="launch,vadd,fused,first_call,cuda,cuda_sim",
+                    help="comma list of: launch, vadd, fused, first_call, cuda, cuda_sim")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for results.{json,md,png}")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -155,6 +177,8 @@ def main() -> None:
                                                    if any(r.name.startswith(p) for r in runners)])
     if "cuda" in only:
         bench_cuda(report)
+    if "cuda_sim" in only:
+        bench_cuda_sim(report)
     print()
     print(report.table())
     report.write(Path(args.out))
