@@ -120,3 +120,17 @@ def test_kernel_defined_in_main_runs_on_process_workers(client, tmp_path):
     proc = subprocess.run([sys.executable, str(script), addr], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "OK" in proc.stdout
+
+
+def test_multiprocessing_scheduler_runs_a_closure_kernel():
+    import dask
+    import dask.array as da
+
+    import dotcompute.dask as dcd
+
+    k = make_kernel(0.5, 1)  # a closure: no module attribute names it, only by-value pickling reaches it
+    x = np.linspace(0, 1, 600)
+    y = dcd.map_blocks(k, da.from_array(x, chunks=200), accelerator="cpu")
+    with dask.config.set(scheduler="processes", num_workers=2):
+        got = y.compute()
+    np.testing.assert_allclose(got, x * x * 0.5 + 1 + 2)
