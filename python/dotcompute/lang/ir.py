@@ -11,8 +11,14 @@ Invariants emitters can rely on
 Types and conversions
 
 * Every expression has a resolved ``type``: a :class:`~dotcompute.lang.types.ScalarType`
-  (bool, int32, int64, uint32, float32, float64), except :class:`BufferArg` whose
-  type is the buffer's. Types are singletons: compare with ``==``.
+  (bool, int8 … uint64, float16, float32, float64, complex64, complex128), except
+  :class:`BufferArg` whose type is the buffer's. Types are singletons: compare with ``==``.
+* float16 is a storage type: emitters compute it in float32 and round every float16-typed
+  result (BinOp, Cast, MathCall) back to half, as numpy does; float16 Consts are already
+  half values. 8/16-bit integer results wrap to their type.
+* Complex values only meet ``+ - * /`` (BinOp), ``-`` (UnaryOp), ``== !=`` (Compare), Casts
+  from any number or complex, and MathCalls ``abs`` (real result), ``conj``, ``exp``,
+  ``sqrt``, ``real``, ``imag`` (real results); ``**`` was expanded into products.
 * Every implicit conversion is an explicit :class:`Cast`. In particular:
   - :class:`BinOp` ``left.type == right.type == type`` for ``+ - * / // % & | ^ << >>``,
     except: ``/`` (``TrueDiv``) always has float operands and result (ints were cast);
