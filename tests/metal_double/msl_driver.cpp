@@ -46,9 +46,14 @@ std::vector<std::string> split_top_level(const std::string& text) {
   return parts;
 }
 
-// The generic part of the driver: one work-group at a time; barrier kernels get one thread
-// per work-item and a real barrier (dc_shim_barrier, which the shim's threadgroup_barrier calls).
+// The generic part of the driver: one work-group at a time. Barrier kernels run each work-item
+// as a fiber (ucontext) on the calling thread: threadgroup_barrier (dc_shim_barrier) switches
+// back to the scheduler, which resumes the group only once every item has arrived, so barrier
+// semantics are exact and no OS thread is made per work-item. A barrier that some items of a
+// group never reach (they returned first) fails the dispatch instead of hanging.
 const char* const kCommonGlue = R"GLUE(
+#include <sys/mman.h>
+#include <ucontext.h>
 namespace dc_double {
 template <int I, class... P> struct nth;
 template <class H, class... P> struct nth<0, H, P...> { typedef H type; };
@@ -65,93 +70,105 @@ template <> struct bconv<uint> { static uint get(metal::uint3 v) { return v.x; }
 template <> struct bconv<ushort> { static ushort get(metal::uint3 v) { return ushort(v.x); } };
 struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz; };
 typedef void (*CallFn)(const Item&);
-struct Group {
-  pthread_mutex_t m; pthread_cond_t c;
-  unsigned size, arrived, exited; unsigned long generation; int broken;
-};
-static thread_local Group* current = nullptr;
-struct Work { Item item; Group* group; CallFn call; };
-static void* thread_main(void* p) {
-  Work* w = static_cast<Work*>(p);
-  current = w->group;
-  w->call(w->item);
-  Group* g = w->group;
-  pthread_mutex_lock(&g->m);
-  g->exited++;
-  if (g->arrived > 0 && g->arrived + g->exited == g->size) { g->broken = 1; pthread_cond_broadcast(&g->c); }
-  pthread_mutex_unlock(&g->m);
-  return nullptr;
+enum { kReady = 0, kAtBarrier = 1, kDone = 2 };
+struct Fiber { ucontext_t ctx; Item item; int state; };
+struct Sched { ucontext_t main; Fiber* fibers; unsigned current; CallFn call; };
+static thread_local Sched* sched = nullptr;
+static const size_t kStack = 512 * 1024;
+static void fiber_main() {
+  Sched* s = sched;
+  Fiber& f = s->fibers[s->current];
+  s->call(f.item);
+  f.state = kDone;  // uc_link returns to the scheduler
+}
+// Runs one group's `count` items as fibers; 0, or 2 when a barrier was not reached by all.
+static int run_fibers(CallFn call, Fiber* fibers, unsigned count, char* stacks) {
+  Sched s;
+  s.fibers = fibers;
+  s.call = call;
+  s.current = 0;
+  Sched* saved = sched;
+  sched = &s;
+  for (unsigned i = 0; i < count; ++i) {
+    getcontext(&fibers[i].ctx);
+    fibers[i].ctx.uc_stack.ss_sp = stacks + size_t(i) * kStack;
+    fibers[i].ctx.uc_stack.ss_size = kStack;
+    fibers[i].ctx.uc_link = &s.main;
+    fibers[i].state = kReady;
+    makecontext(&fibers[i].ctx, fiber_main, 0);
+  }
+  int rc = 0;
+  for (;;) {
+    for (unsigned i = 0; i < count; ++i) {
+      if (fibers[i].state == kDone) continue;
+      fibers[i].state = kReady;
+      s.current = i;
+      swapcontext(&s.main, &fibers[i].ctx);
+    }
+    unsigned done = 0, waiting = 0;
+    for (unsigned i = 0; i < count; ++i) {
+      done += fibers[i].state == kDone;
+      waiting += fibers[i].state == kAtBarrier;
+    }
+    if (waiting == 0) break;  // every item finished
+    if (done > 0) { rc = 2; break; }  // some wait at a barrier the others never reach
+  }
+  sched = saved;
+  return rc;
 }
 static int run(CallFn call, void** args, const unsigned long long* gsz, const unsigned long long* lsz,
                int threaded, char* err, int errlen) {
   unsigned long long ng[3];
   for (int d = 0; d < 3; ++d) ng[d] = (gsz[d] + lsz[d] - 1) / lsz[d];
   metal::uint3 grid = metal::uint3((uint)gsz[0], (uint)gsz[1], (uint)gsz[2]);
-  for (unsigned long long gz = 0; gz < ng[2]; ++gz)
-    for (unsigned long long gy = 0; gy < ng[1]; ++gy)
-      for (unsigned long long gx = 0; gx < ng[0]; ++gx) {
+  unsigned long long most = lsz[0] * lsz[1] * lsz[2];
+  Fiber* fibers = new Fiber[most];
+  char* stacks = nullptr;
+  if (threaded) {
+    void* m = mmap(nullptr, size_t(most) * kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) { delete[] fibers; snprintf(err, errlen, "no memory for %llu fiber stacks", most); return 1; }
+    stacks = static_cast<char*>(m);
+  }
+  int rc = 0;
+  for (unsigned long long gz = 0; gz < ng[2] && rc == 0; ++gz)
+    for (unsigned long long gy = 0; gy < ng[1] && rc == 0; ++gy)
+      for (unsigned long long gx = 0; gx < ng[0] && rc == 0; ++gx) {
         unsigned long long g[3] = {gx, gy, gz}, sz[3];
         for (int d = 0; d < 3; ++d) { unsigned long long r = gsz[d] - g[d] * lsz[d]; sz[d] = r < lsz[d] ? r : lsz[d]; }
         unsigned count = unsigned(sz[0] * sz[1] * sz[2]);
-        Work* work = new Work[count];
         unsigned n = 0;
         for (unsigned long long z = 0; z < sz[2]; ++z)
           for (unsigned long long y = 0; y < sz[1]; ++y)
             for (unsigned long long x = 0; x < sz[0]; ++x, ++n) {
-              Item& it = work[n].item;
+              Item& it = fibers[n].item;
               it.args = args;
               it.lid = metal::uint3(uint(x), uint(y), uint(z));
               it.grp = metal::uint3(uint(gx), uint(gy), uint(gz));
               it.gid = metal::uint3(uint(gx * lsz[0] + x), uint(gy * lsz[1] + y), uint(gz * lsz[2] + z));
               it.gsz = grid;
               it.lsz = metal::uint3(uint(sz[0]), uint(sz[1]), uint(sz[2]));
-              work[n].call = call;
             }
         if (!threaded) {
-          current = nullptr;
-          for (unsigned i = 0; i < count; ++i) call(work[i].item);
-          delete[] work;
+          for (unsigned i = 0; i < count; ++i) call(fibers[i].item);
           continue;
         }
-        Group grp;
-        pthread_mutex_init(&grp.m, nullptr); pthread_cond_init(&grp.c, nullptr);
-        grp.size = count; grp.arrived = grp.exited = 0; grp.generation = 0; grp.broken = 0;
-        pthread_t* threads = new pthread_t[count];
-        pthread_attr_t attr; pthread_attr_init(&attr); pthread_attr_setstacksize(&attr, 1 << 20);
-        unsigned started = 0; int rc = 0;
-        for (unsigned i = 0; i < count; ++i) {
-          work[i].group = &grp;
-          rc = pthread_create(&threads[i], &attr, thread_main, &work[i]);
-          if (rc != 0) {
-            pthread_mutex_lock(&grp.m); grp.broken = 1; pthread_cond_broadcast(&grp.c); pthread_mutex_unlock(&grp.m);
-            break;
-          }
-          ++started;
-        }
-        for (unsigned i = 0; i < started; ++i) pthread_join(threads[i], nullptr);
-        pthread_attr_destroy(&attr); pthread_mutex_destroy(&grp.m); pthread_cond_destroy(&grp.c);
-        delete[] threads; delete[] work;
-        if (rc != 0) { snprintf(err, errlen, "pthread_create failed (error %d)", rc); return 1; }
-        if (grp.broken) {
+        if (run_fibers(call, fibers, count, stacks) != 0) {
           snprintf(err, errlen, "threadgroup (%llu, %llu, %llu): not every thread reached threadgroup_barrier() "
                    "(a barrier in non-uniform control flow)", gx, gy, gz);
-          return 2;
+          rc = 2;
         }
       }
-  return 0;
+  if (stacks) munmap(stacks, size_t(most) * kStack);
+  delete[] fibers;
+  return rc;
 }
 }  // namespace dc_double
 extern "C" void dc_shim_barrier(void) {
-  dc_double::Group* g = dc_double::current;
-  if (!g) return;
-  pthread_mutex_lock(&g->m);
-  if (!g->broken) {
-    unsigned long gen = g->generation;
-    if (++g->arrived == g->size) { g->arrived = 0; g->generation++; pthread_cond_broadcast(&g->c); }
-    else if (g->arrived + g->exited == g->size) { g->broken = 1; pthread_cond_broadcast(&g->c); }
-    else { while (g->generation == gen && !g->broken) pthread_cond_wait(&g->c, &g->m); }
-  }
-  pthread_mutex_unlock(&g->m);
+  dc_double::Sched* s = dc_double::sched;
+  if (!s) return;  // not a fiber: a kernel without barriers in its source never gets here
+  dc_double::Fiber& f = s->fibers[s->current];
+  f.state = dc_double::kAtBarrier;
+  swapcontext(&f.ctx, &s->main);
 }
 )GLUE";
 

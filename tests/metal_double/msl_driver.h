@@ -13,7 +13,7 @@ namespace mtldouble {
 struct KernelDecl {
   std::string name;
   int buffer_slots = 0;   // 1 + the highest [[buffer(i)]]
-  bool threaded = false;  // needs one OS thread per work-item (barriers)
+  bool threaded = false;  // runs its work-items as fibers (barriers)
   std::string call_args;  // the driver's argument list for the kernel's parameters
 };
 
