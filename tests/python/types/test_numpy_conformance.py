@@ -162,3 +162,18 @@ def test_complex_functions_match_numpy(accelerator, ctype):
     args = cfun_args(ctype)
     accelerator.launch(cfun, len(args[0]), *args)
     check_cfun(*args)
+
+
+def test_float64_to_float16_rounds_once(accelerator):
+    """1 + 2**-11 + 2**-40 is just above half-way between two halves: numpy rounds it up; rounding
+    through float32 first would land exactly half-way and round to even (down)."""
+
+    @dc.kernel
+    def narrow(x: dc.Buffer[dc.float64], out: dc.Buffer[dc.float16]):
+        i = dc.global_id(0)
+        out[i] = dc.float16(x[i])
+
+    x = np.array([1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 65519.99, 1e-8, 0.1, 3.0], np.float64)
+    out = np.zeros(len(x), np.float16)
+    accelerator.launch(narrow, len(x), x, out)
+    np.testing.assert_array_equal(out, x.astype(np.float16))

@@ -166,6 +166,12 @@ class CLikePrinter:
         even), as numpy rounds every float16 operation's result."""
         raise NotImplementedError
 
+    def f16_from_f64(self, v: str) -> str:
+        """A float64 rounded to float16 (as a float). This default rounds through float32, which
+        differs from numpy's direct rounding when the float32 lands exactly half-way between two
+        halves; targets that can convert directly override it."""
+        return self.f16_round(f"((float){v})", FLOAT16)
+
     def f16_round(self, text: str, t: ScalarType) -> str:
         return f"{self.f16_round_fn()}({text})" if t == FLOAT16 else text
 
@@ -361,6 +367,8 @@ class CLikePrinter:
             return f"{self.helper('cvt', dst, src)}({v})"
         if src == FLOAT16 and dst == FLOAT32:
             return v  # a float16 value is a float32 already
+        if src == FLOAT64 and dst == FLOAT16:
+            return self.f16_from_f64(v)
         return self.f16_round(f"(({self.tname(dst)}){v})", dst)
 
     def e_Call(self, e: ir.Call) -> str:

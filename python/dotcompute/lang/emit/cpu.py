@@ -112,6 +112,9 @@ class CpuPrinter(CLikePrinter):
     def complex_decl(self, t: ScalarType) -> str:
         return _complex_struct(t, "static inline")
 
+    def f16_from_f64(self, v: str) -> str:
+        return f"((float)(_Float16)({v}))"  # direct, as numpy: no double rounding through float
+
     def f16_round_fn(self) -> str:
         self.need("dc_rnd_f16", "static inline float dc_rnd_f16(float x) { return (float)(_Float16)x; }")
         return "dc_rnd_f16"

@@ -68,6 +68,12 @@ class OpenCLPrinter(GpuPrinter):
                                 "  ushort b; vstore_half(x, 0, (half*)&b); return vload_half(0, (const half*)&b);\n}")
         return "dc_rnd_f16"
 
+    def f16_from_f64(self, v: str) -> str:
+        # vstore_half's double overload rounds directly (cl_khr_fp64 is on: the value is a double)
+        self.need("dc_rnd_f16_d", "static inline float dc_rnd_f16_d(double x) {\n"
+                                  "  ushort b; vstore_half(x, 0, (half*)&b); return vload_half(0, (const half*)&b);\n}")
+        return f"dc_rnd_f16_d({v})"
+
     def e_BufferLoad(self, e: ir.BufferLoad) -> str:
         ref = e.buffer
         if ref.dtype != FLOAT16 or ref.space != "global":
