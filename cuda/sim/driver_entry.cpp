@@ -1,5 +1,8 @@
 // The driver-API entry points of the CUDA simulator, exported under the names
 // (and `_v2` versions) the CUDA plugin resolves from libcuda.so.1.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -255,6 +258,12 @@ DCSIM_EXPORT CUresult cuInit(unsigned int flags) {
   std::string error;
   if (!parse_devices(std::getenv("DOTCOMPUTE_CUDA_SIM_DEVICES"), configs, error))
     return fail(CUDA_ERROR_INVALID_VALUE, "DOTCOMPUTE_CUDA_SIM_DEVICES: " + error);
+  // One descriptor per loaded module (module.cpp): allow as many as the hard limit permits.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, 1 << 16);
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   auto s = new Sim();
   for (size_t i = 0; i < configs.size(); ++i) {
     auto d = std::make_unique<Device>();

@@ -3,10 +3,13 @@
 // never share state.
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "image.hpp"
 #include "sim.hpp"
@@ -72,9 +75,23 @@ CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out
     if (n <= 0) return fail(CUDA_ERROR_INVALID_IMAGE, std::string("writing the host object: ") + std::strerror(errno));
     done += static_cast<uint64_t>(n);
   }
+  // The loader knows objects by path, so "/proc/self/fd/N" must never name two modules: move the
+  // descriptor to a number this process has not used for a module before (numbers only grow).
+  {
+    static std::mutex mutex;
+    static int next = 256;
+    std::lock_guard<std::mutex> lock(mutex);
+    const int moved = fcntl(m->memfd, F_DUPFD_CLOEXEC, std::max(next, m->memfd + 1));
+    if (moved >= 0) {
+      close(m->memfd);
+      m->memfd = moved;
+      next = moved + 1;
+    }
+  }
   const std::string path = "/proc/self/fd/" + std::to_string(m->memfd);
   dlerror();
   m->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // The descriptor stays open while the module is loaded (its number names it to the loader).
   if (!m->handle) {
     const char* why = dlerror();
     return fail(CUDA_ERROR_INVALID_IMAGE, std::string("cannot load the kernel's host object: ") + (why ? why : "?"));
