@@ -86,3 +86,46 @@ def test_complex_functions_on_nvrtc_and_the_metal_shim():
     args = cfun_args("complex64")  # Metal has no complex128 (no double)
     run_msl(cfun.source("metal", *args), args, global_size=len(args[0]), local_size=4)
     check_cfun(*args)
+
+
+def test_software_half_conversions_are_numpys_bit_for_bit(tmp_path):
+    """dc_f2h / dc_d2h / dc_h2f (CUDA's float16 path, integer code) against numpy over every half
+    and many float and double bit patterns around half's range, compiled here with the host C++."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from dotcompute.lang.emit.helpers import f16_bits_helpers, f64_to_f16_helper
+
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    src = ("#include <string.h>\n"
+           "static inline unsigned int fb(float f) { unsigned int u; memcpy(&u, &f, 4); return u; }\n"
+           "static inline float bf(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }\n"
+           "static inline unsigned long long db(double f) { unsigned long long u; memcpy(&u, &f, 8); return u; }\n"
+           + f16_bits_helpers("static inline", "unsigned int", "unsigned short", "fb", "bf") + "\n"
+           + f64_to_f16_helper("static inline", "unsigned long long", "unsigned short", "db") + "\n"
+           'extern "C" void run(const float* x, unsigned short* hf, const double* d, unsigned short* hd,\n'
+           "                    const unsigned short* hb, float* back, long n) {\n"
+           "  for (long i = 0; i < n; i++) { hf[i] = dc_f2h(x[i]); hd[i] = dc_d2h(d[i]); back[i] = dc_h2f(hb[i]); }\n"
+           "}\n")
+    (tmp_path / "h.cpp").write_text(src)
+    so = tmp_path / "h.so"
+    subprocess.run([cxx, "-O1", "-shared", "-fPIC", str(tmp_path / "h.cpp"), "-o", str(so)], check=True)
+    lib = ctypes.CDLL(str(so))
+    rng = np.random.default_rng(0)
+    n = 1 << 16
+    x = rng.integers(0x32000000, 0x48000000, n, dtype=np.uint32) | (rng.integers(0, 2, n, dtype=np.uint32) << 31)
+    x = x.view(np.float32)
+    d = rng.integers(0x3e40000000000000, 0x40f1000000000000, n, dtype=np.uint64).view(np.float64)
+    d[: n // 2] = -d[: n // 2]
+    x[:4], d[:4] = [np.inf, -np.inf, np.nan, 0.0], [np.inf, -np.inf, np.nan, -0.0]
+    hb = np.arange(n, dtype=np.uint16)
+    hf, hd, back = np.zeros(n, np.uint16), np.zeros(n, np.uint16), np.zeros(n, np.float32)
+    ptr = ctypes.c_void_p
+    lib.run(*(ptr(a.ctypes.data) for a in (x, hf, d, hd, hb, back)), ctypes.c_long(n))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(hf.view(np.float16), x.astype(np.float16))
+        np.testing.assert_array_equal(hd.view(np.float16), d.astype(np.float16))
+    np.testing.assert_array_equal(back, hb.view(np.float16).astype(np.float32))

@@ -33,7 +33,7 @@ from ..types import (
     ScalarType,
 )
 from .gpu import GpuPrinter
-from .helpers import SUFFIX, HelperStyle, f16_bits_helpers
+from .helpers import SUFFIX, HelperStyle, f16_bits_helpers, f64_to_f16_helper
 
 _TYPES = {BOOL: "bool", INT8: "signed char", INT16: "short", INT32: "int", INT64: "long long",
           UINT8: "unsigned char", UINT16: "unsigned short", UINT32: "unsigned int", UINT64: "unsigned long long",
@@ -60,6 +60,11 @@ class CudaPrinter(GpuPrinter):
         self.need("dc_f16", f16_bits_helpers(_Q, "unsigned int", "unsigned short", "__float_as_uint",
                                              "__uint_as_float"))
         return "dc_rnd_f16"
+
+    def f16_from_f64(self, v: str) -> str:
+        self.f16_round_fn()
+        self.need("dc_d2h", f64_to_f16_helper(_Q, "unsigned long long", "unsigned short", "__double_as_longlong"))
+        return f"dc_rnd_f16_d({v})"
 
     def from_storage(self, raw: str, t: ScalarType) -> str:
         if t == FLOAT16:

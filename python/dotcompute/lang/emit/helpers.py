@@ -228,3 +228,27 @@ def f16_bits_helpers(q: str, u32: str, u16: str, as_uint: str, as_float: str) ->
         f"  return ({u16})(s | h);\n"
         f"}}\n"
         f"{q} float dc_rnd_f16(float x) {{ return dc_h2f(dc_f2h(x)); }}")
+
+
+def f64_to_f16_helper(q: str, u64: str, u16: str, as_bits: str) -> str:
+    """``dc_d2h``: a double rounded straight to float16 bits (ties to even), as numpy converts; going
+    through float would round twice. Needs ``dc_h2f`` (``f16_bits_helpers``) for ``dc_rnd_f16_d``."""
+    return (
+        f"{q} {u16} dc_d2h(double f) {{\n"
+        f"  {u64} u = ({u64}){as_bits}(f), s = (u >> 48) & 0x8000ull;\n"
+        f"  u &= 0x7fffffffffffffffull;\n"
+        f"  if (u > 0x7ff0000000000000ull) return ({u16})(s | 0x7e00u);\n"
+        f"  if (u >= 0x40f0000000000000ull) return ({u16})(s | 0x7c00u);\n"
+        f"  if (u >= 0x3f10000000000000ull) {{\n"
+        f"    {u64} h = (u - 0x3f00000000000000ull) >> 42, r = u & 0x3ffffffffffull;\n"
+        f"    h += (r > 0x20000000000ull || (r == 0x20000000000ull && (h & 1ull))) ? 1ull : 0ull;\n"
+        f"    return ({u16})(s | h);\n"
+        f"  }}\n"
+        f"  {u64} e = u >> 52;\n"
+        f"  if (e < 998ull) return ({u16})s;\n"
+        f"  {u64} m = (u & 0xfffffffffffffull) | 0x10000000000000ull, sh = 1051ull - e, h = m >> sh;\n"
+        f"  {u64} r = m & ((1ull << sh) - 1ull), half_ = 1ull << (sh - 1ull);\n"
+        f"  h += (r > half_ || (r == half_ && (h & 1ull))) ? 1ull : 0ull;\n"
+        f"  return ({u16})(s | h);\n"
+        f"}}\n"
+        f"{q} float dc_rnd_f16_d(double x) {{ return dc_h2f(dc_d2h(x)); }}")
