@@ -19,6 +19,20 @@ double host_seconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// The time of a completed record. A signalled one whose handler is still to run (it runs right
+// after the signal, on the queue's thread) is waited for: its time is moments away.
+bool completed_time(Event* ev, double* t) {
+  std::shared_ptr<EventState> state = ev->state;
+  std::unique_lock<std::mutex> lock(state->m);
+  if (!state->recorded) return false;
+  if (!state->done) {
+    if ([ev->shared.get() signaledValue] < state->value) return false;
+    state->cv.wait(lock, [&] { return state->done; });
+  }
+  *t = state->gpu_time;
+  return true;
+}
+
 }  // namespace
 
 void commit(Stream* s, id<MTLCommandBuffer> cb) {
@@ -147,8 +161,9 @@ dc_status event_record(dc_event e, dc_stream s) {
     // A fresh state per record: a wait on an earlier record is not moved by a later one.
     auto state = std::make_shared<EventState>();
     state->recorded = true;
-    ev->state = state;
     ev->value += 1;
+    state->value = ev->value;
+    ev->state = state;
     id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
     [cb encodeSignalEvent:ev->shared.get() value:ev->value];
     // The marker's time: when this (empty) command buffer completed, i.e. after all work
@@ -186,7 +201,9 @@ dc_status event_query(dc_event e, int32_t* done) {
     if (ev == nullptr || done == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "event_query: null handle");
     std::shared_ptr<EventState> state = ev->state;
     std::lock_guard<std::mutex> lock(state->m);
-    *done = (!state->recorded || state->done) ? 1 : 0;
+    // The signal is visible to other queues before this command buffer's completed handler
+    // runs: a stream that waited on it may already be past it, so the signal counts too.
+    *done = (!state->recorded || state->done || [ev->shared.get() signaledValue] >= state->value) ? 1 : 0;
     return DC_OK;
   });
 }
@@ -198,18 +215,9 @@ dc_status event_elapsed_ms(dc_event start, dc_event end, double* ms) {
     if (a == nullptr || b == nullptr || ms == nullptr) {
       return fail(DC_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: null handle");
     }
-    std::shared_ptr<EventState> sa = a->state, sb = b->state;
     double ta = 0, tb = 0;
-    {
-      std::lock_guard<std::mutex> lock(sa->m);
-      if (!sa->recorded || !sa->done) return fail(DC_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: start not complete");
-      ta = sa->gpu_time;
-    }
-    {
-      std::lock_guard<std::mutex> lock(sb->m);
-      if (!sb->recorded || !sb->done) return fail(DC_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: end not complete");
-      tb = sb->gpu_time;
-    }
+    if (!completed_time(a, &ta)) return fail(DC_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: start not complete");
+    if (!completed_time(b, &tb)) return fail(DC_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: end not complete");
     *ms = std::max(0.0, (tb - ta) * 1000.0);
     return DC_OK;
   });

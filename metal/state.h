@@ -59,7 +59,8 @@ struct Stream {
 struct EventState {
   std::mutex m;
   std::condition_variable cv;
-  bool recorded = false, done = false;
+  bool recorded = false, done = false;  // done: the completed handler has run
+  uint64_t value = 0;                    // the shared event's value this record signals
   double gpu_time = 0;  // seconds: the GPU end time of the work before the marker
 };
 

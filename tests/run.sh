@@ -54,14 +54,16 @@ DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k cuda tests/python/lang tests/p
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py
 
 step "Metal plugin on the Metal test double (pytest)"
-# The plugin's own tests, then the conformance, real-world and idioms suites on metal:0 only; kernels that
-# Metal cannot express (float64, 64-bit atomics) are skipped with the emitter's reason. Deselected:
+# The plugin's own tests, then the conformance, real-world, idioms, runtime and contract suites on
+# metal:0 only; kernels that Metal cannot express (float64, 64-bit atomics) are skipped with the
+# emitter's reason. Deselected:
 # a float64 kernel refused inside worker threads (the refusal is collected, not raised, so
 # metal_limits cannot see it), and a test expecting float16 buffers to be refused (Metal has half).
 bash tests/metal_double/build.sh "$root/build/metal-double"
 DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$root/build/metal-double" \
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
-    tests/python/realworld tests/python/idioms -k "metal:0 or test_metal_plugin or test_metal_abi" \
+    tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra \
+    -k "metal:0 or test_metal_plugin or test_metal_abi" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
