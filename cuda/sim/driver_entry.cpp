@@ -129,7 +129,7 @@ void execute(Stream& s, const PackedLaunch& p) {
         std::snprintf(L.error, sizeof L.error, "no host memory for %u fiber stacks", threads);
       }
     }
-    if (L.error_code == 0) p.function->module->run(&L);
+    if (L.error_code == 0) run_guarded(p.function->module->run, &L);
     if (L.error_code) {
       failed = true;
       std::lock_guard<std::mutex> lock(error_mutex);

@@ -165,6 +165,9 @@ struct Module : std::enable_shared_from_this<Module> {
 // Loads a simulator image (see builder.hpp); CUDA_ERROR_INVALID_IMAGE with a reason otherwise.
 CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out);
 
+// Runs blocks with memory faults turned into a failed launch (guard.cpp); false after a fault.
+bool run_guarded(dcsim_run_fn run, dcsim_launch* launch);
+
 // ---- the block thread pool ----
 // Runs fn(0..count-1) on the pool's threads and the calling one; returns when all are done.
 void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn);

@@ -81,3 +81,15 @@ def test_a_host_address_as_a_pointer_argument_fails_loudly(sim, cu_source):
     with pytest.raises(dc.DotComputeError, match="host address"):
         sim.launch(k, 8, np.int64(host.ctypes.data), y, np.int32(8))
         sim.synchronize()
+
+
+def test_an_out_of_bounds_access_fails_the_launch_not_the_process(sim, cu_source):
+    k = dc.RawKernel(cu_source("misc"), "read_far", backend="cuda")
+    x = sim.asarray(np.ones(64, np.float32))
+    y = sim.zeros((64,), np.float32)
+    # Thread i reads element i * 2^28: 1 GiB apart, far outside the 256-byte buffer.
+    with pytest.raises(dc.DotComputeError, match="illegal memory access"):
+        sim.launch(k, 64, x, y, np.int64(1 << 28), local_size=32)
+        sim.synchronize()
+    sim.launch(k, 64, x, y, np.int64(0), local_size=32)  # in bounds: the device still works
+    np.testing.assert_array_equal(y.numpy(), np.ones(64, np.float32))

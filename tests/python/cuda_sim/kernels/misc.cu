@@ -13,3 +13,9 @@ extern "C" __global__ void checked_copy(const float* x, float* y, int n) {
     y[i] = x[i];
   }
 }
+
+// Reads far past the end of its input: on a GPU an illegal address, here too (not a crash).
+extern "C" __global__ void read_far(const float* x, float* y, long long stride) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[(long long)i * stride];
+}
