@@ -58,12 +58,15 @@ step "Metal plugin on the Metal test double (pytest)"
 # metal:0 only; kernels that Metal cannot express (float64, 64-bit atomics) are skipped with the
 # emitter's reason. Deselected:
 # a float64 kernel refused inside worker threads (the refusal is collected, not raised, so
-# metal_limits cannot see it), and a test expecting float16 buffers to be refused (Metal has half).
+# metal_limits cannot see it), a test expecting float16 buffers to be refused (Metal has half), and
+# one expecting `int32 += 1.5` to fail on same_kind casting (on Metal the float64 refusal comes first).
+# tests/python/ops also passes on metal:0 but takes about a minute more: not run here.
 bash tests/metal_double/build.sh "$root/build/metal-double"
 DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$root/build/metal-double" \
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
-    tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra \
+    tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra tests/python/expr \
     -k "metal:0 or test_metal_plugin or test_metal_abi" \
+    --deselect "tests/python/expr/test_indexing.py::test_inplace_operators[metal:0]" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
