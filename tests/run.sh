@@ -50,7 +50,7 @@ step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
 # kernel runs and is checked against numpy (the pass above only compiles them); then the simulator's
 # own tests and the GPU conformance file. The CPU and OpenCL parameters already ran above: -k keeps cuda.
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k cuda tests/python/lang tests/python/idioms \
-  tests/python/realworld tests/python/contract_extra
+  tests/python/realworld tests/python/contract_extra tests/python/runtime
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py
 
 step "Metal plugin on the Metal test double (pytest)"
