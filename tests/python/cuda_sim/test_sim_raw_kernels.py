@@ -93,3 +93,17 @@ def test_an_out_of_bounds_access_fails_the_launch_not_the_process(sim, cu_source
         sim.synchronize()
     sim.launch(k, 64, x, y, np.int64(0), local_size=32)  # in bounds: the device still works
     np.testing.assert_array_equal(y.numpy(), np.ones(64, np.float32))
+
+
+def test_dynamic_shared_memory_and_its_limit(sim, cu_source):
+    k = dc.RawKernel(cu_source("misc"), "reverse_blocks", backend="cuda")
+    plan = k.compile(sim).plan([], raw=True)  # the launch plan takes the dynamic shared memory size
+    xs = np.arange(1024, dtype=np.float32)
+    x, y = sim.asarray(xs), sim.zeros((1024,), np.float32)
+    plan.launch((1024,), (256,), (x, y), None, 256 * 4)
+    np.testing.assert_array_equal(y.numpy(), xs.reshape(4, 256)[:, ::-1].reshape(-1))
+    # 64 KiB needs the opt-in above 48 KiB, which the plugin asks for; 300 KiB is beyond the device.
+    plan.launch((1024,), (256,), (x, y), None, 64 * 1024)
+    sim.synchronize()
+    with pytest.raises(dc.DotComputeError, match="shared memory"):
+        plan.launch((1024,), (256,), (x, y), None, 300 * 1024)

@@ -19,3 +19,12 @@ extern "C" __global__ void read_far(const float* x, float* y, long long stride) 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   y[i] = x[(long long)i * stride];
 }
+
+// Dynamic shared memory: each block reverses its slice through extern __shared__.
+extern "C" __global__ void reverse_blocks(const float* x, float* y) {
+  extern __shared__ float tile[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x] = x[i];
+  __syncthreads();
+  y[i] = tile[blockDim.x - 1 - threadIdx.x];
+}
