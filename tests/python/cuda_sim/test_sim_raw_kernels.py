@@ -107,3 +107,11 @@ def test_dynamic_shared_memory_and_its_limit(sim, cu_source):
     sim.synchronize()
     with pytest.raises(dc.DotComputeError, match="shared memory"):
         plan.launch((1024,), (256,), (x, y), None, 300 * 1024)
+
+
+def test_a_barrier_deadlock_is_reported_not_hung(sim, cu_source):
+    k = dc.RawKernel(cu_source("misc"), "divergent_barriers", backend="cuda")
+    y = sim.zeros((32,), np.float32)
+    with pytest.raises(dc.DotComputeError, match="deadlocked"):
+        sim.launch(k, 32, y, local_size=32)
+        sim.synchronize()

@@ -28,3 +28,15 @@ extern "C" __global__ void reverse_blocks(const float* x, float* y) {
   __syncthreads();
   y[i] = tile[blockDim.x - 1 - threadIdx.x];
 }
+
+// Broken on purpose: lane 0 waits in a warp shuffle that lanes 1..31 never reach (they wait at
+// __syncthreads). A GPU hangs or misbehaves; the simulator reports a deadlock.
+extern "C" __global__ void divergent_barriers(float* y) {
+  float v = threadIdx.x;
+  if (threadIdx.x == 0) {
+    v = __shfl_sync(0xffffffffu, v, 1);
+  } else {
+    __syncthreads();
+  }
+  y[threadIdx.x] = v;
+}
