@@ -324,3 +324,23 @@ def test_family_without_nonuniform_threadgroups_uses_dispatch_threadgroups(metal
     proc = run_python(code, env={**metal_env, "DC_METAL_DOUBLE_NONUNIFORM": "0"})
     assert proc.returncode == 0, proc.stderr
     assert "refused" in proc.stdout
+
+
+def test_plugin_unloads_and_reloads_when_nothing_of_it_is_alive(metal, metal_env, run_python):
+    code = (
+        "import gc, numpy as np, dotcompute as dc\n"
+        f"k = dc.RawKernel({VADD!r}, 'vadd_scaled', backend='metal')\n"
+        "def use():\n"
+        "    acc = dc.accelerator('metal')\n"
+        "    a = acc.asarray(np.ones(8, np.float32)); out = acc.empty((8,), np.float32)\n"
+        "    dc.launch(k, 8, a, a, out, np.float32(1.0), 8, accelerator=acc)\n"
+        "    assert (out.numpy() == 2).all()\n"
+        "use()\n"
+        "del k; gc.collect()\n"
+        "dc.runtime.unload_plugin('metal')  # shutdown() of the plugin\n"
+        "assert not [b for b in dc.backends() if b.name == 'metal' and b.available]\n"
+        "print('unloaded')\n"
+    )
+    proc = run_python(code, env=metal_env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "unloaded" in proc.stdout
