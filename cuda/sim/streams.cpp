@@ -167,9 +167,10 @@ class Pool {
   bool stop_ = false;
 };
 
+// Never destroyed: stream workers may still run launches while the process exits.
 Pool& pool() {
-  static Pool p;
-  return p;
+  static Pool* p = new Pool();
+  return *p;
 }
 
 // Fiber stacks of one thread: mapped once at the largest size asked for, with an
