@@ -38,13 +38,13 @@ from .errors import (
 from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the language's own __all__)
 from .lang import __all__ as _lang_all
 from .launch import launch
-from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from . import ops
 from .ops import (  # noqa: A004 -- numpy's names
     argmax, argmin, argsort, cumsum, fft, matmul, max, mean, min, prod, reduce, scan, sort, sort_by_key, sum,
 )
 from . import expr  # installs Buffer's operators; its reductions fuse pending expressions, else call ops
 from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum, synchronize, where  # noqa: A004
+from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from .pipeline import Pipeline, PipelineRun
 from .profile import profile
 from .runtime import (
