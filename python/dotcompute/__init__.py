@@ -4,6 +4,8 @@ The native runtime loads lazily: ``import dotcompute`` is cheap and works even
 before any backend is touched; ``dc.devices()`` and friends start it.
 """
 
+# ruff: noqa: I001 -- the import order is meaningful: later rooms (ops, expr) rebind numpy-named functions
+# such as min/max/sum that the kernel language's star import also provides.
 from __future__ import annotations
 
 from .dtypes import (
@@ -39,10 +41,9 @@ from .lang import *  # noqa: F403 -- kernel, func, shared, global_id, ... (the l
 from .lang import __all__ as _lang_all
 from .launch import launch
 from . import ops
-from .ops import (  # noqa: A004 -- numpy's names
-    argmax, argmin, argsort, cumsum, fft, matmul, max, mean, min, prod, reduce, scan, sort, sort_by_key, sum,
-)
-from . import expr  # installs Buffer's operators; its reductions fuse pending expressions, else call ops
+from .ops import argsort, cumsum, fft, matmul, reduce, scan, sort, sort_by_key
+# expr installs Buffer's operators; its reductions fuse pending expressions and hand the rest to ops
+from . import expr
 from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum, synchronize, where  # noqa: A004
 from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from .pipeline import Pipeline, PipelineRun
@@ -94,7 +95,8 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64",
     *_lang_all,
     # array operations (dc.min / dc.max also stay the kernel language's elementwise functions)
-    "ops", "sum", "prod", "mean", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul", "sort", "argsort", "sort_by_key", "fft",
+    "ops", "sum", "prod", "mean", "min", "max", "argmin", "argmax", "reduce", "cumsum", "scan", "matmul", "sort",
+    "argsort", "sort_by_key", "fft",
     # array expressions (fusion)
     "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]
