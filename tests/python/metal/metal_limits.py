@@ -6,7 +6,8 @@ KernelTypeError ("... is not available on Metal ..."); the array-expression laye
 float64 arithmetic on a Metal device with a TypeError
 ("... has no float64 arithmetic").
 A suite written for every device runs such kernels too; on ``metal:*`` that refusal is the
-correct outcome, so the test is reported as skipped with the emitter's own message as the reason. Nothing else is skipped, and the
+correct outcome, so the test is reported as skipped with the emitter's own message as the reason.
+Nothing else is skipped, and the
 refusal must be the emitter's (a KernelTypeError saying so), never any other failure.
 """
 
