@@ -3,6 +3,8 @@
     python bench/run.py                 # everything available here
     python bench/run.py --quick         # fewer repeats (a smoke run)
     python bench/run.py --only launch,vadd
+    python bench/run.py --areas         # then each area's benchmark too (ops, expr, pipeline, dask,
+                                        # profile overhead, leak), one after the other in this run
 
 Prints a table, writes bench/results/results.{json,md,png}. Peers are used when
 installed (``pip install .[bench]``: numba, warp-lang, taichi). Numbers are
@@ -155,12 +157,31 @@ def bench_cuda_sim(report: Report) -> None:
                           "dotcompute cuda:0 (simulated)", value, unit, True, note))
 
 
+# Each area's benchmark is its own script (own table and results file); --areas runs them after the
+# core rows so that one command measures everything side by side with numpy and the peers.
+AREAS = ["ops_bench.py", "expr_bench.py", "pipeline_bench.py", "dask_bench.py", "profile_overhead.py",
+         "leak_bench.py"]
+
+
+def run_areas(quick: bool) -> None:
+    for script in AREAS:
+        cmd = [sys.executable, str(HERE / script)]
+        if quick and script == "ops_bench.py":
+            cmd.append("--quick")
+        print(f"\n== {script} ==", flush=True)
+        proc = subprocess.run(cmd)
+        if proc.returncode != 0:
+            print(f"{script} exited with {proc.returncode}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and launches")
     ap.add_argument("--only", default="launch,vadd,fused,first_call,cuda,cuda_sim",
                     help="comma list of: launch, vadd, fused, first_call, cuda, cuda_sim")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for results.{json,md,png}")
+    ap.add_argument("--areas", action="store_true",
+                    help="also run every area's benchmark script (" + ", ".join(AREAS) + ")")
     args = ap.parse_args()
     only = set(args.only.split(","))
     repeat = 3 if args.quick else 10
@@ -183,6 +204,8 @@ def main() -> None:
     print(report.table())
     report.write(Path(args.out))
     print(f"\nwrote {args.out}/results.json, results.md, results.png")
+    if args.areas:
+        run_areas(args.quick)
 
 
 if __name__ == "__main__":

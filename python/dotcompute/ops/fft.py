@@ -26,7 +26,7 @@ try:  # pocketfft with threads; optional, numpy.fft otherwise
     import scipy.fft as _vendor_fft
 
     _WORKERS: dict[str, Any] = {"workers": os.cpu_count() or 1}
-except ImportError:  # pragma: no cover - SciPy is in the test extra
+except ImportError:  # SciPy is optional (the `scipy` extra; the test extra has it)
     _vendor_fft = np.fft  # type: ignore[assignment]
     _WORKERS = {}
 
