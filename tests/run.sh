@@ -46,11 +46,12 @@ python3 -m pytest -q -rs tests/python --ignore=tests/python/metal "$@" \
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
 step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
-# The conformance, idioms, real-world, contract and runtime suites again with cuda:0 simulated, so every CUDA
+# Every device-parametrised suite again with cuda:0 simulated, so every CUDA
 # kernel runs and is checked against numpy (the pass above only compiles them); then the simulator's
 # own tests and the GPU conformance file. The CPU and OpenCL parameters already ran above: -k keeps cuda.
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k cuda tests/python/lang tests/python/idioms \
-  tests/python/realworld tests/python/contract_extra tests/python/runtime
+  tests/python/realworld tests/python/contract_extra tests/python/runtime tests/python/types tests/python/ops \
+  tests/python/expr tests/python/pipeline tests/python/orchestrate tests/python/profile tests/python/reliability
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py
 
 step "Metal plugin on the Metal test double (pytest)"

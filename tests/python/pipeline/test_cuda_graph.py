@@ -80,3 +80,44 @@ def test_reruns_replay_one_cuda_graph(run_python, tmp_path):
     assert not runs["with_host"]["replayed"] and runs["with_host"]["graphs"] == []
     for i in range(3):
         assert not runs[f"off{i}"]["replayed"] and runs[f"off{i}"]["graphs"] == [] and runs[f"off{i}"]["begin"] == 0
+
+
+def _simulated_cuda():
+    import dotcompute as dc
+
+    for d in dc.devices():
+        if d.backend == "cuda" and d.info.get("simulated"):
+            return d
+    return None
+
+
+def test_reruns_replay_on_the_cuda_simulator():
+    """The same replay, executed: on the CUDA simulator (DOTCOMPUTE_CUDA_SIM=1, the CI pass that runs
+    the suites on a simulated cuda:0) the graph really runs, so every rerun's results are checked."""
+    import numpy as np
+
+    import dotcompute as dc
+
+    acc = _simulated_cuda()
+    if acc is None:
+        pytest.skip("no simulated cuda device (run with DOTCOMPUTE_CUDA_SIM=1)")
+    k = dc.RawKernel('extern "C" __global__ void twice(float* o, long long n) '
+                     '{ long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) o[i] *= 2; }',
+                     "twice", backend="cuda")
+    n = 1000
+    a, b = acc.zeros(n, np.float32), acc.zeros(n, np.float32)
+    p = dc.Pipeline(accelerator=acc)
+    p.add(k, n, a, np.int64(n), name="A")
+    p.add(k, n, b, np.int64(n), name="B")
+    p.add(k, n, a, np.int64(n), name="C", after=["B"])
+    replayed = []
+    for run_index in range(3):
+        start = np.arange(n, dtype=np.float32) + run_index
+        a.copy_from(start)
+        b.copy_from(-start)
+        run = p.run()
+        assert run.ok, run
+        replayed.append(run.replayed)
+        np.testing.assert_array_equal(a.numpy(), 4 * start)   # A then C
+        np.testing.assert_array_equal(b.numpy(), -2 * start)
+    assert replayed == [False, True, True]
