@@ -59,7 +59,7 @@ def test_reruns_replay_one_cuda_graph(run_python, tmp_path):
     if double is None:
         pytest.skip("the driver double is not built (build the CMake target cuda_double: tests/cuda_driver_double)")
     env = {"DOTCOMPUTE_PLUGIN_DIR": str(_plugin_folder(tmp_path, [])), "DOTCOMPUTE_CUDA_DRIVER": str(double),
-           "TEST_DEVICES": "1"}
+           "TEST_DEVICES": "1", "DOTCOMPUTE_CUDA_SIM": "0"}  # the logging double, even in the simulator pass
     done = run_python(PRELUDE + textwrap.dedent(BODY), env=env)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
