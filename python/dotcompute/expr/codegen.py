@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import bool_, float32, float64, int32, int64, uint32
+from ..dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from ..lang import global_id
 from ..lang.builtins import MATH
 from ..lang.kernel import Kernel
@@ -49,7 +49,8 @@ BOOL_TEMPLATES = {
 UNARY_TEMPLATES = {"neg": "-{a}", "pos": "{a}", "abs": "abs({a})", "invert": "~{a}", "cast": "{a}"}
 BOOL_UNARY = {"invert": "not {a}", "abs": "{a}", "pos": "{a}"}
 
-CAST_NAMES = {np.dtype(t): t.__name__ for t in (bool_, int32, int64, uint32, float32, float64)}
+CAST_NAMES = {np.dtype(t): t.__name__ for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                                                  float16, float32, float64)}
 
 
 def namespace() -> dict[str, Any]:

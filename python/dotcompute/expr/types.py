@@ -13,9 +13,10 @@ import numpy as np
 
 from ..dtypes import KERNEL_DTYPES
 
-# the dtypes the code generator spells (codegen.CAST_NAMES) and kernels compute with; when the
-# language gains types, they join here together with their cast names
-_GENERATED = tuple(np.dtype(t) for t in ("bool", "int32", "int64", "uint32", "float32", "float64"))
+# the dtypes the code generator spells (codegen.CAST_NAMES) and kernels compute with; complex is
+# in the language but the generator does not spell complex values yet
+_GENERATED = tuple(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                          "uint64", "float16", "float32", "float64"))
 SUPPORTED: frozenset[np.dtype] = frozenset(d for d in _GENERATED if d in KERNEL_DTYPES)
 _NAMES = ", ".join(str(d) for d in _GENERATED if d in SUPPORTED)
 
