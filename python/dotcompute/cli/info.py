@@ -89,6 +89,9 @@ def render(report: dict[str, Any]) -> str:
             add(f"  {b['name']:<8} {b['version'] or '?':<8} {state}")
             if b["library"]:
                 add(f"           {b['library']}")
+            if b["name"] == "cuda" and not b["available"] and "libcuda" in (b["reason"] or ""):
+                # no driver here: the simulator runs the same CUDA path on the CPU
+                add("           no GPU driver: DOTCOMPUTE_CUDA_SIM=1 runs CUDA kernels on the CUDA simulator")
         add("")
         add("devices:")
         for d in report["devices"]:
