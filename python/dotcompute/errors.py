@@ -20,6 +20,29 @@ class DotComputeError(Exception):
     transient: bool = False
     accelerator: str | None = None
 
+    def __reduce__(self) -> tuple:
+        # Errors cross process boundaries (Dask workers pickle them to the client). The default
+        # pickling calls cls(*args) and drops every attribute set after __init__ (file, line, log,
+        # transient...), so rebuild from the args and restore the whole state instead.
+        state = dict(self.__dict__)
+        if isinstance(self, SyntaxError):  # SyntaxError keeps these outside __dict__
+            for name in ("filename", "lineno", "offset", "text", "msg"):
+                state[name] = getattr(self, name, None)
+        if "run" in state:  # a PipelineError's run holds threads and futures: it stays in its process
+            state["run"] = None
+        return (_rebuild_error, (type(self), self.args, state))
+
+
+def _rebuild_error(cls: type, args: tuple, state: dict) -> DotComputeError:
+    try:
+        err = cls.__new__(cls, *args)  # no __init__: subclasses' signatures differ from their args
+        BaseException.__init__(err, *args)
+    except TypeError:  # MemoryError's __new__ refuses subclasses called directly: construct normally
+        err = cls(*args)
+    for name, value in state.items():
+        setattr(err, name, value)
+    return err
+
 
 class KernelSyntaxError(DotComputeError, SyntaxError):
     """A kernel uses Python outside the kernel language.
