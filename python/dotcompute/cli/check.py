@@ -2,14 +2,15 @@
 
 The file's AST is searched for functions decorated ``@dc.kernel`` / ``@dc.func`` (however the
 module is imported: ``dc.kernel``, ``kernel``, ``dotcompute.kernel``, with or without
-arguments). The module is imported (under a private name, so ``if __name__ == "__main__":``
-blocks do not run) so that constants, imports and device functions resolve as they would at
-run time; decorating is lazy, so a broken kernel does not stop the import. ``--no-import``
-skips the import.
-When the import itself fails, the functions are checked against a namespace made of the
-file's imports and constant assignments only. Each function is checked on its own, so one
-broken kernel never hides another. Exit status: 0 when clean, 1 when there are problems,
-2 when a file cannot be read or parsed.
+arguments). By default the file's top-level code does not run: names resolve against a
+namespace built from the file's import statements and its constant assignments (numbers,
+arithmetic on them, tuples of them, attribute chains such as ``math.pi``) and its top-level
+``@dc.func``s. ``--import`` imports the module instead (under a private name, so
+``if __name__ == "__main__":`` blocks do not run) so that every module-level value resolves as
+at run time; decorating is lazy, so a broken kernel does not stop the import, and when the
+import itself fails the static namespace is used. ``--no-import`` is the default and is still
+accepted. Each function is checked on its own, so one broken kernel never hides another.
+Exit status: 0 when clean, 1 when there are problems, 2 when a file cannot be read or parsed.
 """
 
 from __future__ import annotations
@@ -143,25 +144,44 @@ _CONSTANT_NODES = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute
                    ast.unaryop, ast.operator)
 
 
-def static_namespace(tree: ast.Module, filename: str) -> dict[str, Any]:
-    """The file's imports and constant assignments, evaluated alone (nothing else runs)."""
+def static_namespace(tree: ast.Module, filename: str) -> tuple[dict[str, Any], set[str]]:
+    """The file's imports and constant assignments, evaluated alone (nothing else runs), and the
+    names the file binds at top level by other code (their values are unknown without importing)."""
     ns: dict[str, Any] = {"__name__": "_dotcompute_check_static", "__file__": filename}
+    skipped: set[str] = set()
+    # the file's own imports of modules beside it resolve as when it runs as a script
+    folder = os.path.dirname(os.path.abspath(filename))
+    sys.path.insert(0, folder)
+    try:
+        _evaluate_statically(tree, filename, ns, skipped)
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    return ns, skipped - set(ns)
+
+
+def _evaluate_statically(tree: ast.Module, filename: str, ns: dict[str, Any], skipped: set[str]) -> None:
     for node in tree.body:
         keep = isinstance(node, (ast.Import, ast.ImportFrom))
-        if isinstance(node, ast.Assign):
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if value is not None:
             # numbers, names, arithmetic on them and tuples of those (constant tables such as weights)
-            keep = all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node.value))
+            keep = all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(value))
         if not keep:
+            skipped |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                skipped.add(node.name)
             continue
         try:
             code = compile(ast.Module(body=[node], type_ignores=[]), filename, "exec")
             exec(code, ns)  # noqa: S102 -- imports and constants of the file being checked
         except Exception:  # noqa: BLE001 -- a missing import just leaves the name undefined
             continue
-    return ns
 
 
-def check_file(path: str, allow_import: bool = True) -> FileReport:
+def check_file(path: str, allow_import: bool = False) -> FileReport:
     from ..lang.frontend import parse_tree
     from ..lang.kernel import DeviceFunction, Kernel
 
@@ -185,13 +205,14 @@ def check_file(path: str, allow_import: bool = True) -> FileReport:
         return report
     lines = tuple(text.splitlines(keepends=True))
     module, failure = import_file(path) if allow_import else (None, None)
+    unevaluated: set[str] = set()
     if module is not None:
         namespace = vars(module)
     else:
         if failure is not None:
             report.notes.append(f"{path}: note: the module could not be imported ({failure}); "
                                 "checking with its imports and constants only")
-        namespace = static_namespace(tree, path)
+        namespace, unevaluated = static_namespace(tree, path)
         for f in found:
             if f.top_level and f.kind == "func":
                 namespace[f.node.name] = DeviceFunction.from_parsed(
@@ -216,12 +237,25 @@ def check_file(path: str, allow_import: bool = True) -> FileReport:
                     else DeviceFunction.from_parsed(parsed)
             obj.check()
         except (KernelSyntaxError, KernelTypeError) as e:
+            name = _undefined_name(e)
+            if name in unevaluated and not e.hint:
+                # the name exists at run time, but is computed by top-level code the static check does not run
+                e.hint = (f"{name!r} is assigned at the top of {os.path.basename(path)} by code that "
+                          "`dotcompute check` does not run; pass --import to import the file")
             report.problems.append(str(e))
         except Exception as e:  # noqa: BLE001 -- report the checker's own failure, keep checking the rest
             tb = traceback.extract_tb(e.__traceback__)[-1]
             report.problems.append(f"{path}:{f.node.lineno}: internal error while checking {f.node.name!r}: "
                                    f"{type(e).__name__}: {e} (at {os.path.basename(tb.filename)}:{tb.lineno})")
     return report
+
+
+def _undefined_name(e: KernelSyntaxError | KernelTypeError) -> str | None:
+    msg = e.msg_only
+    prefix, suffix = "name '", "' is not defined"
+    if msg.startswith(prefix) and msg.endswith(suffix):
+        return msg[len(prefix):-len(suffix)]
+    return None
 
 
 def _option_name(f: Found) -> str | None:
@@ -246,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
     total_checked = 0
     total_problems = 0
     for path in args.files:
-        report = check_file(path, allow_import=not getattr(args, "no_import", False))
+        report = check_file(path, allow_import=getattr(args, "import_module", False))
         for note in report.notes:
             print(note, file=sys.stderr)
         for problem in report.problems:
@@ -272,9 +306,13 @@ def register(subparsers: Any) -> None:
                                           "print every problem; exit 1 if there are any.")
     p.add_argument("files", nargs="+", metavar="FILE", help="Python files to check")
     p.add_argument("-v", "--verbose", action="store_true", help="list every function checked")
-    p.add_argument("--no-import", action="store_true",
-                   help="do not import the files (their top level does not run); resolve names from their "
-                        "imports and constant assignments only")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--import", dest="import_module", action="store_true",
+                      help="import each file (its top-level code runs, except `if __name__ == \"__main__\":` "
+                           "blocks) so that every module-level value resolves as at run time")
+    mode.add_argument("--no-import", dest="import_module", action="store_false",
+                      help="the default: run none of the file's top-level code; resolve names from its import "
+                           "statements, constant assignments and @dc.func definitions")
     p.set_defaults(func=run)
 
 

@@ -469,7 +469,7 @@ def test_check_clean_file_exits_zero(tmp_path):
 
 
 def test_check_does_not_run_kernels(tmp_path):
-    # checking imports the module but must not launch anything: a launch at import would fail
+    # checking must not launch anything: the file's top level (and its __main__ block) does not run
     path = tmp_path / "with_main.py"
     path.write_text(textwrap.dedent(CLEAN_FILE) + "\nif __name__ == '__main__':\n    raise SystemExit(3)\n")
     proc = _run_check(path)

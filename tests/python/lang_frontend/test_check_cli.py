@@ -6,6 +6,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from dotcompute.cli import check
 
 BROKEN = textwrap.dedent('''\
@@ -93,20 +95,57 @@ def test_clean_file_exits_zero(tmp_path, capsys):
 
 def test_file_that_cannot_be_imported_is_checked_statically(tmp_path, capsys):
     text = BROKEN.replace("N = 8", "N = 8\nraise RuntimeError('no import')")
-    code, out = run_check(tmp_path, "noimport.py", text, capsys)
+    code, out = run_check(tmp_path, "noimport.py", text, capsys, "--import")
     assert code == 1
     assert out.count("lists are not supported") == 1
     assert "kernels cannot return a value" in out
 
 
-def test_no_import_does_not_run_the_file(tmp_path, capsys):
+def test_default_does_not_run_the_file(tmp_path, capsys):
     marker = tmp_path / "ran"
     text = BROKEN + f"\nopen({str(marker)!r}, 'w').close()\n"
-    code, out = run_check(tmp_path, "noimport2.py", text, capsys, "--no-import")
-    assert code == 1 and not marker.exists()
-    assert out.count("lists are not supported") == 1 and "kernels cannot return a value" in out
-    code, out = run_check(tmp_path, "clean2.py", CLEAN, capsys, "--no-import")
+    for flags in ((), ("--no-import",)):  # --no-import is the default, still accepted
+        code, out = run_check(tmp_path, "noimport2.py", text, capsys, *flags)
+        assert code == 1 and not marker.exists()
+        assert out.count("lists are not supported") == 1 and "kernels cannot return a value" in out
+    code, out = run_check(tmp_path, "clean2.py", CLEAN, capsys)
     assert code == 0
+
+
+def test_import_runs_the_top_level_but_not_main(tmp_path, capsys):
+    marker, main_marker = tmp_path / "ran", tmp_path / "main"
+    text = (CLEAN + f"\nopen({str(marker)!r}, 'w').close()\n"
+            f"if __name__ == '__main__':\n    open({str(main_marker)!r}, 'w').close()\n")
+    code, out = run_check(tmp_path, "imported.py", text, capsys, "--import")
+    assert code == 0 and marker.exists() and not main_marker.exists()
+
+
+COMPUTED = textwrap.dedent('''\
+    import dotcompute as dc
+
+    SCALE = float(len("abc"))       # computed by a call: only known by running the file
+    OFFSET: float = 0.5             # an annotated constant is evaluated statically
+
+
+    @dc.kernel
+    def k(a: dc.Buffer[dc.float64]):
+        a[0] = a[0] * SCALE + OFFSET
+    ''')
+
+
+def test_values_computed_at_top_level_need_import(tmp_path, capsys):
+    code, out = run_check(tmp_path, "computed.py", COMPUTED, capsys)
+    path = str(tmp_path / "computed.py")
+    assert code == 1
+    assert f"{path}:9:" in out and "'SCALE'" in out and "--import" in out
+    assert "'OFFSET'" not in out
+    code, out = run_check(tmp_path, "computed.py", COMPUTED, capsys, "--import")
+    assert code == 0 and out == ""
+
+
+def test_import_and_no_import_are_exclusive(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        run_check(tmp_path, "clean.py", CLEAN, capsys, "--import", "--no-import")
 
 
 FACTORIES = textwrap.dedent('''\
