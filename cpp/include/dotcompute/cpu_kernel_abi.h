@@ -27,7 +27,15 @@
 extern "C" {
 #endif
 
-#define DC_CPU_KERNEL_ABI_VERSION 1u
+/* Version 2 added fail/fail_state (appended: kernels built against version 1 still run). */
+#define DC_CPU_KERNEL_ABI_VERSION 2u
+
+/* Reasons a kernel gives to dc_cpu_launch.fail. */
+#define DC_CPU_FAIL_OUT_OF_MEMORY 1 /* the launch raises OutOfMemoryError */
+#define DC_CPU_FAIL_LAUNCH 2        /* the launch raises LaunchError */
+
+struct dc_cpu_launch;
+typedef void (*dc_cpu_fail_fn)(const struct dc_cpu_launch* launch, int32_t reason, const char* message);
 
 typedef struct dc_cpu_launch {
   uint32_t dims;
@@ -36,7 +44,18 @@ typedef struct dc_cpu_launch {
   uint64_t num_groups[3]; /* ceil(global_size / local_size) per dimension */
   void* const* args;
   uint32_t nargs;
+  /* The kernel's error channel. A kernel that cannot go on (generated code: its
+   * per-work-item storage could not be allocated) calls fail(launch, reason,
+   * message) and returns; the backend keeps the first failure of the launch and
+   * reports it as the launch's status (at once for inline launches, at the next
+   * synchronize for queued ones). Safe to call from several worker threads.
+   * fail_state belongs to the backend. Use DC_CPU_FAIL() to call it. */
+  dc_cpu_fail_fn fail;
+  void* fail_state;
 } dc_cpu_launch;
+
+#define DC_CPU_FAIL(launch, reason, message) \
+  ((launch)->fail != 0 ? (launch)->fail((launch), (reason), (message)) : (void)0)
 
 /* dynamic_shared: dynamic_shared_bytes of work-group memory private to the
  * calling worker thread (reused for each group it runs), or NULL. */

@@ -3,6 +3,7 @@ the location and a hint that tells a porter what to write instead."""
 
 import math
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ def test_int_accumulator_of_floats_is_refused_with_a_hint():
     with pytest.raises(dc.KernelTypeError) as ei:
         int_accumulator.check()
     e = ei.value
-    lines = open(__file__).read().splitlines()
+    lines = Path(__file__).read_text().splitlines()
     assert e.lineno == 1 + next(n for n, t in enumerate(lines) if t.endswith("# LINE-INT-ACC"))
     assert "int64" in str(e) and "float64" in str(e)  # int64 + float32 is float64 (NEP 50)
     assert "0.0" in (e.hint or "")

@@ -188,6 +188,7 @@ void run_task(Task& task, Stream& stream) {
       const uint64_t total =
           task.desc.num_groups[0] * task.desc.num_groups[1] * task.desc.num_groups[2];
       run_groups(task.fn, task.desc, total, task.shared_bytes, stream.scratch(), true);
+      if (task.failure.failed()) throw KernelFailureError{task.failure.status(), task.failure.message()};
       break;
     }
     case Task::Kind::Copy:

@@ -358,7 +358,8 @@ dc_status cpu_stream_synchronize(dc_stream s) {
     State* st = g_state.load();
     if (st == nullptr) return not_initialized();
     std::string error;
-    if (!resolve(*st, s)->synchronize(&error)) return fail(DC_ERROR_LAUNCH, error);
+    dc_status status = DC_ERROR_LAUNCH;
+    if (!resolve(*st, s)->synchronize(&error, &status)) return fail(status, error);
     return DC_OK;
   });
 }
@@ -542,7 +543,10 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
                                                   : const_cast<void*>(args[i].value.scalar);
         geo.desc.args = argv;
         geo.desc.nargs = nargs;
+        KernelFailure failure;
+        failure.attach(geo.desc);
         run_groups(kernel->fn, geo.desc, geo.total_groups, shared, stream.scratch(), false);
+        if (failure.failed()) return fail(failure.status(), failure.message());
         return DC_OK;
       }
     }
@@ -566,6 +570,7 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
     task->desc = geo.desc;
     task->desc.args = task->argv.data();
     task->desc.nargs = nargs;
+    task->failure.attach(task->desc);
     stream.enqueue(std::move(task));
     return DC_OK;
   });

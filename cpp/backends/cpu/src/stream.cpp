@@ -40,7 +40,7 @@ void Stream::enqueue(std::unique_ptr<Task> task) {
   if (sleeping_) work_cv_.notify_one();
 }
 
-bool Stream::synchronize(std::string* error) {
+bool Stream::synchronize(std::string* error, dc_status* status) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!idle_locked()) {
     lock.unlock();
@@ -51,7 +51,9 @@ bool Stream::synchronize(std::string* error) {
   }
   if (deferred_error_.empty()) return true;
   if (error != nullptr) *error = std::move(deferred_error_);
+  if (status != nullptr) *status = deferred_status_;
   deferred_error_.clear();
+  deferred_status_ = DC_OK;
   return false;
 }
 
@@ -75,14 +77,21 @@ void Stream::worker_loop() {
     running_ = true;
     lock.unlock();
     std::string failure;
+    dc_status failure_status = DC_ERROR_LAUNCH;
     try {
       run_task(*task, *this);
+    } catch (const KernelFailureError& e) {
+      failure = e.message;
+      failure_status = e.status;
     } catch (const std::exception& e) {
       failure = std::string("cpu: queued work failed: ") + e.what();
     }
     task.reset();
     lock.lock();
-    if (!failure.empty() && deferred_error_.empty()) deferred_error_ = std::move(failure);
+    if (!failure.empty() && deferred_error_.empty()) {
+      deferred_error_ = std::move(failure);
+      deferred_status_ = failure_status;
+    }
     running_ = false;
     queued_.fetch_sub(1, std::memory_order_release);
     if (queue_.empty()) idle_cv_.notify_all();

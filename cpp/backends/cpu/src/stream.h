@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "dotcompute/backend_abi.h"
 #include "scratch.h"
 #include "task.h"
 
@@ -33,7 +34,8 @@ class Stream {
   void enqueue(std::unique_ptr<Task> task);
   // Waits until everything queued so far ran. Returns false (with the
   // message) when queued work failed since the last synchronize.
-  bool synchronize(std::string* error);
+  // `status` (optional) receives the failure's dc_status.
+  bool synchronize(std::string* error, dc_status* status = nullptr);
 
   // Scratch for whoever holds the execution token (inline caller or worker).
   Scratch& scratch() { return scratch_; }
@@ -52,6 +54,7 @@ class Stream {
   bool sleeping_ = false;            // the worker waits on work_cv_
   bool stop_ = false;
   std::string deferred_error_;  // failure of queued work, reported by synchronize
+  dc_status deferred_status_ = DC_OK;
   std::thread worker_;
   Scratch scratch_;
 };

@@ -8,6 +8,7 @@
 
 #include "dotcompute/cpu_kernel_abi.h"
 #include "event.h"
+#include "kernel_failure.h"
 
 namespace dccpu {
 
@@ -21,6 +22,7 @@ struct Task {
   uint32_t shared_bytes = 0;
   std::vector<void*> argv;
   std::vector<unsigned char> arg_bytes;
+  KernelFailure failure;  // desc.fail reports here
 
   // Copy / Memset
   void* dst = nullptr;

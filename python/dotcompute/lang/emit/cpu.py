@@ -349,11 +349,24 @@ class CpuPrinter(CLikePrinter):
             self.need("dc_items", _ITEM_ARRAY)
         self.emit("[[maybe_unused]] const int64_t dc_nitems = dc_ls0 * dc_ls1 * dc_ls2;")
         types = {v.name: v.type for v in k.locals}
+        slots = []
         for name in sorted(plan.per_item):
             self.note_type(types[name])
             self.emit(f"dc_items<{_TYPES[types[name]]}> dc_pi_{name}(dc_nitems);")
+            slots.append(f"dc_pi_{name}")
         if plan.has_return:
             self.emit("dc_items<unsigned char> dc_dead(dc_nitems);")
+            slots.append("dc_dead")
+        if slots:
+            # The kernel ABI has no return value: an allocation failure goes through the launch's
+            # error channel and the launch raises OutOfMemoryError instead of writing through NULL.
+            missing = " || ".join(f"!{s}.p" for s in slots)
+            what = (f"kernel {self.kernel.name}: out of memory for the per-work-item storage of "
+                    f"values live across barrier() ({len(slots)} array(s) of one slot per work-item)")
+            self.emit(f"if ({missing}) {{")
+            self.emit(f'  DC_CPU_FAIL(dc_L, DC_CPU_FAIL_OUT_OF_MEMORY, "{what}");')
+            self.emit("  return;")
+            self.emit("}")
         for name in sorted(plan.group_scalars):
             self.emit(f"{_TYPES[types[name]]} {name} = {self.literal(0, types[name])};")
         self.group_prologue()
