@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -418,18 +419,37 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, debug: bool | None = None,
-           name: str | None = None) -> Any:
-    """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry")``."""
+           name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None) -> Any:
+    """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry")``; ``dc.kernel(source=text)`` builds
+    the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
+    REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals)."""
+    if source is not None:
+        return Kernel(_from_source("dc.kernel", fn, source, namespace), debug=debug, name=name)
     if fn is None:
         return lambda f: Kernel(f, debug=debug, name=name)
     return Kernel(fn, debug=debug, name=name)
 
 
-def func(fn: Callable[..., Any] | None = None) -> Any:
-    """``@dc.func``: a device function callable from kernels and other device functions."""
+def func(fn: Callable[..., Any] | None = None, *, source: str | None = None,
+         namespace: dict[str, Any] | None = None) -> Any:
+    """``@dc.func``: a device function callable from kernels and other device functions;
+    ``dc.func(source=text)`` as for :func:`kernel`."""
+    if source is not None:
+        return DeviceFunction(_from_source("dc.func", fn, source, namespace))
     if fn is None:
         return lambda f: DeviceFunction(f)
     return DeviceFunction(fn)
+
+
+def _from_source(what: str, fn: Any, source: str, namespace: dict[str, Any] | None) -> Callable[..., Any]:
+    from .frontend.source_text import function_from_source
+
+    if fn is not None:
+        raise TypeError(f"{what}: pass a function or source=..., not both")
+    if namespace is None:
+        # the module that called dc.kernel / dc.func (two frames up: this helper, then kernel()/func())
+        namespace = sys._getframe(2).f_globals
+    return function_from_source(source, namespace, what)
 
 
 __all__ = ["Kernel", "DeviceFunction", "Specialization", "kernel", "func", "type_of_argument",

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import KernelSyntaxError
 from ..diagnostics import Reporter, SourceInfo
+from .source_text import missing_source_error
 
 
 @dataclass
@@ -77,9 +78,7 @@ def parse_function(pyfunc: Any) -> ParsedFunction:
     try:
         lines, start = _function_lines(code, name) or inspect.getsourcelines(pyfunc)
     except (OSError, TypeError) as e:
-        raise KernelSyntaxError(f"the source of {name!r} is not available ({e})", filename=filename,
-                                lineno=code.co_firstlineno,
-                                hint="kernels must be defined in a file, not typed at an interactive prompt") from None
+        raise missing_source_error(name, filename, code.co_firstlineno, str(e)) from None
     file_lines = tuple(linecache.getlines(filename)) or tuple(lines)
     indent = min((_leading_ws(ln) for ln in lines if ln.strip()), default=0)
     text = "".join(ln[indent:] if ln.strip() else "\n" for ln in lines)
