@@ -1,5 +1,15 @@
-// Memory: shared-storage MTLBuffers whose `contents` address is the dc_devptr, so the core
-// treats them as unified memory (numpy views, no staging copies), and stream-ordered copies.
+// Memory: MTLBuffers, and stream-ordered copies between them and the host.
+//
+// Storage mode, chosen per allocation:
+//  - shared (the default, and always on unified memory, i.e. Apple silicon): the dc_devptr is the
+//    buffer's `contents` address and mem_host_pointer returns it, so the core views and copies
+//    the buffer in place (DC_FEATURE_HOST_VISIBLE_MEMORY): numpy views without copies;
+//  - private, for allocations of at least kPrivateStorageMinBytes on a device without unified
+//    memory (a discrete GPU in an Intel Mac): the buffer lives in the GPU's own memory, which its
+//    kernels reach at full speed instead of across PCIe; the host cannot address it (`contents`
+//    is NULL), so the core keeps a host mirror and every copy is a blit through a shared staging
+//    buffer. Small allocations stay shared there: they are mostly results the host reads back
+//    (a dc.sum), for which a staged round trip costs more than slow GPU reads.
 #include <cstring>
 
 #include "state.h"
@@ -9,6 +19,12 @@ namespace dcmtl {
 namespace {
 
 Stream* as_stream(dc_stream s) { return reinterpret_cast<Stream*>(s); }
+
+// Private buffers' handles: bit 63 set (no user-space address has it), 4 KiB apart, never reused.
+constexpr uintptr_t kPrivateBase = uintptr_t(1) << 63;
+constexpr uintptr_t kPrivateAlign = 4096;
+
+bool is_private(id<MTLBuffer> b) { return [b storageMode] == MTLStorageModePrivate; }
 
 dc_status check_range(id<MTLBuffer> b, uint64_t offset, uint64_t bytes, const char* what) {
   if (offset > [b length] || bytes > [b length] - offset) {
@@ -52,14 +68,24 @@ dc_status mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out) {
     }
     // A zero-byte buffer has no contents address: allocate a small one.
     NSUInteger length = bytes == 0 ? 16 : static_cast<NSUInteger>(bytes);
+    const bool private_storage = !dev->unified && bytes >= kPrivateStorageMinBytes;
+    MTLResourceOptions storage = private_storage ? MTLResourceStorageModePrivate : MTLResourceStorageModeShared;
     Owned<id<MTLBuffer>> buf = Owned<id<MTLBuffer>>::adopt(
-        [d newBufferWithLength:length options:MTLResourceStorageModeShared | MTLResourceHazardTrackingModeDefault]);
+        [d newBufferWithLength:length options:storage | MTLResourceHazardTrackingModeDefault]);
     if (!buf) {
       return fail(DC_ERROR_OUT_OF_MEMORY, "Metal: newBufferWithLength failed for " + std::to_string(bytes) +
                                               " bytes (out of device memory)");
     }
-    uintptr_t addr = reinterpret_cast<uintptr_t>([buf.get() contents]);
     std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+    uintptr_t addr = 0;
+    if (private_storage) {
+      if (dev->next_private == 0) dev->next_private = kPrivateBase;
+      addr = dev->next_private;
+      dev->next_private += (length + kPrivateAlign - 1) / kPrivateAlign * kPrivateAlign;
+      ++dev->private_buffers;
+    } else {
+      addr = reinterpret_cast<uintptr_t>([buf.get() contents]);
+    }
     dev->allocated_bytes += length;
     dev->buffers[addr] = std::move(buf);
     *out = addr;
@@ -75,7 +101,21 @@ dc_status mem_free(int32_t device, dc_devptr ptr) {
     auto it = dev->buffers.find(static_cast<uintptr_t>(ptr));
     if (it == dev->buffers.end()) return fail(DC_ERROR_INVALID_ARGUMENT, "mem_free: not a Metal allocation");
     dev->allocated_bytes -= [it->second.get() length];
+    if (is_private(it->second.get())) --dev->private_buffers;
     dev->buffers.erase(it);  // command buffers still using it hold their own reference
+    return DC_OK;
+  });
+}
+
+dc_status mem_host_pointer(int32_t device, dc_devptr ptr, void** out) {
+  return guarded([&] {
+    Device* dev = nullptr;
+    if (dc_status st = get_device(device, &dev); st != DC_OK) return st;
+    if (out == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "mem_host_pointer: out is null");
+    id<MTLBuffer> b = nil;
+    uint64_t off = 0;
+    if (dc_status r = find_buffer(dev, ptr, &b, &off); r != DC_OK) return r;
+    *out = is_private(b) ? nullptr : static_cast<char*>([b contents]) + off;
     return DC_OK;
   });
 }
@@ -112,9 +152,24 @@ dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t src_offset,
     uint64_t off = 0;
     if (dc_status r = find_buffer(st->device, src + src_offset, &b, &off); r != DC_OK) return r;
     if (dc_status r = check_range(b, off, bytes, "memcpy_d2h"); r != DC_OK) return r;
-    // Shared storage: once the queued work is done the bytes are readable in place.
+    if (!is_private(b)) {
+      // Shared storage: once the queued work is done the bytes are readable in place.
+      if (dc_status r = wait_stream(st); r != DC_OK) return r;
+      std::memcpy(dst, static_cast<const char*>([b contents]) + off, bytes);
+      return DC_OK;
+    }
+    // Private storage: the GPU copies the bytes into a shared staging buffer after the queued
+    // work, and the host reads them from there.
+    Owned<id<MTLBuffer>> staging = Owned<id<MTLBuffer>>::adopt(
+        [st->device->device.get() newBufferWithLength:bytes options:MTLResourceStorageModeShared]);
+    if (!staging) return fail(DC_ERROR_OUT_OF_MEMORY, "memcpy_d2h: no memory for a staging buffer");
+    id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
+    id<MTLBlitCommandEncoder> blit = [cb blitCommandEncoder];
+    [blit copyFromBuffer:b sourceOffset:off toBuffer:staging.get() destinationOffset:0 size:bytes];
+    [blit endEncoding];
+    commit(st, cb);
     if (dc_status r = wait_stream(st); r != DC_OK) return r;
-    std::memcpy(dst, static_cast<const char*>([b contents]) + off, bytes);
+    std::memcpy(dst, [staging.get() contents], bytes);
     return DC_OK;
   });
 }

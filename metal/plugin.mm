@@ -1,9 +1,11 @@
 // The Metal plugin's entry point: lifecycle, errors, devices and the compiler identity.
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "state.h"
@@ -22,6 +24,9 @@ using DeviceList = std::vector<std::unique_ptr<Device>>;
 std::mutex g_lifecycle;
 // Published once initialize() succeeds; left alive at exit when shutdown() is never called.
 std::atomic<DeviceList*> g_devices{nullptr};
+// The kernel-cache folder from the core (set_cache_dir); binary archives live there.
+std::mutex g_cache_dir_mutex;
+std::string g_cache_dir;
 
 void copy_text(char* dst, size_t cap, const std::string& text) {
   size_t n = text.size() < cap - 1 ? text.size() : cap - 1;
@@ -64,11 +69,22 @@ dc_status initialize() {
       dev->device = Owned<id<MTLDevice>>(d);
       dev->nonuniform = supports_nonuniform(d);
       dev->family = family_of(d);
+      dev->unified = [d hasUnifiedMemory];
+      dev->archive_note = "no kernel-cache folder from the core: pipelines are not archived";
       MTLSize m = [d maxThreadsPerThreadgroup];
       dev->max_threads = static_cast<uint32_t>(m.width);
       devices->push_back(std::move(dev));
     }
     if (devices->empty()) return fail(DC_ERROR_UNAVAILABLE, "Metal reports no GPU on this machine");
+    // Initialised again after a shutdown: the folder given before still holds the archives.
+    bool have_dir = false;
+    {
+      std::lock_guard<std::mutex> dir_lock(g_cache_dir_mutex);
+      have_dir = !g_cache_dir.empty();
+    }
+    if (have_dir) {
+      for (auto& dev : *devices) open_archive(dev.get());
+    }
     g_devices.store(devices.release());
     return DC_OK;
   });
@@ -82,6 +98,40 @@ void shutdown() {
 }
 
 const char* last_error_fn() { return last_error(); }
+
+// The core's kernel-cache folder: each device's binary archive is opened there now, so that
+// acc.info (read when an accelerator is created) already names it.
+dc_status set_cache_dir(const char* dir) {
+  return guarded([&] {
+    std::lock_guard<std::mutex> lifecycle(g_lifecycle);
+    {
+      std::lock_guard<std::mutex> lock(g_cache_dir_mutex);
+      g_cache_dir = dir != nullptr ? dir : "";
+    }
+    if (DeviceList* devices = g_devices.load()) {
+      for (auto& dev : *devices) open_archive(dev.get());
+    }
+    return DC_OK;
+  });
+}
+
+// `text` as a JSON string literal.
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", c);
+      out += esc;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
 
 dc_status device_count(int32_t* count) {
   return guarded([&] {
@@ -125,18 +175,31 @@ dc_status device_info(int32_t index, dc_device_info* info) {
     // No FP64 in Metal. DC_FEATURE_UNIFIED_MEMORY is not claimed even on Apple silicon: to the
     // core it means "any host pointer is a device pointer" (numpy arrays are passed straight
     // to launches), and Metal can only bind memory it allocated (or page-aligned wraps).
+    // What Metal does have: shared-storage buffers the host addresses directly (memory.mm).
     // extra_json's "unified_memory" says what the hardware has.
-    info->features = DC_FEATURE_FP16;
+    info->features = DC_FEATURE_FP16 | DC_FEATURE_HOST_VISIBLE_MEMORY;
 #ifdef DC_METAL_TEST_DOUBLE
     const bool test_double = true;
 #else
     const bool test_double = false;
 #endif
-    uint64_t hits = 0, misses = 0;
+    uint64_t hits = 0, misses = 0, private_buffers = 0, archive_hits = 0, archive_misses = 0;
+    std::string archive = "null", archive_note;
     {
       std::lock_guard<std::mutex> lock(dev->pipelines_mutex);
       hits = dev->pipeline_hits;
       misses = dev->pipeline_misses;
+    }
+    {
+      std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+      private_buffers = dev->private_buffers;
+    }
+    {
+      std::lock_guard<std::mutex> lock(dev->archive_mutex);
+      if (dev->archive) archive = json_string(dev->archive_path);
+      archive_note = dev->archive_note;
+      archive_hits = dev->archive_hits;
+      archive_misses = dev->archive_misses;
     }
     std::string extra = "{\"gpu_family\": \"" + dev->family + "\", \"unified_memory\": " +
                         ([d hasUnifiedMemory] ? "true" : "false") + ", \"nonuniform_threadgroups\": " +
@@ -147,6 +210,13 @@ dc_status device_info(int32_t index, dc_device_info* info) {
                         ", \"registry_id\": " + std::to_string([d registryID]) +
                         ", \"pipeline_cache_hits\": " + std::to_string(hits) +
                         ", \"pipeline_cache_misses\": " + std::to_string(misses) +
+                        ", \"private_storage_min_bytes\": " +
+                        (dev->unified ? std::string("null") : std::to_string(kPrivateStorageMinBytes)) +
+                        ", \"private_buffers\": " + std::to_string(private_buffers) +
+                        ", \"binary_archive\": " + archive +
+                        (archive_note.empty() ? "" : ", \"binary_archive_note\": " + json_string(archive_note)) +
+                        ", \"binary_archive_hits\": " + std::to_string(archive_hits) +
+                        ", \"binary_archive_misses\": " + std::to_string(archive_misses) +
                         (test_double ? ", \"simulated\": true, \"test_double\": true" : "") + "}";
     copy_text(info->extra_json, sizeof info->extra_json, extra);
     size_t n = out_info->struct_size < sizeof full_info ? out_info->struct_size : sizeof full_info;
@@ -209,6 +279,8 @@ dc_backend make_table() {
   t.module_unload = module_unload;
   t.kernel_get = kernel_get;
   t.launch = launch;
+  t.mem_host_pointer = mem_host_pointer;
+  t.set_cache_dir = set_cache_dir;
   return t;
 }
 
@@ -226,6 +298,11 @@ void clear_error() { t_error.clear(); }
 std::string describe(NSError* error) {
   if (error == nil) return "unknown error";
   return ns([error localizedDescription]) + " (" + ns([error domain]) + " " + std::to_string([error code]) + ")";
+}
+
+std::string cache_dir() {
+  std::lock_guard<std::mutex> lock(g_cache_dir_mutex);
+  return g_cache_dir;
 }
 
 dc_status get_device(int32_t index, Device** out) {

@@ -4,15 +4,174 @@
 // The blob the core caches on disk is the MSL itself behind a small header: Metal compiles
 // source at run time and caches the result in the OS's own shader cache, so keeping the
 // source is what makes module_load work from the core's disk cache.
+//
+// Binary archives (macOS 11+ / iOS 14+, where the device has newBinaryArchiveWithDescriptor:):
+// the GPU code of every pipeline state a device builds is added to one MTLBinaryArchive per
+// device and OS build, kept in the core's kernel-cache folder (set_cache_dir: already checked
+// to be this user's and private), so a later process builds its pipelines from the archive
+// instead of compiling them for the GPU again. A pipeline is first asked of the archive alone
+// (MTLPipelineOptionFailOnBinaryArchiveMiss), which counts hits and misses honestly; a miss
+// compiles, adds the pipeline and rewrites the archive (a temporary file renamed into place, so
+// concurrent processes never read half an archive; the last writer wins, which only costs the
+// loser's additions). An archive file that is not this user's, is writable by others or cannot
+// be read is not loaded and is replaced. The file is bounded by kMaxArchiveBytes.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 
 #include "state.h"
 
+// Binary archives need macOS 11 / iOS 14: every use sits in a function marked with that
+// availability and is reached only behind DC_ARCHIVES_AVAILABLE(), so the plugin still loads
+// on older systems (where the double's knob DC_METAL_DOUBLE_ARCHIVES=0 is the stand-in).
+#ifdef DC_METAL_TEST_DOUBLE
+#define DC_ARCHIVES_AVAILABLE() true
+#define DC_API_ARCHIVES
+#else
+#define DC_ARCHIVES_AVAILABLE() @available(macOS 11.0, iOS 14.0, *)
+#define DC_API_ARCHIVES API_AVAILABLE(macos(11.0), ios(14.0))
+#endif
+
 namespace dcmtl {
 
 namespace {
+
+constexpr off_t kMaxArchiveBytes = off_t(256) << 20;
+
+// A 64-bit FNV-1a hash in hex: the same in every process (it names a file that outlives us).
+std::string stable_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+// Why the archive file at `path` must not be loaded ("" when it may; "absent" when there is none):
+// the OS runs the GPU code in it, so it must be this user's regular file that no one else can write.
+std::string untrusted_file(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "absent" : std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_uid != ::geteuid()) return "it is owned by uid " + std::to_string(st.st_uid);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "other users can write it";
+  return "";
+}
+
+DC_API_ARCHIVES void open_archive_locked(Device* dev) {
+  id<MTLDevice> d = dev->device.get();
+  const std::string dir = cache_dir();
+  if (dir.empty()) {
+    dev->archive_note = "no kernel-cache folder: pipelines are not archived";
+    return;
+  }
+  if (![d respondsToSelector:@selector(newBinaryArchiveWithDescriptor:error:)]) {
+    dev->archive_note = "this system has no Metal binary archives";
+    return;
+  }
+  // One archive per device model and OS build: its GPU code is for exactly that pair.
+  const std::string ident = std::string([[d name] UTF8String]) + "|" + dev->family + "|" +
+                            [[[NSProcessInfo processInfo] operatingSystemVersionString] UTF8String];
+  const std::string path = dir + "/metal-pipelines-" + stable_hash(ident) + ".mtlarchive";
+  Owned<MTLBinaryArchiveDescriptor*> desc =
+      Owned<MTLBinaryArchiveDescriptor*>::adopt([[MTLBinaryArchiveDescriptor alloc] init]);
+  const std::string why = untrusted_file(path);
+  if (why.empty()) {
+    [desc.get() setUrl:[NSURL fileURLWithPath:[NSString stringWithUTF8String:path.c_str()]]];
+  } else if (why != "absent") {
+    dev->archive_note = "not loaded (" + why + "): " + path + " is replaced";
+  }
+  NSError* error = nil;
+  id archive = [d newBinaryArchiveWithDescriptor:desc.get() error:&error];
+  if (archive == nil && [desc.get() url] != nil) {
+    // Unreadable (truncated, another OS's format): start afresh; the next save replaces it.
+    dev->archive_note = "discarded an unreadable archive (" + describe(error) + ")";
+    [desc.get() setUrl:nil];
+    error = nil;
+    archive = [d newBinaryArchiveWithDescriptor:desc.get() error:&error];
+  }
+  if (archive == nil) {
+    dev->archive_note = "cannot create a binary archive: " + describe(error);
+    return;
+  }
+  dev->archive = Owned<id>::adopt(archive);
+  dev->archive_path = path;
+}
+
+// Writes the archive next to its file and renames it into place. Called with archive_mutex held.
+DC_API_ARCHIVES void save_archive(Device* dev) {
+  static std::atomic<unsigned> counter{0};
+  const std::string dir = dev->archive_path.substr(0, dev->archive_path.rfind('/'));
+  // ".tmp." files are the kernel cache's temporaries: it removes ones a crashed writer left.
+  const std::string tmp = dir + "/.tmp.metal-archive." + std::to_string(::getpid()) + "." +
+                          std::to_string(counter.fetch_add(1));
+  NSError* error = nil;
+  NSURL* url = [NSURL fileURLWithPath:[NSString stringWithUTF8String:tmp.c_str()]];
+  if (![dev->archive.get() serializeToURL:url error:&error]) {
+    ::unlink(tmp.c_str());
+    dev->archive_note = "saving the binary archive failed: " + describe(error);
+    return;
+  }
+  struct stat st;
+  if (::stat(tmp.c_str(), &st) == 0 && st.st_size > kMaxArchiveBytes) {
+    ::unlink(tmp.c_str());
+    dev->archive_full = true;
+    dev->archive_note = "the binary archive reached " + std::to_string(kMaxArchiveBytes >> 20) +
+                        " MiB: new pipelines are not added";
+    return;
+  }
+  if (::rename(tmp.c_str(), dev->archive_path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    dev->archive_note = std::string("saving the binary archive failed: ") + std::strerror(errno);
+  }
+}
+
+// The pipeline state of `fn`, from the device's binary archive when it holds it; a new one is
+// added to the archive. Falls back to a plain build where there is no archive.
+DC_API_ARCHIVES void archived_pipeline(Device* dev, id<MTLFunction> fn, Owned<id<MTLComputePipelineState>>* out,
+                                       NSError** error) {
+  id<MTLDevice> d = dev->device.get();
+  // One lock for lookup, build and save: add and serialize change the archive, and Metal does
+  // not promise that an archive can be read while another thread adds to it.
+  std::lock_guard<std::mutex> lock(dev->archive_mutex);
+  if (!dev->archive) {
+    *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithFunction:fn error:error]);
+    return;
+  }
+  Owned<MTLComputePipelineDescriptor*> desc =
+      Owned<MTLComputePipelineDescriptor*>::adopt([[MTLComputePipelineDescriptor alloc] init]);
+  [desc.get() setComputeFunction:fn];
+  [desc.get() setBinaryArchives:[NSArray arrayWithObject:dev->archive.get()]];
+  NSError* miss = nil;
+  *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithDescriptor:desc.get()
+                                                                                    options:MTLPipelineOptionFailOnBinaryArchiveMiss
+                                                                                 reflection:nullptr
+                                                                                      error:&miss]);
+  if (*out) {
+    ++dev->archive_hits;
+    return;
+  }
+  ++dev->archive_misses;
+  *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithDescriptor:desc.get()
+                                                                                    options:MTLPipelineOptionNone
+                                                                                 reflection:nullptr
+                                                                                      error:error]);
+  if (!*out || dev->archive_full) return;
+  NSError* add_error = nil;
+  if ([dev->archive.get() addComputePipelineFunctionsWithDescriptor:desc.get() error:&add_error]) {
+    save_archive(dev);
+  } else {
+    dev->archive_note = "adding a pipeline to the binary archive failed: " + describe(add_error);
+  }
+}
 
 const char kMagic[8] = {'D', 'C', 'M', 'T', 'L', 'S', '1', '\0'};
 
@@ -45,6 +204,19 @@ dc_status new_library(Device* dev, const std::string& source, Owned<id<MTLLibrar
 }
 
 }  // namespace
+
+void open_archive(Device* dev) {
+  std::lock_guard<std::mutex> lock(dev->archive_mutex);
+  dev->archive = Owned<id>();
+  dev->archive_path.clear();
+  dev->archive_note.clear();
+  dev->archive_full = false;
+  if (DC_ARCHIVES_AVAILABLE()) {
+    open_archive_locked(dev);
+  } else {
+    dev->archive_note = "this system has no Metal binary archives (they need macOS 11 or iOS 14)";
+  }
+}
 
 dc_status compile(int32_t device, const char* source, const char* options, void** binary, uint64_t* size) {
   return guarded([&] {
@@ -131,11 +303,18 @@ dc_status kernel_get(dc_module mod, const char* name, dc_kernel* out) {
                   std::string("no kernel function '") + name + "' in the Metal library (it has: " + names + ")");
     }
     NSError* error = nil;
-    id<MTLComputePipelineState> ps = [dev->device.get() newComputePipelineStateWithFunction:fn.get() error:&error];
-    if (ps == nil) {
+    bool built = false;
+    if (DC_ARCHIVES_AVAILABLE()) {
+      archived_pipeline(dev, fn.get(), &k->pipeline, &error);
+      built = true;
+    }
+    if (!built) {
+      k->pipeline = Owned<id<MTLComputePipelineState>>::adopt(
+          [dev->device.get() newComputePipelineStateWithFunction:fn.get() error:&error]);
+    }
+    if (!k->pipeline) {
       return fail(DC_ERROR_COMPILATION, "Metal pipeline state for " + std::string(name) + ": " + describe(error));
     }
-    k->pipeline = Owned<id<MTLComputePipelineState>>::adopt(ps);
     {
       std::lock_guard<std::mutex> lock(dev->pipelines_mutex);
       ++dev->pipeline_misses;

@@ -38,11 +38,27 @@ struct Device {
   std::mutex pipelines_mutex;
   std::unordered_map<std::string, Owned<id<MTLComputePipelineState>>> pipelines;
   uint64_t pipeline_hits = 0, pipeline_misses = 0;
-  // Live buffers by their `contents` address (dc_devptr is that address: zero-copy views).
+  bool unified = false;      // hasUnifiedMemory: Apple silicon; false on a discrete GPU
+  // Live buffers by their dc_devptr. A shared buffer's is its `contents` address (the host's view
+  // of it: DC_FEATURE_HOST_VISIBLE_MEMORY); a private one has no host address and gets a handle
+  // from a range with bit 63 set, which no user-space address has (memory.mm).
   std::mutex buffers_mutex;
   std::map<uintptr_t, Owned<id<MTLBuffer>>> buffers;
+  uintptr_t next_private = 0;
   uint64_t allocated_bytes = 0;
+  uint64_t private_buffers = 0;  // live private-storage allocations, for acc.info
+  // The binary archive of pipeline states in the kernel-cache folder (program.mm). `id`, not
+  // id<MTLBinaryArchive>: that protocol exists only from macOS 11, and every use of it is behind
+  // an availability check.
+  std::mutex archive_mutex;
+  bool archive_full = false;    // reached kMaxArchiveBytes: nothing more is added
+  Owned<id> archive;            // nil: no archive (none allowed, none possible, or it failed)
+  std::string archive_path, archive_note;
+  uint64_t archive_hits = 0, archive_misses = 0;
 };
+
+// Allocations at least this large are private storage on a device without unified memory (memory.mm).
+constexpr uint64_t kPrivateStorageMinBytes = 1ull << 20;
 
 // A stream: one command queue; completion is counted so that synchronisation also waits for
 // the completed handlers (which run after a command buffer's status turns Completed on Apple).
@@ -89,6 +105,10 @@ struct Module {
 };
 
 dc_status get_device(int32_t index, Device** out);
+// The kernel-cache folder the core gave (set_cache_dir), "" for none.
+std::string cache_dir();
+// (Re)opens the device's binary archive in cache_dir(), or notes why there is none (program.mm).
+void open_archive(Device* dev);
 // The buffer containing `ptr` and the offset of `ptr` in it.
 dc_status find_buffer(Device* dev, dc_devptr ptr, id<MTLBuffer>* buffer, uint64_t* offset);
 // Commits `cb` on `s`, counting it so stream_synchronize also waits for its completion.
@@ -98,6 +118,7 @@ dc_status wait_stream(Stream* s);
 // The ABI functions implemented outside plugin.mm.
 dc_status mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out);
 dc_status mem_free(int32_t device, dc_devptr ptr);
+dc_status mem_host_pointer(int32_t device, dc_devptr ptr, void** out);
 dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, const void* src, uint64_t bytes);
 dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t src_offset, uint64_t bytes);
 dc_status memcpy_d2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, dc_devptr src, uint64_t src_offset,

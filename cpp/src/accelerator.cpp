@@ -70,6 +70,19 @@ Accelerator::~Accelerator() {
   pool_.reset();
 }
 
+bool Accelerator::host_visible_memory() const noexcept {
+  return info_.has(DC_FEATURE_HOST_VISIBLE_MEMORY) && DC_BACKEND_HAS(api_, mem_host_pointer);
+}
+
+void* Accelerator::host_pointer(dc_devptr ptr) const {
+  if (unified_memory()) return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
+  if (!host_visible_memory()) return nullptr;
+  void* host = nullptr;
+  dc_status st = api_->mem_host_pointer(index_, ptr, &host);
+  if (st != DC_OK) throw_status(st, "mem_host_pointer on " + id_ + " failed", plugin_error(api_));
+  return host;
+}
+
 std::shared_ptr<Stream> Accelerator::default_stream_ptr() {
   return std::shared_ptr<Stream>(shared_from_this(), default_stream_.get());
 }

@@ -46,16 +46,21 @@ Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtyp
       dtype_(dtype),
       size_(element_count(shape_)),
       nbytes_(0),
-      unified_(accelerator_->unified_memory()),
       state_(TransferState::DeviceOnly) {
   if (static_cast<uint64_t>(size_) > UINT64_MAX / itemsize(dtype_)) throw InvalidArgumentError("shape is too large", "shape");
   nbytes_ = static_cast<uint64_t>(size_) * itemsize(dtype_);
   Stream& s = accelerator_->default_stream();
   block_ = accelerator_->memory().allocate(nbytes_ == 0 ? 1 : nbytes_, &s);
+  try {
+    host_ = accelerator_->host_pointer(block_.ptr);
+  } catch (...) {
+    accelerator_->memory().deallocate(block_, static_cast<StreamKey>(&s));
+    throw;
+  }
   // A recycled block may still be in use by queued work on the default stream.
   last_stream_ = s.shared();
   pending_ = true;
-  if (unified_) state_ = TransferState::Synchronized;
+  if (host_ != nullptr) state_ = TransferState::Synchronized;
 }
 
 Buffer::~Buffer() {
@@ -93,7 +98,7 @@ void Buffer::wait_locked() {
 }
 
 void Buffer::ensure_mirror_locked() {
-  if (!unified_ && mirror_.size() != nbytes_) mirror_.resize(nbytes_);
+  if (host_ == nullptr && mirror_.size() != nbytes_) mirror_.resize(nbytes_);
 }
 
 void Buffer::prepare_locked(Stream& stream) {
@@ -102,7 +107,7 @@ void Buffer::prepare_locked(Stream& stream) {
     auto e = last_stream_->record();
     stream.wait(*e);
   }
-  if (!unified_ && state_ == TransferState::HostDirty) {
+  if (host_ == nullptr && state_ == TransferState::HostDirty) {
     if (nbytes_ > 0) {
       check(api_->memcpy_h2d(stream.handle(), block_.ptr, 0, mirror_.data(), nbytes_), api_, *accelerator_,
             "uploading a buffer");
@@ -139,10 +144,10 @@ void Buffer::download_locked() {
 
 void* Buffer::host_data() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unified_) {
+  if (host_ != nullptr) {
     wait_locked();
     state_ = TransferState::Synchronized;
-    return reinterpret_cast<void*>(static_cast<uintptr_t>(block_.ptr));
+    return host_;
   }
   ensure_mirror_locked();
   if (state_ == TransferState::DeviceOnly || state_ == TransferState::DeviceDirty) {
@@ -157,7 +162,7 @@ void* Buffer::host_data() {
 
 void Buffer::mark_host_dirty() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unified_) return;  // one memory: nothing to upload
+  if (host_ != nullptr) return;  // one memory: nothing to upload
   if (mirror_.size() != nbytes_) {
     throw InvalidArgumentError("mark_host_dirty() on a buffer whose host data was never taken", "buffer");
   }
@@ -184,9 +189,10 @@ void Buffer::copy_from_host(const void* src, uint64_t bytes) {
                                "src");
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unified_) {
+  if (host_ != nullptr) {
+    // Queued work may still read (or write) the block: wait, then write it in place.
     wait_locked();
-    if (bytes > 0) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(block_.ptr)), src, bytes);
+    if (bytes > 0) std::memcpy(host_, src, bytes);
     state_ = TransferState::Synchronized;
     return;
   }
@@ -205,9 +211,9 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
                                "dst");
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unified_) {
+  if (host_ != nullptr) {
     wait_locked();
-    if (bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(block_.ptr)), bytes);
+    if (bytes > 0) std::memcpy(dst, host_, bytes);
     return;
   }
   if (state_ == TransferState::HostDirty ||
@@ -227,7 +233,7 @@ void Buffer::fill_bytes(uint8_t value) {
   Stream& s = stream_locked();
   if (nbytes_ > 0) check(api_->memset_d8(s.handle(), block_.ptr, 0, value, nbytes_), api_, *accelerator_, "memset");
   pending_ = true;
-  if (!unified_) state_ = mirror_.empty() ? TransferState::DeviceOnly : TransferState::DeviceDirty;
+  if (host_ == nullptr) state_ = mirror_.empty() ? TransferState::DeviceOnly : TransferState::DeviceDirty;
   else state_ = TransferState::DeviceDirty;
 }
 

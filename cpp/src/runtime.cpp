@@ -165,6 +165,10 @@ BackendStatus Runtime::load_library_locked(const std::string& name, const std::s
     std::string reason;
     entry->plugin = BackendPlugin::load(library, requires_, name, &reason);
     if (entry->plugin) {
+      // Plugins that keep caches of their own (Metal's binary archives) keep them in the checked
+      // kernel-cache folder; a failure there only costs that plugin its cache.
+      const dc_backend* api = entry->plugin->api();
+      if (DC_BACKEND_HAS(api, set_cache_dir)) (void)api->set_cache_dir(cache_->dir().c_str());
       entry->status.name = entry->plugin->name();
       entry->status.version = entry->plugin->version();
       entry->status.abi_version = entry->plugin->api()->abi_version;

@@ -223,6 +223,7 @@ void bind_runtime(py::module_& m) {
   features["unified_memory"] = DC_FEATURE_UNIFIED_MEMORY;
   features["cooperative_launch"] = DC_FEATURE_COOPERATIVE_LAUNCH;
   features["managed_memory"] = DC_FEATURE_MANAGED_MEMORY;
+  features["host_visible_memory"] = DC_FEATURE_HOST_VISIBLE_MEMORY;
   m.attr("FEATURES") = features;
   m.attr("BACKEND_ABI_VERSION") = DC_BACKEND_ABI_VERSION;
 }
@@ -235,6 +236,7 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("name", &dc::Accelerator::name)
       .def_property_readonly("type", &dc::Accelerator::type)
       .def_property_readonly("unified_memory", &dc::Accelerator::unified_memory)
+      .def_property_readonly("host_visible_memory", &dc::Accelerator::host_visible_memory)
       .def_property_readonly("compiler_identity", &dc::Accelerator::compiler_identity)
       .def_property_readonly("info", [](const dc::Accelerator& a) { return info_dict(a.info()); })
       // The accelerator owns its default stream through a unique_ptr, so no shared_ptr owns it and
@@ -281,6 +283,7 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("accelerator", &dc::Buffer::accelerator_ptr)
       .def("device_ptr", [](dc::Buffer& b) { return b.device_ptr(); }, py::call_guard<py::gil_scoped_release>())
       .def("host_view", &host_view, py::arg("writable") = true)
+      .def_property_readonly("host_visible", &dc::Buffer::host_visible)
       .def("mark_host_dirty", &dc::Buffer::mark_host_dirty)
       .def("mark_device_dirty", &dc::Buffer::mark_device_dirty, py::arg("stream"))
       // None for the default stream: pybind11 gives an enable_shared_from_this object that no

@@ -74,8 +74,14 @@ int main(int argc, char** argv) {
   check(api->struct_size >= sizeof(dc_backend) && api->abi_version == DC_BACKEND_ABI_VERSION, "table and version");
   check(std::strcmp(api->name, "metal") == 0, "name is metal");
 
+  check(DC_BACKEND_HAS(api, mem_host_pointer) && DC_BACKEND_HAS(api, set_cache_dir), "the optional entries are there");
   ok(api->initialize(), "initialize");
   ok(api->initialize(), "initialize twice");
+  // The core hands over its (checked) kernel-cache folder after initialize: the archive goes there.
+  char cache_tmpl[] = "/tmp/dc-metal-abi-XXXXXX";
+  if (::mkdtemp(cache_tmpl) == nullptr) die("mkdtemp");
+  const std::string cache = cache_tmpl;
+  ok(api->set_cache_dir(cache.c_str()), "set_cache_dir");
   int32_t n = 0;
   ok(api->device_count(&n), "device_count");
   check(n == 1, "one device");
@@ -87,6 +93,10 @@ int main(int argc, char** argv) {
   check(std::strstr(info.name, "test double") != nullptr, "the name says test double");
   check(std::strstr(info.extra_json, "\"simulated\": true") != nullptr, "extra_json says simulated");
   check((info.features & DC_FEATURE_FP64) == 0, "no fp64");
+  check((info.features & DC_FEATURE_HOST_VISIBLE_MEMORY) != 0 && (info.features & DC_FEATURE_UNIFIED_MEMORY) == 0,
+        "host-visible memory, not unified memory");
+  check(std::strstr(info.extra_json, ("\"binary_archive\": \"" + cache + "/metal-pipelines-").c_str()) != nullptr,
+        "the binary archive is in the kernel-cache folder");
   // struct_size rule: an older, smaller caller struct gets only what it has room for
   dc_device_info small;
   std::memset(&small, 0xab, sizeof small);
@@ -120,6 +130,14 @@ int main(int argc, char** argv) {
   ok(api->memcpy_d2d(s, b, 4, a, 0, bytes - 4), "memcpy_d2d at an offset");
   ok(api->memcpy_d2h(s, back.data(), b, 0, bytes), "memcpy_d2h");
   check(back[0] == 0.0f && back[1] == 0.0f && back[500] == 499.0f, "copies and memset landed in order");
+  // Shared storage: the host addresses the buffer itself (after the stream's work), interior too.
+  void* ha = nullptr;
+  ok(api->mem_host_pointer(0, a, &ha), "mem_host_pointer");
+  check(ha != nullptr && reinterpret_cast<uintptr_t>(ha) == a, "a shared buffer's host address is its handle");
+  void* hb = nullptr;
+  ok(api->mem_host_pointer(0, b + 8, &hb), "mem_host_pointer inside a buffer");
+  check(static_cast<float*>(hb)[0] == 1.0f, "the host reads device results in place");
+  expect(api->mem_host_pointer(0, 12345, &hb), DC_ERROR_INVALID_ARGUMENT, "mem_host_pointer of a foreign pointer");
   expect(api->memcpy_d2h(s, back.data(), a, 8, bytes), DC_ERROR_INVALID_ARGUMENT, "memcpy_d2h past the end");
   expect(api->memcpy_h2d(s, 12345, 0, host.data(), 4), DC_ERROR_INVALID_ARGUMENT, "memcpy_h2d to a foreign pointer");
 
@@ -186,6 +204,48 @@ int main(int argc, char** argv) {
   bool right = true;
   for (uint64_t i = 0; i < count; ++i) right = right && back[i] == float(i) * 6.0f;
   check(right, "x * 2 then * 3, in stream order across the event");
+  // Written through the host pointer, seen by a kernel with no copy; the result read in place.
+  for (uint64_t i = 0; i < count; ++i) static_cast<float*>(ha)[i] = 1.0f;
+  ok(api->launch(s2, k, &cfg, args, 3), "launch on memory written by the host");
+  ok(api->stream_synchronize(s2), "stream_synchronize (zero-copy)");
+  check(static_cast<float*>(ha)[0] == 3.0f && static_cast<float*>(ha)[count - 1] == 3.0f,
+        "host writes reach the kernel and its results reach the host, both in place");
+
+  // A large allocation: private storage on a device without unified memory
+  // (DC_METAL_DOUBLE_UNIFIED=0), where the host has no address for it and copies are blits.
+  const char* unified_env = std::getenv("DC_METAL_DOUBLE_UNIFIED");
+  const bool discrete = unified_env != nullptr && std::strcmp(unified_env, "0") == 0;
+  const uint64_t big_count = (2u << 20) / sizeof(float), big_bytes = big_count * sizeof(float);
+  dc_devptr big = 0, big2 = 0;
+  ok(api->mem_alloc(0, big_bytes, &big), "mem_alloc (2 MiB)");
+  ok(api->mem_alloc(0, big_bytes, &big2), "mem_alloc (2 MiB, second)");
+  void* hbig = nullptr;
+  ok(api->mem_host_pointer(0, big, &hbig), "mem_host_pointer (2 MiB)");
+  check(discrete ? hbig == nullptr : hbig != nullptr,
+        discrete ? "a large buffer on a discrete GPU is private: no host address"
+                 : "a large buffer on unified memory is shared");
+  std::vector<float> big_host(big_count), big_back(big_count, -1.0f);
+  for (uint64_t i = 0; i < big_count; ++i) big_host[i] = float(i % 1000);
+  ok(api->memcpy_h2d(s, big, 0, big_host.data(), big_bytes), "memcpy_h2d (large)");
+  ok(api->memset_d8(s, big2, 0, 0, big_bytes), "memset_d8 (large)");
+  ok(api->memcpy_d2d(s, big2, 0, big, 0, big_bytes / 2), "memcpy_d2d (large, half)");
+  nn = int64_t(big_count);
+  args[0].value.buffer = big2;
+  args[1].value.scalar = &three;
+  cfg.global_size[0] = big_count;
+  cfg.local_size[0] = 0;
+  ok(api->launch(s, k, &cfg, args, 3), "launch on a large buffer");
+  ok(api->memcpy_d2h(s, big_back.data(), big2, 0, big_bytes), "memcpy_d2h (large)");
+  bool big_right = true;
+  for (uint64_t i = 0; i < big_count; ++i) {
+    big_right = big_right && big_back[i] == (i < big_count / 2 ? 3.0f * float(i % 1000) : 0.0f);
+  }
+  check(big_right, "copies, memset, d2d and a kernel on large buffers, in stream order");
+  ok(api->mem_free(0, big), "mem_free (large)");
+  ok(api->mem_free(0, big2), "mem_free (large, second)");
+  args[0].value.buffer = a;
+  nn = int64_t(count);
+  cfg.global_size[0] = count;
 
   cfg.local_size[0] = 4096;
   expect(api->launch(s, k, &cfg, args, 3), DC_ERROR_INVALID_ARGUMENT, "launch with a threadgroup over the limit");
@@ -239,7 +299,18 @@ int main(int argc, char** argv) {
   ok(api->device_count(&n), "device_count after shutdown");
   check(n == 0, "no devices after shutdown");
   ok(api->initialize(), "initialize again after shutdown");
+  // A new "process": the pipeline comes from the binary archive the first run saved.
+  ok(api->set_cache_dir(cache.c_str()), "set_cache_dir (again)");
+  dc_module again = load(kSource);
+  ok(api->kernel_get(again, "scale", &k), "kernel_get (from the archive)");
+  ok(api->device_info(0, &info), "device_info (after the archive)");
+  std::printf("     %s\n", info.extra_json);
+  check(std::strstr(info.extra_json, "\"binary_archive_hits\": 1") != nullptr &&
+            std::strstr(info.extra_json, "\"binary_archive_misses\": 0") != nullptr,
+        "the pipeline came from the binary archive");
+  ok(api->module_unload(again), "module_unload (archive)");
   api->shutdown();
+  (void)std::system(("rm -rf '" + cache + "'").c_str());
   std::printf("all Metal plugin ABI checks passed\n");
   return 0;
 }

@@ -9,8 +9,16 @@
 //    so work is really asynchronous, with status, error, GPU times and completed handlers;
 //  - shared events are values with waiters: encodeWaitForEvent blocks the queue's worker.
 //
+//  - private storage is modelled honestly: such a buffer's `contents` is NULL, so only blits and
+//    kernels reach its bytes (as on Apple GPUs);
+//  - binary archives hold the keys (library source hash, function name) of the pipelines added
+//    to them, serialized to a small text file; a pipeline built from a descriptor whose archives
+//    hold its key counts as an archive hit.
+//
 // Environment: DC_METAL_DOUBLE_MAX_THREADS (threads per threadgroup, default 256),
-// DC_METAL_DOUBLE_NONUNIFORM=0 (a family without dispatchThreads), DC_METAL_DOUBLE_MEMORY (bytes).
+// DC_METAL_DOUBLE_NONUNIFORM=0 (a family without dispatchThreads), DC_METAL_DOUBLE_MEMORY (bytes),
+// DC_METAL_DOUBLE_UNIFIED=0 (a discrete GPU: hasUnifiedMemory is NO),
+// DC_METAL_DOUBLE_ARCHIVES=0 (an OS before binary archives: the device lacks the selector).
 #import <Metal/Metal.h>
 
 #include <dlfcn.h>
@@ -21,7 +29,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
+#include <set>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +43,7 @@
 
 NSString* const MTLLibraryErrorDomain = @"MTLLibraryErrorDomain";
 NSString* const MTLCommandBufferErrorDomain = @"MTLCommandBufferErrorDomain";
+NSString* const MTLBinaryArchiveDomain = @"MTLBinaryArchiveDomain";
 
 namespace {
 
@@ -60,6 +72,15 @@ struct LoadedObject {
   }
 };
 
+// FNV-1a: a content hash that is the same in every process (archives outlive the process).
+std::string stable_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char out[17];
+  snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
 // Set on a queue's worker thread when the queue is destroyed from that very thread.
 thread_local bool t_queue_destroyed = false;
 
@@ -75,6 +96,30 @@ static std::atomic<long> g_live_objects{0};
 
 extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_objects(void) {
   return g_live_objects.load();
+}
+
+// ---------------------------------------------------------------- counters for tests
+// What the plugin asked the "GPU" to do, so tests can tell a zero-copy path from a staged one and
+// an archive hit from a compile: blit copies executed, pipelines served from binary archives.
+static std::atomic<long> g_blit_copies{0}, g_archive_hits{0}, g_archive_misses{0};
+
+extern "C" __attribute__((visibility("default"))) long dc_metal_double_count(const char* what) {
+  std::string w = what ? what : "";
+  if (w == "blit_copies") return g_blit_copies.load();
+  if (w == "archive_hits") return g_archive_hits.load();
+  if (w == "archive_misses") return g_archive_misses.load();
+  return -1;
+}
+
+// Live buffers by the start of their storage: a test asks whether an address is the `contents`
+// of a live shared buffer (the storage mode), or of none (-1).
+static std::mutex g_buffers_mutex;
+static std::map<const void*, int> g_buffer_storage;
+
+extern "C" __attribute__((visibility("default"))) int dc_metal_double_buffer_storage(const void* address) {
+  std::lock_guard<std::mutex> lock(g_buffers_mutex);
+  auto it = g_buffer_storage.find(address);
+  return it == g_buffer_storage.end() ? -1 : it->second;
 }
 
 @interface DCDoubleObject : NSObject
@@ -97,31 +142,47 @@ extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_obje
   id<MTLDevice> device_;  // not retained: the device outlives its buffers in the double
   void* data_;
   NSUInteger length_;
+  MTLStorageMode mode_;
 }
-- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length;
+- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length mode:(MTLStorageMode)mode;
+- (char*)storage;  // the bytes, for the double's own "GPU" (blits and kernels) in every storage mode
 @end
 
 @implementation DCDoubleBuffer
-- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length {
+- (instancetype)initWithDevice:(id<MTLDevice>)device length:(NSUInteger)length mode:(MTLStorageMode)mode {
   if ((self = [super init])) {
     device_ = device;
     length_ = length;
+    mode_ = mode;
     if (posix_memalign(&data_, 256, length ? length : 1) != 0) {
+      data_ = nullptr;
       [self release];
       return nil;
     }
     memset(data_, 0, length ? length : 1);
+    std::lock_guard<std::mutex> lock(g_buffers_mutex);
+    g_buffer_storage[data_] = static_cast<int>(mode);
   }
   return self;
 }
 - (void)dealloc {
+  if (data_ != nullptr) {
+    std::lock_guard<std::mutex> lock(g_buffers_mutex);
+    g_buffer_storage.erase(data_);
+  }
   free(data_);
   [super dealloc];
 }
 - (id<MTLDevice>)device { return device_; }
 - (NSUInteger)length { return length_; }
-- (void*)contents { return data_; }
+- (MTLStorageMode)storageMode { return mode_; }
+// The CPU cannot address private storage on Apple GPUs: NULL, so a plugin that reads or writes
+// it by hand crashes here as it would there.
+- (void*)contents { return mode_ == MTLStorageModePrivate ? nullptr : data_; }
+- (char*)storage { return static_cast<char*>(data_); }
 @end
+
+static char* storage_of(id<MTLBuffer> b) { return [(DCDoubleBuffer*)b storage]; }
 
 // ---------------------------------------------------------------- functions and libraries
 @interface DCDoubleFunction : DCDoubleObject <MTLFunction> {
@@ -130,6 +191,7 @@ extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_obje
   std::shared_ptr<LoadedObject> object_;
   mtldouble::RunFn run_;
   mtldouble::KernelDecl decl_;
+  std::string key_;  // what binary archives file it under: library source hash + name
 }
 @end
 
@@ -146,6 +208,7 @@ extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_obje
  @public
   std::shared_ptr<LoadedObject> object_;
   std::vector<mtldouble::KernelDecl> kernels_;
+  std::string source_hash_;
 }
 @end
 
@@ -170,6 +233,7 @@ extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_obje
     f->object_ = object_;
     f->run_ = reinterpret_cast<mtldouble::RunFn>(sym);
     f->decl_ = k;
+    f->key_ = source_hash_ + "/" + want;
     return f;
   }
   return nil;
@@ -357,7 +421,7 @@ struct Retained {
     size_t k = static_cast<size_t>(i);
     if (k < buffers_.size() && buffers_[k] != nil) {
       keep->add(buffers_[k]);
-      base.push_back(static_cast<char*>([buffers_[k] contents]) + offsets_[k]);
+      base.push_back(storage_of(buffers_[k]) + offsets_[k]);
     } else if (k < bytes_.size() && bytes_[k]) {
       base.push_back(bytes_[k]->data());
     } else {
@@ -407,7 +471,8 @@ struct Retained {
   keep->add(dst);
   buffer_->commands_.push_back([=]() -> std::string {
     if (srcOffset + size > [src length] || dstOffset + size > [dst length]) return "blit copy out of range";
-    memmove(static_cast<char*>([dst contents]) + dstOffset, static_cast<char*>([src contents]) + srcOffset, size);
+    memmove(storage_of(dst) + dstOffset, storage_of(src) + srcOffset, size);
+    g_blit_copies.fetch_add(1);
     (void)keep;
     return "";
   });
@@ -417,7 +482,7 @@ struct Retained {
   keep->add(buffer);
   buffer_->commands_.push_back([=]() -> std::string {
     if (range.location + range.length > [buffer length]) return "blit fill out of range";
-    memset(static_cast<char*>([buffer contents]) + range.location, value, range.length);
+    memset(storage_of(buffer) + range.location, value, range.length);
     (void)keep;
     return "";
   });
@@ -587,11 +652,112 @@ struct Retained {
 }
 @end
 
+// ---------------------------------------------------------------- binary archives
+static const char kArchiveHeader[] = "dotcompute-metal-double-archive 1";
+
+@implementation MTLBinaryArchiveDescriptor
+- (NSURL*)url { return url_; }
+- (void)setUrl:(NSURL*)url {
+  NSURL* copy = [url copy];
+  [url_ release];
+  url_ = copy;
+}
+- (id)copyWithZone:(NSZone*)zone {
+  MTLBinaryArchiveDescriptor* c = [[MTLBinaryArchiveDescriptor allocWithZone:zone] init];
+  c.url = url_;
+  return c;
+}
+- (void)dealloc {
+  [url_ release];
+  [super dealloc];
+}
+@end
+
+@implementation MTLComputePipelineDescriptor
+- (id<MTLFunction>)computeFunction { return computeFunction_; }
+- (void)setComputeFunction:(id<MTLFunction>)f {
+  [f retain];
+  [computeFunction_ release];
+  computeFunction_ = f;
+}
+- (NSArray<id<MTLBinaryArchive>>*)binaryArchives { return binaryArchives_; }
+- (void)setBinaryArchives:(NSArray<id<MTLBinaryArchive>>*)archives {
+  NSArray* copy = [archives copy];
+  [binaryArchives_ release];
+  binaryArchives_ = copy;
+}
+- (id)copyWithZone:(NSZone*)zone {
+  MTLComputePipelineDescriptor* c = [[MTLComputePipelineDescriptor allocWithZone:zone] init];
+  c.computeFunction = computeFunction_;
+  c.binaryArchives = binaryArchives_;
+  return c;
+}
+- (void)dealloc {
+  [computeFunction_ release];
+  [binaryArchives_ release];
+  [super dealloc];
+}
+@end
+
+@interface DCDoubleBinaryArchive : DCDoubleObject <MTLBinaryArchive> {
+ @public
+  id<MTLDevice> device_;  // not retained, as for buffers
+  std::mutex m_;
+  std::set<std::string> keys_;
+}
+- (BOOL)holds:(const std::string&)key;
+@end
+
+static DCDoubleFunction* double_function(id<MTLFunction> f) {
+  return [(id)f isKindOfClass:[DCDoubleFunction class]] ? (DCDoubleFunction*)f : nil;
+}
+
+@implementation DCDoubleBinaryArchive
+- (id<MTLDevice>)device { return device_; }
+- (BOOL)holds:(const std::string&)key {
+  std::lock_guard<std::mutex> lock(m_);
+  return keys_.count(key) != 0 ? YES : NO;
+}
+- (BOOL)addComputePipelineFunctionsWithDescriptor:(MTLComputePipelineDescriptor*)descriptor error:(NSError**)error {
+  DCDoubleFunction* f = double_function([descriptor computeFunction]);
+  if (f == nil) {
+    if (error) *error = make_error(MTLBinaryArchiveDomain, MTLBinaryArchiveErrorUnexpectedElement,
+                                   "the descriptor has no compute function of this device");
+    return NO;
+  }
+  std::lock_guard<std::mutex> lock(m_);
+  keys_.insert(f->key_);
+  return YES;
+}
+- (BOOL)serializeToURL:(NSURL*)url error:(NSError**)error {
+  std::string path = url != nil && [url isFileURL] ? [[url path] UTF8String] : "";
+  std::ofstream out;
+  if (!path.empty()) out.open(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    if (error) *error = make_error(MTLBinaryArchiveDomain, MTLBinaryArchiveErrorInvalidFile,
+                                   "cannot write the archive to '" + path + "'");
+    return NO;
+  }
+  std::lock_guard<std::mutex> lock(m_);
+  out << kArchiveHeader << "\n";
+  for (const std::string& k : keys_) out << k << "\n";
+  out.close();
+  if (!out) {
+    if (error) *error = make_error(MTLBinaryArchiveDomain, MTLBinaryArchiveErrorInvalidFile,
+                                   "writing the archive to '" + path + "' failed");
+    return NO;
+  }
+  return YES;
+}
+@end
+
 // ---------------------------------------------------------------- the device
 @interface DCDoubleDevice : DCDoubleObject <MTLDevice> {
   NSUInteger max_threads_;
   bool nonuniform_;
   uint64_t memory_;
+  bool unified_;
+  bool archives_;
 }
 @end
 
@@ -601,8 +767,15 @@ struct Retained {
     max_threads_ = env_u64("DC_METAL_DOUBLE_MAX_THREADS", 256);
     nonuniform_ = env_u64("DC_METAL_DOUBLE_NONUNIFORM", 1) != 0;
     memory_ = env_u64("DC_METAL_DOUBLE_MEMORY", 8ull << 30);
+    unified_ = env_u64("DC_METAL_DOUBLE_UNIFIED", 1) != 0;
+    archives_ = env_u64("DC_METAL_DOUBLE_ARCHIVES", 1) != 0;
   }
   return self;
+}
+// An OS without binary archives (before macOS 11) has no such selector on its devices.
+- (BOOL)respondsToSelector:(SEL)selector {
+  if (!archives_ && sel_isEqual(selector, @selector(newBinaryArchiveWithDescriptor:error:))) return NO;
+  return [super respondsToSelector:selector];
 }
 - (NSString*)name { return @"Metal test double (CPU, GNUstep)"; }
 - (uint64_t)registryID { return 0x0d0cull; }
@@ -610,7 +783,7 @@ struct Retained {
 - (NSUInteger)maxThreadgroupMemoryLength { return 32768; }
 - (uint64_t)recommendedMaxWorkingSetSize { return memory_; }
 - (NSUInteger)maxBufferLength { return memory_ / 2; }
-- (BOOL)hasUnifiedMemory { return YES; }
+- (BOOL)hasUnifiedMemory { return unified_ ? YES : NO; }
 - (BOOL)supportsFamily:(MTLGPUFamily)family {
   // non-uniform threadgroups (dispatchThreads) arrived with Apple4 and Mac2
   if (family == MTLGPUFamilyApple4 || family == MTLGPUFamilyApple5 || family == MTLGPUFamilyApple6 ||
@@ -620,12 +793,17 @@ struct Retained {
          family == MTLGPUFamilyCommon1 || family == MTLGPUFamilyCommon2 || family == MTLGPUFamilyCommon3;
 }
 - (id<MTLBuffer>)newBufferWithLength:(NSUInteger)length options:(MTLResourceOptions)options {
-  if ((options & (3u << 4)) != MTLResourceStorageModeShared) return nil;  // the double has shared memory only
+  MTLStorageMode mode = static_cast<MTLStorageMode>((options >> 4) & 0xf);
+  if (mode != MTLStorageModeShared && mode != MTLStorageModePrivate) return nil;  // no managed/memoryless
   if (length > [self maxBufferLength]) return nil;
-  return [[DCDoubleBuffer alloc] initWithDevice:self length:length];
+  return [[DCDoubleBuffer alloc] initWithDevice:self length:length mode:mode];
 }
 - (id<MTLBuffer>)newBufferWithBytes:(const void*)pointer length:(NSUInteger)length
                             options:(MTLResourceOptions)options {
+  // The CPU cannot fill private storage: Metal refuses this (its validation layer aborts).
+  if (static_cast<MTLStorageMode>((options >> 4) & 0xf) == MTLStorageModePrivate) {
+    [NSException raise:NSInvalidArgumentException format:@"newBufferWithBytes: with private storage"];
+  }
   id<MTLBuffer> b = [self newBufferWithLength:length options:options];
   if (b != nil && length > 0) memcpy([b contents], pointer, length);
   return b;
@@ -650,11 +828,12 @@ struct Retained {
   lib->object_ = std::make_shared<LoadedObject>();
   lib->object_->handle = handle;
   lib->kernels_ = kernels;
+  lib->source_hash_ = stable_hash([source UTF8String]);
   return lib;
 }
 - (id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)function
                                                              error:(NSError**)error {
-  if (![(id)function isKindOfClass:[DCDoubleFunction class]]) {
+  if (double_function(function) == nil) {
     if (error) *error = make_error(MTLLibraryErrorDomain, MTLLibraryErrorInternal, "not a test-double function");
     return nil;
   }
@@ -662,6 +841,51 @@ struct Retained {
   p->function_ = (DCDoubleFunction*)[function retain];
   p->max_threads_ = max_threads_;
   return p;
+}
+- (id<MTLComputePipelineState>)newComputePipelineStateWithDescriptor:(MTLComputePipelineDescriptor*)descriptor
+                                                             options:(MTLPipelineOption)options
+                                                          reflection:(MTLAutoreleasedComputePipelineReflection*)reflection
+                                                               error:(NSError**)error {
+  if (reflection) *reflection = nil;  // the double has no reflection
+  DCDoubleFunction* f = double_function([descriptor computeFunction]);
+  if (f == nil) {
+    if (error) *error = make_error(MTLLibraryErrorDomain, MTLLibraryErrorInternal, "not a test-double function");
+    return nil;
+  }
+  NSArray* archives = [descriptor binaryArchives];
+  if ([archives count] > 0) {
+    bool found = false;
+    for (id a in archives) {
+      if ([a isKindOfClass:[DCDoubleBinaryArchive class]] && [(DCDoubleBinaryArchive*)a holds:f->key_]) found = true;
+    }
+    (found ? g_archive_hits : g_archive_misses).fetch_add(1);
+    if (!found && (options & MTLPipelineOptionFailOnBinaryArchiveMiss) != 0) {
+      if (error) *error = make_error(MTLBinaryArchiveDomain, MTLBinaryArchiveErrorInternalError,
+                                     "the pipeline is not in the binary archives");
+      return nil;
+    }
+  }
+  return [self newComputePipelineStateWithFunction:f error:error];
+}
+- (id<MTLBinaryArchive>)newBinaryArchiveWithDescriptor:(MTLBinaryArchiveDescriptor*)descriptor
+                                                 error:(NSError**)error {
+  DCDoubleBinaryArchive* a = [[DCDoubleBinaryArchive alloc] init];
+  a->device_ = self;
+  NSURL* url = [descriptor url];
+  if (url == nil) return a;
+  std::string path = [url isFileURL] ? [[url path] UTF8String] : "";
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  if (path.empty() || !in || !std::getline(in, line) || line != kArchiveHeader) {
+    [a release];
+    if (error) *error = make_error(MTLBinaryArchiveDomain, MTLBinaryArchiveErrorInvalidFile,
+                                   "'" + path + "' is not a binary archive");
+    return nil;
+  }
+  while (std::getline(in, line)) {
+    if (!line.empty()) a->keys_.insert(line);
+  }
+  return a;
 }
 - (id<MTLSharedEvent>)newSharedEvent {
   DCDoubleSharedEvent* e = [[DCDoubleSharedEvent alloc] init];

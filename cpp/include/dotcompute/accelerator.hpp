@@ -59,6 +59,12 @@ class DOTCOMPUTE_API Accelerator : public std::enable_shared_from_this<Accelerat
   const std::string& type() const noexcept { return info_.type; }
   const DeviceInfo& info() const noexcept { return info_; }
   bool unified_memory() const noexcept { return info_.has(DC_FEATURE_UNIFIED_MEMORY); }
+  // Device allocations can be host-addressable (DC_FEATURE_HOST_VISIBLE_MEMORY, and the plugin
+  // has mem_host_pointer); which ones are, host_pointer() says.
+  bool host_visible_memory() const noexcept;
+  // Where the host sees the allocation `ptr` (from this accelerator's pool): `ptr` itself on
+  // unified memory, the plugin's answer on host-visible memory, else nullptr (copies needed).
+  void* host_pointer(dc_devptr ptr) const;
   const std::string& compiler_identity() const noexcept { return compiler_identity_; }
 
   MemoryPool& memory() noexcept { return *pool_; }

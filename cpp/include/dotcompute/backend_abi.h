@@ -67,10 +67,18 @@ typedef struct dc_kernel_s* dc_kernel;
 #define DC_FEATURE_FP16 (1ull << 1)
 #define DC_FEATURE_INT64_ATOMICS (1ull << 2)
 #define DC_FEATURE_FLOAT_ATOMICS (1ull << 3)
-/* Device handles are host pointers: buffers need no copies and numpy views are free. */
+/* Device handles are host pointers and any host pointer is a device handle (the CPU): buffers need
+ * no copies, numpy views are free and numpy arrays are passed to launches as they are. */
 #define DC_FEATURE_UNIFIED_MEMORY (1ull << 4)
 #define DC_FEATURE_COOPERATIVE_LAUNCH (1ull << 5)
 #define DC_FEATURE_MANAGED_MEMORY (1ull << 6)
+/* Device allocations may be host-addressable (Metal's shared storage): mem_host_pointer says, per
+ * allocation, where the host sees it (NULL: not host-visible, e.g. Metal private storage). Host
+ * reads there see what the device wrote once the work queued on the allocation has finished, and
+ * device work enqueued after a host write sees it, so buffer views and host copies need no
+ * staging. Unlike DC_FEATURE_UNIFIED_MEMORY it says nothing about host memory the device did not
+ * allocate: numpy arrays are still staged. A plugin claiming it fills mem_host_pointer. */
+#define DC_FEATURE_HOST_VISIBLE_MEMORY (1ull << 7)
 
 typedef struct dc_device_info {
   uint32_t struct_size;
@@ -167,7 +175,21 @@ typedef struct dc_backend {
   dc_status (*kernel_get)(dc_module m, const char* name, dc_kernel* out);
   dc_status (*launch)(dc_stream s, dc_kernel k, const dc_launch_config* config, const dc_kernel_arg* args,
                       uint32_t nargs);
+
+  /* Optional entries, appended after `launch`: present only when struct_size covers them and they
+   * are not NULL (DC_BACKEND_HAS). */
+  /* DC_FEATURE_HOST_VISIBLE_MEMORY: the host address of the allocation that mem_alloc returned as
+   * `ptr`, or NULL in *out when that allocation is not host-visible. */
+  dc_status (*mem_host_pointer)(int32_t device, dc_devptr ptr, void** out);
+  /* The core's kernel-cache folder, called after initialize: already checked to be this user's and
+   * writable by no one else, or "" when kernels are cached in memory only. A plugin may keep caches
+   * of its own there (Metal: binary archives of pipeline states). */
+  dc_status (*set_cache_dir)(const char* dir);
 } dc_backend;
+
+/* Whether the plugin table `t` has the optional entry `field`. */
+#define DC_BACKEND_HAS(t, field) \
+  ((t)->struct_size >= offsetof(dc_backend, field) + sizeof((t)->field) && (t)->field != NULL)
 
 typedef const dc_backend* (*dc_backend_entry_fn)(void);
 

@@ -9,9 +9,10 @@
 //   HostDirty     the host mirror is newer (uploaded on the next device_ptr())
 //   DeviceDirty   the device block is newer (downloaded on the next host_data())
 //
-// On unified-memory devices (the CPU backend) the device block *is* host
-// memory: host_data() returns it, nothing is ever copied, and only waiting
-// for queued work remains.
+// Where the device block is host-addressable (unified memory: the CPU backend;
+// host-visible memory: Metal's shared storage) the block *is* the host data:
+// host_data() returns it, copies to and from host memory are memcpy after
+// waiting for the queued work, nothing is staged, and there is no mirror.
 //
 // All methods are safe to call from several threads.
 #pragma once
@@ -63,10 +64,12 @@ class DOTCOMPUTE_API Buffer {
   // is uploaded on `stream`, and if another stream may still be using the
   // buffer, `stream` first waits for it.
   dc_devptr device_ptr(Stream& stream);
-  // Host memory holding the current data: on unified memory the device block
-  // itself (after waiting for queued work); otherwise the host mirror, after
-  // downloading newer device data. Valid while the buffer lives.
+  // Host memory holding the current data: on host-addressable memory the
+  // device block itself (after waiting for queued work); otherwise the host
+  // mirror, after downloading newer device data. Valid while the buffer lives.
   void* host_data();
+  // Whether the device block is host-addressable (host_data() is a view of it, no copy).
+  bool host_visible() const noexcept { return host_ != nullptr; }
   // The host mirror was written through host_data(): the device copy is stale.
   void mark_host_dirty();
   // Device work wrote the buffer on `stream`: the host mirror is stale and
@@ -98,10 +101,10 @@ class DOTCOMPUTE_API Buffer {
   DType dtype_;
   int64_t size_;
   uint64_t nbytes_;
-  bool unified_;
+  void* host_ = nullptr;  // the device block's host address, or null (Accelerator::host_pointer)
   mutable std::mutex mutex_;
   Allocation block_;
-  std::vector<unsigned char> mirror_;  // empty on unified memory
+  std::vector<unsigned char> mirror_;  // empty on host-addressable memory
   TransferState state_;
   std::shared_ptr<Stream> last_stream_;
   bool pending_ = false;  // device work on last_stream_ may still run

@@ -98,8 +98,16 @@ class Accelerator:
 
     @property
     def unified_memory(self) -> bool:
-        """Device memory is host memory: buffers are viewed by numpy without copies."""
+        """Device memory is host memory and host memory is device memory (the CPU): buffers are
+        viewed by numpy without copies and numpy arrays are passed to kernels as they are."""
         return self._native.unified_memory
+
+    @property
+    def host_visible_memory(self) -> bool:
+        """Device buffers can be host-addressable (Metal's shared storage): those are viewed by
+        numpy without copies (``buf.host()``, ``np.asarray(buf)``), while numpy arrays passed to
+        kernels are still staged. Which buffers are: ``buf.host_visible``."""
+        return self._native.unified_memory or self._native.host_visible_memory
 
     @property
     def info(self) -> dict[str, Any]:

@@ -91,6 +91,12 @@ class Buffer(ArrayOperators):
     def accelerator(self) -> Accelerator:
         return self._accelerator
 
+    @property
+    def host_visible(self) -> bool:
+        """Whether the host sees the device memory itself (the CPU; Metal's shared storage):
+        ``buf.host()`` and ``np.asarray(buf)`` are then views of it, with no copy either way."""
+        return self._native.host_visible
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d buffer")
@@ -107,8 +113,8 @@ class Buffer(ArrayOperators):
         return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        # On unified memory the device block is host memory, so numpy reads it in place.
-        if self._accelerator.unified_memory and copy is not True:
+        # Host-addressable device memory (unified, or Metal's shared storage): numpy reads it in place.
+        if self._native.host_visible and copy is not True:
             array = self._native.host_view(True)
         elif copy is False:
             raise ValueError(f"a buffer on {self._accelerator.id} cannot be seen by numpy without a copy "
@@ -125,9 +131,12 @@ class Buffer(ArrayOperators):
     def host(self) -> Iterator[np.ndarray]:
         """A writable numpy view of the host copy; on exit the host copy is the newer one.
 
-        On the CPU the view is the device memory itself. Elsewhere the device
-        data is downloaded first if it is newer, and uploaded lazily, before
-        the next device use, after the block.
+        Where the buffer is host-visible (``buf.host_visible``: the CPU, Metal's
+        shared storage) the view is the device memory itself, once the work
+        queued on the buffer has finished: writes need no upload and the next
+        kernel sees them. Elsewhere the device data is downloaded first if it
+        is newer, and uploaded lazily, before the next device use, after the
+        block. Enqueue no work on the buffer while the view is being written.
         """
         notify_write(self)  # pending expressions that read the old contents run first
         view = self._native.host_view(True)

@@ -40,6 +40,28 @@ typedef NS_OPTIONS(NSUInteger, MTLResourceOptions) {
   MTLResourceHazardTrackingModeDefault = 0 << 8,
 };
 
+typedef NS_ENUM(NSUInteger, MTLStorageMode) {
+  MTLStorageModeShared = 0,
+  MTLStorageModeManaged = 1,
+  MTLStorageModePrivate = 2,
+  MTLStorageModeMemoryless = 3,
+};
+
+typedef NS_OPTIONS(NSUInteger, MTLPipelineOption) {
+  MTLPipelineOptionNone = 0,
+  MTLPipelineOptionArgumentInfo = 1 << 0,
+  MTLPipelineOptionBufferTypeInfo = 1 << 1,
+  MTLPipelineOptionFailOnBinaryArchiveMiss = 1 << 2,
+};
+
+typedef NS_ENUM(NSUInteger, MTLBinaryArchiveError) {
+  MTLBinaryArchiveErrorNone = 0,
+  MTLBinaryArchiveErrorInvalidFile = 1,
+  MTLBinaryArchiveErrorUnexpectedElement = 2,
+  MTLBinaryArchiveErrorCompilationFailure = 3,
+  MTLBinaryArchiveErrorInternalError = 4,
+};
+
 typedef NS_ENUM(NSUInteger, MTLLanguageVersion) {
   MTLLanguageVersion2_4 = (2 << 16) + 4,
   MTLLanguageVersion3_0 = (3 << 16) + 0,
@@ -75,17 +97,19 @@ typedef NS_ENUM(NSUInteger, MTLLibraryError) {
 
 extern NSString* const MTLLibraryErrorDomain;
 extern NSString* const MTLCommandBufferErrorDomain;
+extern NSString* const MTLBinaryArchiveDomain;
 
 @protocol MTLDevice;
 @protocol MTLCommandBuffer;
 
 @protocol MTLResource <NSObject>
 @property(readonly) id<MTLDevice> device;
+@property(readonly) MTLStorageMode storageMode;
 @end
 
 @protocol MTLBuffer <MTLResource>
 @property(readonly) NSUInteger length;
-- (void*)contents;
+- (void*)contents;  // NULL for private storage, as on Apple GPUs
 @end
 
 @protocol MTLFunction <NSObject>
@@ -96,6 +120,31 @@ extern NSString* const MTLCommandBufferErrorDomain;
 @property(readonly) NSArray<NSString*>* functionNames;
 - (id<MTLFunction>)newFunctionWithName:(NSString*)functionName;
 @end
+
+@class MTLComputePipelineDescriptor;
+
+@protocol MTLBinaryArchive <NSObject>
+@property(readonly) id<MTLDevice> device;
+- (BOOL)addComputePipelineFunctionsWithDescriptor:(MTLComputePipelineDescriptor*)descriptor error:(NSError**)error;
+- (BOOL)serializeToURL:(NSURL*)url error:(NSError**)error;
+@end
+
+@interface MTLBinaryArchiveDescriptor : NSObject <NSCopying> {
+  NSURL* url_;
+}
+@property(readwrite, nonatomic, copy) NSURL* url;  // nil: a new, empty archive
+@end
+
+@interface MTLComputePipelineDescriptor : NSObject <NSCopying> {
+  id<MTLFunction> computeFunction_;
+  NSArray<id<MTLBinaryArchive>>* binaryArchives_;
+}
+@property(readwrite, nonatomic, retain) id<MTLFunction> computeFunction;
+@property(readwrite, nonatomic, copy) NSArray<id<MTLBinaryArchive>>* binaryArchives;
+@end
+
+@class MTLComputePipelineReflection;
+typedef MTLComputePipelineReflection* MTLAutoreleasedComputePipelineReflection;
 
 @protocol MTLComputePipelineState <NSObject>
 @property(readonly) NSUInteger maxTotalThreadsPerThreadgroup;
@@ -179,6 +228,12 @@ typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
                                  error:(NSError**)error;
 - (id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)computeFunction
                                                              error:(NSError**)error;
+- (id<MTLComputePipelineState>)newComputePipelineStateWithDescriptor:(MTLComputePipelineDescriptor*)descriptor
+                                                             options:(MTLPipelineOption)options
+                                                          reflection:(MTLAutoreleasedComputePipelineReflection*)reflection
+                                                               error:(NSError**)error;
+- (id<MTLBinaryArchive>)newBinaryArchiveWithDescriptor:(MTLBinaryArchiveDescriptor*)descriptor
+                                                 error:(NSError**)error;
 - (id<MTLSharedEvent>)newSharedEvent;
 @end
 
