@@ -160,10 +160,8 @@ DC_API_ARCHIVES void archived_pipeline(Device* dev, id<MTLFunction> fn, Owned<id
     return;
   }
   ++dev->archive_misses;
-  *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithDescriptor:desc.get()
-                                                                                    options:MTLPipelineOptionNone
-                                                                                 reflection:nullptr
-                                                                                      error:error]);
+  // Not in the archive: compile it (without asking the archive a second time), then add it.
+  *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithFunction:fn error:error]);
   if (!*out || dev->archive_full) return;
   NSError* add_error = nil;
   if ([dev->archive.get() addComputePipelineFunctionsWithDescriptor:desc.get() error:&add_error]) {

@@ -100,22 +100,29 @@ extern "C" __attribute__((visibility("default"))) long dc_metal_double_live_obje
 
 // ---------------------------------------------------------------- counters for tests
 // What the plugin asked the "GPU" to do, so tests can tell a zero-copy path from a staged one and
-// an archive hit from a compile: blit copies executed, pipelines served from binary archives.
+// an archive hit from a compile: blit copies executed, pipelines served from binary archives (or
+// not), live private-storage buffers.
 static std::atomic<long> g_blit_copies{0}, g_archive_hits{0}, g_archive_misses{0};
+// Live buffers by the start of their storage, with their storage mode.
+static std::mutex g_buffers_mutex;
+static std::map<const void*, int> g_buffer_storage;
 
 extern "C" __attribute__((visibility("default"))) long dc_metal_double_count(const char* what) {
   std::string w = what ? what : "";
   if (w == "blit_copies") return g_blit_copies.load();
   if (w == "archive_hits") return g_archive_hits.load();
   if (w == "archive_misses") return g_archive_misses.load();
+  if (w == "private_buffers") {
+    std::lock_guard<std::mutex> lock(g_buffers_mutex);
+    long n = 0;
+    for (const auto& kv : g_buffer_storage) n += kv.second == MTLStorageModePrivate ? 1 : 0;
+    return n;
+  }
   return -1;
 }
 
-// Live buffers by the start of their storage: a test asks whether an address is the `contents`
-// of a live shared buffer (the storage mode), or of none (-1).
-static std::mutex g_buffers_mutex;
-static std::map<const void*, int> g_buffer_storage;
-
+// Whether an address is the start of a live buffer's storage (its storage mode), or not (-1): a
+// shared buffer's `contents`, which a test compares with a numpy view's address.
 extern "C" __attribute__((visibility("default"))) int dc_metal_double_buffer_storage(const void* address) {
   std::lock_guard<std::mutex> lock(g_buffers_mutex);
   auto it = g_buffer_storage.find(address);

@@ -73,3 +73,48 @@ def metal_env(request: pytest.FixtureRequest) -> dict[str, str]:
     if str(metal_plugin_dir) not in paths:  # the same manifest twice would list two metal backends
         paths.insert(0, str(metal_plugin_dir))
     return {"DOTCOMPUTE_PLUGIN_PATH": ":".join(paths)}
+
+
+class MetalDouble:
+    """The test double behind the loaded Metal plugin, read through its test-only C functions:
+    ``count(name)`` (``blit_copies``, ``archive_hits``, ``archive_misses``, ``private_buffers``)
+    and ``storage_at(address)`` (the storage mode of the live buffer whose storage starts there:
+    0 shared, 2 private; -1 none)."""
+
+    def __init__(self, library: str) -> None:
+        import ctypes
+
+        # The plugin's own copy (same path: dlopen hands back the loaded library), so the
+        # counters are the ones the plugin drives.
+        self._lib = ctypes.CDLL(library)
+        self._lib.dc_metal_double_count.argtypes = [ctypes.c_char_p]
+        self._lib.dc_metal_double_count.restype = ctypes.c_long
+        self._lib.dc_metal_double_buffer_storage.argtypes = [ctypes.c_void_p]
+        self._lib.dc_metal_double_buffer_storage.restype = ctypes.c_int
+
+    def count(self, name: str) -> int:
+        value = int(self._lib.dc_metal_double_count(name.encode()))
+        assert value >= 0, f"the double has no counter {name!r}"
+        return value
+
+    def storage_at(self, address: int) -> int:
+        return int(self._lib.dc_metal_double_buffer_storage(address))
+
+
+def double_library_of_loaded_plugin() -> str | None:
+    """The test double's library beside the loaded Metal plugin (build.sh puts them together)."""
+    for b in dc.backends():
+        if b.name == "metal" and b.available and b.library:
+            lib = Path(b.library).parent / "libdotcompute_metal_double.so"
+            return str(lib) if lib.exists() else None
+    return None
+
+
+@pytest.fixture(scope="module")
+def metal_double(metal: dc.Accelerator) -> MetalDouble:
+    if not metal.info.get("test_double"):
+        pytest.skip("reads the Metal test double's counters (on Apple hardware there is none)")
+    lib = double_library_of_loaded_plugin()
+    if lib is None:
+        pytest.skip("the loaded Metal plugin has no test double beside it")
+    return MetalDouble(lib)
