@@ -40,3 +40,24 @@ def test_image_kernels_compile_with_nvrtc_and_run_on_the_metal_shim():
     run_msl(ex.blur_cols.source("metal", tmp, w, out), [tmp, w, out], global_size=(12, 16), local_size=(4, 4))
     diff = np.abs(out.astype(np.int16) - ex.blur_numpy(img, 1.0).astype(np.int16))
     assert diff.max() <= 1
+
+
+def test_image_command_line_reports_the_max_error(accelerator, capsys):
+    ex = _example()
+    assert ex.main(["--size", "24x40", "--accelerator", accelerator.id, "--sigma", "1.2"]) == 0
+    out = capsys.readouterr().out
+    assert f"24x40 RGB uint8 image on {accelerator.id}" in out
+    errors = {line.split(" vs ")[1].split(" ")[0]: int(line.rsplit(":", 1)[1])
+              for line in out.splitlines() if line.startswith("max error vs ")}
+    assert errors["numpy"] <= 1
+    if importlib.util.find_spec("scipy") is not None:
+        # float64 reference: the float16 intermediate and two roundings cost at most 1 level here
+        assert errors["scipy.ndimage.gaussian_filter"] <= 1
+
+
+def test_image_size_option():
+    ex = _example()
+    assert ex.parse_size("1080x1920") == (1080, 1920) and ex.parse_size("64") == (64, 64)
+    for bad in ("0x4", "4x", "axb", "1x2x3"):
+        with pytest.raises(Exception, match="--size takes"):
+            ex.parse_size(bad)
