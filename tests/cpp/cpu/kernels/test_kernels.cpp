@@ -139,3 +139,9 @@ extern "C" void set_value(const dc_cpu_launch* launch, uint64_t, uint64_t, void*
 extern "C" void count_launch(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
   ++*arg<int64_t*>(launch, 0);
 }
+
+// Reports `reason` through the launch's error channel from every group when it is non-zero.  (reason: int32)
+extern "C" void fail_with(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
+  const int32_t reason = arg<int32_t>(launch, 0);
+  if (reason != 0) DC_CPU_FAIL(launch, reason, "fail_with was asked to fail");
+}
