@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "test_helpers.hpp"
 
@@ -177,4 +179,84 @@ TEST(Buffer, MirrorOutlivesAQueuedUpload) {
     EXPECT_EQ(out[0], float(round));
     EXPECT_EQ(out[4095], float(4095 + round));
   }
+}
+
+namespace {
+// The fake plugin's memcpy_h2d / memcpy_d2h call counts.
+std::pair<int64_t, int64_t> fake_copy_counts() {
+  void* h = dlopen(DC_TEST_FAKE_LIB, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return {-1, -1};
+  auto fn = reinterpret_cast<void (*)(int64_t*)>(dlsym(h, "fake_copy_counts"));
+  int64_t v[2] = {-1, -1};
+  if (fn) fn(v);
+  dlclose(h);
+  return {v[0], v[1]};
+}
+}  // namespace
+
+// DC_FEATURE_HOST_VISIBLE_MEMORY (Metal's shared storage): a host-addressable block is viewed and
+// copied in place, with no staging and no mirror; a block the plugin says is not (private
+// storage) keeps the mirror and the plugin's copies; host pointers still are not device pointers.
+TEST(Buffer, HostVisibleMemoryIsViewedAndCopiedInPlace) {
+  setenv("FAKE_HOST_VISIBLE", "1", 1);
+  {
+    auto rt = dctest::fake_runtime();
+    auto acc = rt->accelerator("fake:1");
+    ASSERT_TRUE(acc->host_visible_memory());
+    ASSERT_FALSE(acc->unified_memory()) << "host memory is still not device memory";
+    auto k = acc->compile(dctest::kFakeSource, "fill_f32");
+    auto plan = k->plan({{ParamKind::Buffer, "x", DType::Float32, 1, true}, {ParamKind::Scalar, "v", DType::Float32}});
+    const auto copies_before = fake_copy_counts();
+
+    auto b = acc->allocate({8}, DType::Float32);
+    EXPECT_TRUE(b->host_visible());
+    EXPECT_EQ(b->state(), TransferState::Synchronized);
+    float* h = static_cast<float*>(b->host_data());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(h), static_cast<uintptr_t>(b->device_ptr())) << "the view is the block";
+    std::iota(h, h + 8, 1.0f);
+    b->mark_host_dirty();
+    EXPECT_EQ(b->state(), TransferState::Synchronized) << "nothing to upload";
+    auto other = acc->create_stream();
+    plan->launch(LaunchConfig::make({8}), {ArgValue(b.get()), ArgValue(4.5)}, other.get());
+    EXPECT_EQ(static_cast<float*>(b->host_data())[7], 4.5f) << "host_data waits for the kernel's stream";
+    float src[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
+    b->copy_from_host(src, sizeof src);
+    b->copy_to_host(out, sizeof out);
+    EXPECT_EQ(out[7], 8.0f);
+    EXPECT_EQ(h[7], 8.0f) << "copy_from_host wrote the block itself";
+    EXPECT_EQ(fake_copy_counts(), copies_before) << "no memcpy_h2d/d2h for a host-visible block";
+
+    auto big = acc->allocate({1 << 18}, DType::Float32);  // 1 MiB: the fake says not host-visible
+    EXPECT_FALSE(big->host_visible());
+    EXPECT_EQ(big->state(), TransferState::DeviceOnly);
+    float* mirror = static_cast<float*>(big->host_data());
+    EXPECT_NE(reinterpret_cast<uintptr_t>(mirror), static_cast<uintptr_t>(big->device_ptr())) << "a mirror";
+    mirror[0] = 3.0f;
+    big->mark_host_dirty();
+    EXPECT_EQ(big->state(), TransferState::HostDirty);
+    big->device_ptr();
+    acc->synchronize();
+    EXPECT_GT(fake_copy_counts().first, copies_before.first) << "the mirror was uploaded by the plugin";
+  }
+  unsetenv("FAKE_HOST_VISIBLE");
+  dctest::fake_runtime()->backends();  // re-initialise the plugin without it for later tests
+}
+
+// The core hands every plugin that takes it its checked kernel-cache folder (Metal keeps its
+// binary archives there).
+TEST(Runtime, PluginsLearnTheKernelCacheFolder) {
+  char tmpl[] = "/tmp/dc-core-cachedir-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  auto rt = dctest::fake_runtime(tmpl);
+  rt->backends();  // loads the plugins
+  void* h = dlopen(DC_TEST_FAKE_LIB, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(h, nullptr);
+  auto fn = reinterpret_cast<void (*)(char*, size_t)>(dlsym(h, "fake_cache_dir"));
+  ASSERT_NE(fn, nullptr);
+  char dir[4096] = {0};
+  fn(dir, sizeof dir);
+  dlclose(h);
+  EXPECT_EQ(std::string(dir), rt->cache().dir());
+  EXPECT_EQ(std::string(dir), std::string(tmpl));
+  rmdir(tmpl);
 }

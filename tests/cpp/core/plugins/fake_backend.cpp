@@ -2,6 +2,9 @@
 //
 // Devices: "fake:0" has unified memory, "fake:1" does not (the core must copy
 // through memcpy_h2d/d2h there, although both are host memory underneath).
+// With FAKE_HOST_VISIBLE=1 (read by initialize) "fake:1" claims host-visible
+// memory instead, as Metal does: allocations under kHostVisibleMax bytes are
+// host-addressable (mem_host_pointer), larger ones are not.
 // Streams are real worker threads, so asynchrony and ordering are real.
 // "Compiling" accepts any source without "#error"; a module's kernels are the
 // names on its "kernel NAME" lines; their behaviour is built in (see run()).
@@ -90,12 +93,17 @@ struct Counters {
   std::atomic<int64_t> modules{0};
   std::atomic<int64_t> compiles{0};  // total
   std::atomic<int64_t> launches{0};  // total
+  std::atomic<int64_t> h2d{0}, d2h{0};  // total memcpy_h2d / memcpy_d2h calls
 };
 Counters g_count;
 uint64_t g_capacity = 64ull << 20;
 std::mutex g_mem_mutex;
 std::unordered_map<uintptr_t, uint64_t> g_sizes;
 uint64_t g_used[kDevices] = {0, 0};
+bool g_host_visible = false;  // FAKE_HOST_VISIBLE
+constexpr uint64_t kHostVisibleMax = 1u << 20;
+std::mutex g_cache_dir_mutex;
+std::string g_cache_dir = "(never set)";
 
 }  // namespace
 
@@ -185,6 +193,8 @@ dc_status initialize() {
 #endif
   const char* c = std::getenv("FAKE_DEVICE_BYTES");
   g_capacity = c ? std::strtoull(c, nullptr, 10) : (64ull << 20);
+  const char* hv = std::getenv("FAKE_HOST_VISIBLE");
+  g_host_visible = hv != nullptr && std::strcmp(hv, "1") == 0;
   return DC_OK;
 #endif
 }
@@ -209,7 +219,8 @@ dc_status device_info(int32_t d, dc_device_info* info) {
   info->max_work_group_size = 256;
   info->max_work_item_sizes[0] = info->max_work_item_sizes[1] = info->max_work_item_sizes[2] = 256;
   info->simd_width = 8;
-  info->features = DC_FEATURE_FP64 | (d == 0 ? DC_FEATURE_UNIFIED_MEMORY : 0);
+  info->features = DC_FEATURE_FP64 | (d == 0 ? DC_FEATURE_UNIFIED_MEMORY
+                                             : g_host_visible ? DC_FEATURE_HOST_VISIBLE_MEMORY : 0);
   std::snprintf(info->extra_json, sizeof info->extra_json, "{\"fake\": true}");
   return DC_OK;
 }
@@ -245,13 +256,30 @@ dc_status mem_free(int32_t d, dc_devptr ptr) {
 
 void* at(dc_devptr p, uint64_t off) { return reinterpret_cast<char*>(static_cast<uintptr_t>(p)) + off; }
 
+dc_status mem_host_pointer(int32_t d, dc_devptr ptr, void** out) {
+  if (d != 1 || !g_host_visible) return fail(DC_ERROR_UNSUPPORTED, "no host-visible memory on this device");
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  auto it = g_sizes.find(ptr);
+  if (it == g_sizes.end()) return fail(DC_ERROR_INVALID_ARGUMENT, "mem_host_pointer of an unknown pointer");
+  *out = it->second < kHostVisibleMax ? reinterpret_cast<void*>(static_cast<uintptr_t>(ptr)) : nullptr;
+  return DC_OK;
+}
+
+dc_status set_cache_dir(const char* dir) {
+  std::lock_guard<std::mutex> lock(g_cache_dir_mutex);
+  g_cache_dir = dir != nullptr ? dir : "(null)";
+  return DC_OK;
+}
+
 dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t off, const void* src, uint64_t n) {
   FAKE_INJECT(memcpy_h2d);
+  ++g_count.h2d;
   s->push([=] { std::memcpy(at(dst, off), src, n); });
   return DC_OK;
 }
 dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t off, uint64_t n) {
   FAKE_INJECT(memcpy_d2h);
+  ++g_count.d2h;
   s->push([=] { std::memcpy(dst, at(src, off), n); });
   return DC_OK;
 }
@@ -481,6 +509,7 @@ const dc_backend kBackend = {
     stream_create, stream_destroy, stream_synchronize, stream_wait_event,
     event_create, event_destroy, event_record, event_synchronize, event_query, event_elapsed_ms,
     compile, free_binary, module_load, module_unload, kernel_get, launch,
+    mem_host_pointer, set_cache_dir,
 };
 
 }  // namespace
@@ -501,6 +530,16 @@ FAKE_EXPORT void fake_inject(const char* call, int64_t nth, int32_t status) {
 FAKE_EXPORT void fake_inject_clear(void) {
   std::lock_guard<std::mutex> lock(g_inject_mutex);
   g_injections.clear();
+}
+
+// Test hooks: total memcpy_h2d and memcpy_d2h calls; the folder set_cache_dir was given.
+FAKE_EXPORT void fake_copy_counts(int64_t out[2]) {
+  out[0] = g_count.h2d;
+  out[1] = g_count.d2h;
+}
+FAKE_EXPORT void fake_cache_dir(char* out, size_t cap) {
+  std::lock_guard<std::mutex> lock(g_cache_dir_mutex);
+  std::snprintf(out, cap, "%s", g_cache_dir.c_str());
 }
 
 // Test hooks: live allocations, streams, events, modules; total compiles, launches.
