@@ -6,6 +6,11 @@ Per call, from the buffer's accelerator and dtype:
   pocketfft) on CPU buffers, which are host memory, so nothing is copied.
 * ``"portable"``: the operation's kernel-language implementation (ops/kernels_*.py); it runs on every
   backend, including ones added later.
+* ``"lanes"`` / ``"threads"``: refinements of the vendor path for large full reductions of
+  host-memory buffers (ops/reduce.py): the lane-blocked kernel of reduce_kernels.py on the CPU
+  backend's threads, or numpy on slices of the array in a pool of Python threads (numpy releases
+  the GIL), combined on the host. Chosen with ``auto`` above a measured size; ``prefer("lanes")``
+  or ``prefer("threads")`` forces them at any size, ``prefer("vendor")`` keeps plain numpy.
 * ``"host"``: a round trip through numpy: for dtypes the kernel language cannot compute with yet
   on a device without a vendor path, and, on OpenCL devices that are the host's own CPU, for the
   operations in ``HOST_FASTER_ON_CPU_DEVICES`` (the copies cost less than the portable kernel
@@ -28,7 +33,7 @@ import numpy as np
 from ..dtypes import KERNEL_DTYPES
 from ..runtime import Accelerator, trace
 
-PATHS = ("auto", "vendor", "portable")
+PATHS = ("auto", "vendor", "portable", "lanes", "threads")
 
 _log = logging.getLogger("dotcompute.ops")
 _state = threading.local()
@@ -41,7 +46,9 @@ listeners: list[Callable[[str, str, str], None]] = []
 def prefer(path: str) -> Iterator[None]:
     """Within the block, operations use ``path``: ``"portable"``, ``"vendor"`` or ``"auto"`` (the default).
 
-    ``"vendor"`` still falls back to the portable kernel where no vendor library applies.
+    ``"vendor"`` still falls back to the portable kernel where no vendor library applies;
+    ``"lanes"`` and ``"threads"`` (the fast full reductions of host-memory buffers) fall back to
+    ``"auto"``'s choice where they do not apply.
     """
     if path not in PATHS:
         raise ValueError(f"prefer: path must be one of {PATHS}, got {path!r}")
@@ -76,18 +83,23 @@ HOST_FASTER_ON_CPU_DEVICES = frozenset({"sort", "argsort", "sort_by_key", "matmu
                                         "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2"})
 
 
-def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | None = None) -> str:
+def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | None = None,
+           fast: str | None = None, fast_worth: bool = False) -> str:
     """The path for one call. ``vendor``: whether a vendor implementation exists for these arguments
-    (default: on host-memory accelerators, numpy's)."""
+    (default: on host-memory accelerators, numpy's). ``fast``: a faster refinement of the vendor
+    path that applies to these arguments (``"lanes"``, ``"threads"``), taken when preferred, or by
+    ``auto`` when ``fast_worth`` (the size where it measured faster)."""
     if vendor is None:
         vendor = acc.unified_memory and acc.backend == "cpu"
     want = preferred()
     portable_ok = all(kernel_dtype(d) for d in dtypes)
     if want == "portable" and portable_ok:
         path = "portable"
+    elif fast is not None and vendor and (want == fast or (want in ("auto", "lanes", "threads") and fast_worth)):
+        path = fast
     elif vendor:
         path = "vendor"
-    elif want == "auto" and acc.type == "cpu" and operation in HOST_FASTER_ON_CPU_DEVICES:
+    elif want in ("auto", "lanes", "threads") and acc.type == "cpu" and operation in HOST_FASTER_ON_CPU_DEVICES:
         path = "host"  # the device is this CPU: numpy on a copy beats the portable kernel there
     elif portable_ok:
         path = "portable"

@@ -3,7 +3,9 @@
 Full reductions of a Buffer give a 0-d Buffer on its accelerator (``float(s)``, ``s.item()``);
 numpy in gives numpy out. Result dtypes follow numpy (int32 sum → int64, mean of ints → float64).
 Paths (ops/dispatch.py): numpy on host-memory (CPU) buffers, the tree kernels of
-reduce_kernels.py elsewhere or when forced, a numpy round trip for dtypes kernels lack.
+reduce_kernels.py elsewhere or when forced, a numpy round trip for dtypes kernels lack. Large full
+reductions of host-memory arrays use every core: sums and products of CPU-backend Buffers run the
+lane-blocked kernel (``"lanes"``), the rest numpy on slices in Python threads (``"threads"``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..errors import KernelTypeError
 from ..lang import DeviceFunction
 from ..lang.builtins import MATH, MathFunction
 from ..runtime import Buffer
-from . import dispatch
+from . import dispatch, host_threads
 from . import klang as dc
 from . import reduce_kernels as rk
 from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
@@ -54,6 +56,50 @@ def _kept(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ..
     return tuple(1 if axes is None or i in axes else d for i, d in enumerate(shape))
 
 
+#: Sizes from which the fast full reductions of host memory beat plain numpy (measured on a 2-core
+#: AMD EPYC, bench/ops_bench.py --crossover): below, starting threads or a launch (~100 µs of
+#: Python-side launch work for the lanes kernel today) costs more
+#: than the second core and the SIMD lanes save.
+LANES_MIN = 1 << 22
+THREADS_MIN = 1 << 21
+
+#: (input dtype, accumulator dtype) pairs the lanes kernel is used for: sums and products of the
+#: kernel dtypes into numpy's result dtypes (int32 → int64, mean of ints → float64, dtype=float64).
+_LANES_ACC = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+
+
+def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str | None, bool]:
+    """The fast path that applies to a reduction of all of ``op`` on host memory, and whether
+    its size makes it worth taking by default."""
+    if not full or op.size == 0 or not (op.acc.unified_memory and op.acc.backend == "cpu"):
+        return None, False
+    if (name in _IDENTITY and op.buf is not None and dispatch.kernel_dtype(op.dtype) and op.dtype != np.bool_
+            and out_dtype in _LANES_ACC and (out_dtype.kind == "f" or op.dtype.kind != "f")):
+        return "lanes", op.size >= LANES_MIN
+    if op.dtype.kind in "iuf" and (name in ("min", "max", "argmin", "argmax") or out_dtype.kind in "iuf"):
+        return "threads", op.size >= THREADS_MIN
+    return None, False
+
+
+def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype) -> Any:
+    """sum/prod/mean of all of the CPU-backend ``buf`` by the lanes kernel: one partial per run
+    of ``rk.RUN`` elements, on the backend's threads; the partials combined by numpy (pairwise)."""
+    acc = buf.accelerator
+    x = flat(buf)
+    runs = -(-x.size // rk.RUN)
+    partial = acc.empty((runs,), out_dtype)
+    op = rk.op_mul if name == "prod" else rk.op_add
+    acc.launch(rk.lanes_kernel(op, out_dtype.type, _IDENTITY[name]), runs, x, partial)
+    parts = np.asarray(partial)  # waits for the launch: host memory, no copy
+    if name == "prod":
+        return np.multiply.reduce(parts)
+    total = np.add.reduce(parts)
+    if name == "mean":
+        return (np.asarray(total) / x.size).astype(out_dtype)[()]
+    return total
+
+
 def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = None,
                   keepdims: bool = False) -> Any:
     op = operand(f"dc.{name}", x, accelerator)
@@ -64,7 +110,17 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
             raise TypeError(f"dc.{name}: dtype {out_dtype} is not supported")
     else:
         out_dtype = _result_dtype(name, op.dtype)
-    path = dispatch.choose(name, op.acc, op.dtype, out_dtype)
+    full = axes is None or set(axes) == set(range(len(op.shape)))
+    fast, worth = _fast_full(name, op, out_dtype, full)
+    path = dispatch.choose(name, op.acc, op.dtype, out_dtype, fast=fast, fast_worth=worth)
+    if path in ("lanes", "threads"):
+        if path == "lanes":
+            value = _lanes_full(name, op.buf, out_dtype)
+        else:
+            value = host_threads.reduce_full(name, op.view(), out_dtype if dtype is not None or name == "mean"
+                                             else None)
+        value = np.asarray(value, out_dtype).reshape(_kept(op.shape, None) if keepdims else ())
+        return result(op, value)
     if path in ("vendor", "host"):
         fn = _OPS[name][0]
         extra = {"dtype": out_dtype} if dtype is not None else {}
@@ -198,7 +254,11 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any, keepdims: bool = False)
     ax = None if axis is None else normalize_axis(f"dc.{name}", axis, len(op.shape))
     if op.size == 0 or (ax is not None and op.shape[ax] == 0):
         raise ValueError(f"attempt to get {name} of an empty sequence")
-    path = dispatch.choose(name, op.acc, op.dtype)
+    fast, worth = _fast_full(name, op, np.dtype(np.int64), ax is None or len(op.shape) <= 1)
+    path = dispatch.choose(name, op.acc, op.dtype, fast=fast, fast_worth=worth)
+    if path == "threads":
+        value = np.asarray(host_threads.reduce_full(name, op.view()), np.int64)
+        return result(op, value.reshape(_kept(op.shape, None) if keepdims else ()))
     if path in ("vendor", "host"):
         fn = np.argmin if name == "argmin" else np.argmax
         return result(op, np.asarray(fn(op.on_host(path), axis=ax, keepdims=keepdims)))
