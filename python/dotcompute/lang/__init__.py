@@ -23,6 +23,14 @@ from .builtins import (
     local_size,
     num_groups,
     shared,
+    subgroup_count,
+    subgroup_id,
+    subgroup_local_id,
+    subgroup_max,
+    subgroup_min,
+    subgroup_shuffle,
+    subgroup_size,
+    subgroup_sum,
 )
 from .kernel import DeviceFunction, Kernel, func, kernel
 from .types import buffer_annotation as _buffer_annotation
@@ -37,5 +45,7 @@ __all__ = [
     "kernel", "func", "Kernel", "DeviceFunction",
     "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "shared",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    "subgroup_size", "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min",
+    "subgroup_max", "subgroup_shuffle",
     *_MATH_EXPORTS,
 ]

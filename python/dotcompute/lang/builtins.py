@@ -52,6 +52,24 @@ shared = Builtin("shared", "shared",
                  "shared(shape, dtype): a work-group array, declared at the top level of a kernel.")
 
 
+def _subgroup(name: str, doc: str) -> Builtin:
+    return Builtin(name, "subgroup", doc)
+
+
+subgroup_size = _subgroup("subgroup_size", "subgroup_size(): the sub-group width of the device (int64).")
+subgroup_local_id = _subgroup("subgroup_local_id", "subgroup_local_id(): this item's lane in its sub-group.")
+subgroup_id = _subgroup("subgroup_id", "subgroup_id(): the index of this item's sub-group in its work-group.")
+subgroup_count = _subgroup("subgroup_count", "subgroup_count(): the number of items in this item's sub-group "
+                                             "(the width, or fewer in a work-group's last, partial sub-group).")
+subgroup_sum = _subgroup("subgroup_sum", "subgroup_sum(x): the sum of x over the sub-group.")
+subgroup_min = _subgroup("subgroup_min", "subgroup_min(x): the minimum of x over the sub-group.")
+subgroup_max = _subgroup("subgroup_max", "subgroup_max(x): the maximum of x over the sub-group.")
+subgroup_shuffle = _subgroup("subgroup_shuffle", "subgroup_shuffle(x, lane): x of the item at lane `lane` "
+                                                 "of this sub-group.")
+SUBGROUP = {b: b.name[len("subgroup_"):] for b in (subgroup_size, subgroup_local_id, subgroup_id, subgroup_count,
+                                                   subgroup_sum, subgroup_min, subgroup_max, subgroup_shuffle)}
+
+
 def _atomic(op: str, doc: str) -> Builtin:
     return Builtin(f"atomic_{op}", "atomic", doc)
 
@@ -169,11 +187,13 @@ MATH["rint"] = MathFunction("rint", "round", np.rint)
 #: What ``dotcompute`` re-exports at top level (``dc.sqrt``, ``dc.global_id``, ...).
 EXPORTS: dict[str, Any] = {
     **{b.name: b for b in IDS}, "barrier": barrier, "shared": shared,
-    **{b.name: b for b in ATOMICS}, **MATH,
+    **{b.name: b for b in ATOMICS}, **{b.name: b for b in SUBGROUP}, **MATH,
 }
 
 globals().update(MATH)
 
 __all__ = ["Builtin", "MathFunction", "ATOMICS", "IDS", "MATH", "EXPORTS", "global_id", "local_id", "group_id",
            "global_size", "local_size", "num_groups", "barrier", "shared", "atomic_add", "atomic_sub",
-           "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas"]
+           "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas", "SUBGROUP", "subgroup_size",
+           "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min", "subgroup_max",
+           "subgroup_shuffle"]

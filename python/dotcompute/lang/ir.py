@@ -321,6 +321,23 @@ class BuiltinId(Expr):
     dim: int
 
 
+SUBGROUP_QUERIES = ("size", "local_id", "id", "count")
+SUBGROUP_COLLECTIVES = ("sum", "min", "max", "shuffle")
+
+
+@dataclass(kw_only=True, eq=False)
+class SubgroupOp(Expr):
+    """``dc.subgroup_size()`` and friends (``op`` in SUBGROUP_QUERIES: no ``value``, int64) or a
+    sub-group collective (``op`` in SUBGROUP_COLLECTIVES: ``value``'s type is the result type;
+    ``shuffle`` also has an int64 ``lane``). Only in kernels, never inside a ``while`` condition,
+    an ``IfExp`` or a ``BoolOp`` operand (every item of the group must evaluate it); a kernel that
+    has one has ``uses_subgroups`` and ``uses_barrier`` set (it runs whole work-groups)."""
+
+    op: str
+    value: Expr | None = None
+    lane: Expr | None = None
+
+
 @dataclass(kw_only=True, eq=False)
 class BufferLoad(Expr):
     """``buffer[i0, i1, ...]`` (row-major); ``type`` is the element dtype."""
@@ -474,6 +491,7 @@ class Kernel(Function):
     debug: bool = False
     uses_barrier: bool = False
     uses_atomics: bool = False
+    uses_subgroups: bool = False
     signature: str = ""
 
 

@@ -98,6 +98,10 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     buffers = tuple(p.index for p in params if p.is_buffer)
     ndims = tuple(p.type.ndim if isinstance(p.type, BufferType) else 0 for p in params)
     max_group = int(acc.info.get("max_work_group_size", 256) or 256)
+    if spec.module.kernel.uses_subgroups and acc.backend == "opencl":
+        from .emit.subgroups import OPENCL_MAX_GROUP
+
+        max_group = min(max_group, OPENCL_MAX_GROUP)  # the sub-group emulation's exchange slots
     return LaunchEntry(spec, emitted, plan, written, buffers, ndims, tuple(p.py_name for p in params), max_group)
 
 
@@ -214,6 +218,12 @@ def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tupl
                 raise LaunchError(f"{name} uses barrier() or dc.shared, so global_size {global_size} must be a "
                                   f"multiple of local_size {local_size} (a partial work-group cannot meet at a "
                                   "barrier)")
+        items = 1
+        for loc in local_size:
+            items *= loc
+        if items > max_group:
+            raise LaunchError(f"{name}: local_size {local_size} has {items} work-items; this kernel runs at most "
+                              f"{max_group} per work-group on this device")
         return local_size
     budget = max(1, min(max_group, 256))
     out = []

@@ -1,7 +1,9 @@
 """Sorting: ``sort``, ``argsort`` (stable), ``sort_by_key`` (1-D, stable).
 
-Paths (ops/dispatch.py): numpy on host-memory buffers (``kind="stable"`` where order of equal keys
-shows); the run-sort + merge kernels of sort_kernels.py elsewhere or when forced; numpy on a host
+Paths (ops/dispatch.py): numpy on host-memory buffers (a stable order where order of equal keys
+shows: keys of at most 32 bits packed with their positions into distinct 64-bit integers, which
+numpy's fast unstable sort then orders stably, host_sort.py; a merge sort otherwise); the
+run-sort + merge kernels of sort_kernels.py elsewhere or when forced; numpy on a host
 copy for dtypes kernels lack. NaN sorts last, as in numpy.
 """
 
@@ -12,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from . import dispatch
+from . import dispatch, host_sort
 from . import sort_kernels as sk
 from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
 from .reduce_kernels import op_add
@@ -164,7 +166,7 @@ def argsort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
     path = dispatch.choose("argsort", o.acc, o.dtype)
     if path in ("vendor", "host"):
         host = o.on_host(path)
-        return result(o, np.argsort(host, axis=axis, kind="stable"))
+        return result(o, host_sort.stable_argsort(host, axis))
     return result(o, _portable(o, shape, 0 if ax is None else ax, True))
 
 
@@ -181,7 +183,7 @@ def sort_by_key(keys: Any, values: Any, *, accelerator: Any = "auto") -> tuple[A
     if path in ("vendor", "host"):
         hk = ok.on_host(path)
         hv = ov.on_host(path)
-        order = np.argsort(hk, kind="stable")
+        order = host_sort.stable_argsort(hk)
         return result(ok, hk[order]), result(ov, hv[order])
     sk_, sv = sort_rows(ok.device(), ov.device(), ok.size)
     assert sv is not None

@@ -140,6 +140,10 @@ class Accelerator:
                     info.setdefault(key, value)
             else:
                 info["extra"] = extra
+            # what dc.subgroup_size() returns in kernels here (lang/emit/subgroups.py): the warp or
+            # SIMD-group width on CUDA and Metal, the emulation's fixed width on the CPU and OpenCL
+            info.setdefault("subgroup_size", int(raw["simd_width"] or 32)
+                            if self.backend in ("cuda", "metal") else 32)
             self._info = info
         return dict(self._info)
 

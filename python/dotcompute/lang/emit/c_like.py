@@ -404,6 +404,11 @@ class CLikePrinter:
             return f"({self.math_fn(name, compute_type(argt))}({args[0]}) != 0)"
         return self.f16_round(f"{self.math_fn(name, compute_type(t))}({', '.join(args)})", t)
 
+    def e_SubgroupOp(self, e: ir.SubgroupOp) -> str:
+        from .subgroups import gpu_expr
+
+        return gpu_expr(self, e)
+
     def e_BuiltinId(self, e: ir.BuiltinId) -> str:
         return self.builtin(e.kind, e.dim)
 

@@ -17,6 +17,8 @@ Only gcc/clang builtins are used (no headers beyond the ABI header and
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import ir
 from ..types import (
     BOOL,
@@ -40,6 +42,7 @@ from . import cpu_regions as cr
 from .c_like import CLikePrinter, strip_parens
 from .helpers import SUFFIX, HelperStyle
 from .loop_order import contiguous_dimension
+from .subgroups import cpu_collective, cpu_query, hoist_collectives
 
 # float16 computes in float; only its storage (buffers, scalar arguments) is _Float16
 _TYPES = {BOOL: "bool", INT8: "int8_t", INT16: "int16_t", INT32: "int32_t", INT64: "int64_t", UINT8: "uint8_t",
@@ -84,6 +87,8 @@ class CpuPrinter(CLikePrinter):
     ext = "cpp"
 
     def __init__(self, module: ir.Module, debug: bool) -> None:
+        if module.kernel.uses_subgroups:  # collectives become group steps between barriers
+            module = dataclasses.replace(module, kernel=hoist_collectives(module.kernel))
         super().__init__(module, debug)
         self.mode = "flat"          # "flat" | "item" (a fission region) | "group" (group-level code)
         self.plan: cr.Plan | None = None
@@ -224,6 +229,9 @@ class CpuPrinter(CLikePrinter):
         if self.mode == "group":
             return f"dc_b{dim}" if kind == "global_id" else "((int64_t)0)"
         return f"(dc_b{dim} + dc_l{dim})" if kind == "global_id" else f"dc_l{dim}"
+
+    def e_SubgroupOp(self, e: ir.SubgroupOp) -> str:
+        return cpu_query(self, e)
 
     # ------------------------------------------------------------------ statements the fission changes
     def s_Assign(self, s: ir.Assign) -> None:
@@ -425,6 +433,9 @@ class CpuPrinter(CLikePrinter):
                     self.pieces(p.orelse, types)
                     self.indent -= 1
                 self.emit("}")
+            elif isinstance(p, cr.Step):
+                self.mode = "group"
+                cpu_collective(self, p.stmt, _TYPES[p.stmt.type])
             else:
                 self.mode = "group"
                 s = p.stmt

@@ -54,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import ir
+from .subgroups import Collective
 
 
 @dataclass(eq=False)
@@ -81,7 +82,15 @@ class GroupIf:
     rid: int = 0
 
 
-Piece = Region | GroupLoop | GroupIf
+@dataclass(eq=False)
+class Step:
+    """A sub-group collective (emit/subgroups.py ``Collective``): group code between two regions."""
+
+    stmt: ir.Barrier
+    rid: int = 0
+
+
+Piece = Region | GroupLoop | GroupIf | Step
 
 
 def has_barrier(node: ir.Node) -> bool:
@@ -129,6 +138,8 @@ class Splitter:
         for s in stmts:
             if isinstance(s, ir.Barrier):
                 close()
+                if isinstance(s, Collective):
+                    pieces.append(Step(s, self._id()))
             elif isinstance(s, (ir.For, ir.While)) and has_barrier(s):
                 close()
                 loop = GroupLoop(s, rid=self._id())
@@ -243,6 +254,7 @@ def plan(kernel: ir.Kernel) -> Plan:
     uses: dict[str, set[int]] = {}
     in_loop_use: set[str] = set()
     group_scalars: set[str] = set()
+    collective_names: set[str] = set()
 
     def note(names: set[str], rid: int, looped: bool) -> None:
         for n in names & local_names:
@@ -257,6 +269,13 @@ def plan(kernel: ir.Kernel) -> Plan:
                 for s in p.stmts:
                     names |= names_in(s)
                 note(names, p.rid, p.in_group_loop)
+            elif isinstance(p, Step):
+                # its operands and result live in per-item arrays: it reads and writes every item's slot
+                c = p.stmt
+                assert isinstance(c, Collective)
+                names = {c.src, c.dst} | ({c.lane} if c.lane else set())
+                collective_names.update(names)
+                note(names, p.rid, False)
             elif isinstance(p, GroupLoop):
                 s = p.stmt
                 if isinstance(s, ir.For):
@@ -275,8 +294,12 @@ def plan(kernel: ir.Kernel) -> Plan:
 
     visit(pieces)
     remat = rematerialisable(kernel)
+    for n in collective_names:
+        remat.pop(n, None)
     for n in remat:
         uses.pop(n, None)
+    for n in collective_names:  # even one used in a single region besides the step needs its array
+        uses.setdefault(n, set()).add(-1)
     fresh: dict[int, set[str]] = {r.rid: defined_first(r.stmts) for r in sp.regions}
     per_item = set()
     for n, rids in uses.items():

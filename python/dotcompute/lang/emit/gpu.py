@@ -86,6 +86,10 @@ class GpuPrinter(CLikePrinter):
         for s in k.shared:
             self.note_type(s.dtype)
             head.append("  " + self.shared_decl(s))
+        if k.uses_subgroups and self.backend == "opencl":
+            from .subgroups import opencl_kernel_decls
+
+            head += ["  " + line for line in opencl_kernel_decls()]
         self.fn = None
         return [*head, *body, "}"]
 

@@ -210,6 +210,10 @@ class MetalPrinter(GpuPrinter):
                    "uint3 dc_grp [[threadgroup_position_in_grid]]",
                    "uint3 dc_gsz [[threads_per_grid]]",
                    "uint3 dc_lsz [[threads_per_threadgroup]]"]
+        if self.kernel.uses_subgroups:
+            from .subgroups import metal_params
+
+            params += metal_params()
         sep = ",\n    "
         return f"kernel void {self.kernel.name}(\n    {sep.join(params)})"
 

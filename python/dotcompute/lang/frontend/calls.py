@@ -274,6 +274,10 @@ class CallLowering:
                                   hint="write `tile = dc.shared((256,), dc.float32)` at the start of the kernel")
         if fn.kind == "atomic":
             return self.atomic(dcb.ATOMICS[fn], node)
+        if fn.kind == "subgroup":
+            from .subgroups import lower_subgroup
+
+            return lower_subgroup(self, fn, node)
         raise self.rep.syntax(node, f"dc.{fn.name} is not supported here")
 
     def atomic(self, op: str, node: ast.Call) -> ir.Expr:

@@ -13,6 +13,7 @@ from .names import NameAllocator, short_hash
 from .resolve import Capture
 from .signature import ParamDecl, param_decls, return_spec
 from .source import ParsedFunction
+from .subgroups import finish_kernel as finish_subgroups
 
 
 def type_code(t: ScalarType | BufferType) -> str:
@@ -93,6 +94,7 @@ class ModuleBuilder:
         lowerer = FunctionLowerer(parsed, self, types, is_kernel=True, ir_name=entry)
         k = lowerer.lower()
         assert isinstance(k, ir.Kernel)
+        finish_subgroups(k, parsed.info)
         k.debug = self.debug
         k.signature = signature_text(types)
         k.uses_atomics = k.uses_atomics or lowerer.uses_atomics
