@@ -10,10 +10,11 @@ jobs=${DOTCOMPUTE_BUILD_JOBS:-2}
 step() { printf '\n== %s ==\n' "$*"; }
 
 # System packages: a C++ compiler and CMake for the build, GoogleTest for ctest,
-# PoCL so the OpenCL backend runs for real, clang for the Metal shim, and GNUstep Foundation,
+# PoCL so the OpenCL backend runs for real, CLBlast and clFFT so its vendor paths are exercised
+# (loaded at run time; never required), clang for the Metal shim, and GNUstep Foundation,
 # the GNU Objective-C runtime and BlocksRuntime for the Metal test double (tests/metal_double).
 need=()
-for pkg in g++ cmake ninja-build libgtest-dev pocl-opencl-icd ocl-icd-libopencl1 clang \
+for pkg in g++ cmake ninja-build libgtest-dev pocl-opencl-icd ocl-icd-libopencl1 libclblast1 libclfft2 clang \
            gobjc++ libgnustep-base-dev libblocksruntime-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -67,7 +68,7 @@ DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
     tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra tests/python/expr \
-    -k "metal:0 or test_metal_plugin or test_metal_abi" \
+    -k "metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives" \
     --deselect "tests/python/expr/test_indexing.py::test_inplace_operators[metal:0]" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
