@@ -68,7 +68,7 @@ DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
     tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra tests/python/expr \
-    -k "metal:0 or test_metal_plugin or test_metal_abi" \
+    -k "metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives" \
     --deselect "tests/python/expr/test_indexing.py::test_inplace_operators[metal:0]" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
