@@ -34,6 +34,25 @@ from .builtins import (
 )
 from .kernel import DeviceFunction, Kernel, func, kernel
 from .types import buffer_annotation as _buffer_annotation
+from .vectypes import (
+    cross,
+    determinant,
+    dot,
+    length,
+    length_sq,
+    mat22,
+    mat33,
+    mat44,
+    matrix,
+    normalize,
+    outer,
+    struct,
+    transpose,
+    vec2,
+    vec3,
+    vec4,
+    vector,
+)
 
 _provide(buffer_annotation=_buffer_annotation)  # dc.Buffer[dtype, ndim] (the runtime must not import lang)
 
@@ -45,6 +64,9 @@ __all__ = [
     "kernel", "func", "Kernel", "DeviceFunction",
     "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "shared",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    # vectors, matrices, structs (lang/vectypes.py)
+    "vec2", "vec3", "vec4", "vector", "mat22", "mat33", "mat44", "matrix", "struct",
+    "dot", "cross", "length", "length_sq", "normalize", "transpose", "outer", "determinant",
     "subgroup_size", "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min",
     "subgroup_max", "subgroup_shuffle",
     *_MATH_EXPORTS,

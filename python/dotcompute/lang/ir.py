@@ -89,6 +89,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from .types import BOOL, INDEX, BufferType, ScalarType, SharedType, Type, VoidType
 
@@ -167,6 +168,10 @@ class BufferRef:
     shape: tuple[int, ...] | None = None
     param_index: int | None = None
     debug_id: int = -1
+    #: a buffer of structs (``dc.Buffer[Particle]``, lang/vectypes.py StructType): its elements are
+    #: C structs; ``ndim`` counts the struct elements' dimensions and every access names a scalar
+    #: leaf by ``member``. ``dtype`` is then uint8 (the memory is passed as bytes).
+    struct: Any = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,10 +345,13 @@ class SubgroupOp(Expr):
 
 @dataclass(kw_only=True, eq=False)
 class BufferLoad(Expr):
-    """``buffer[i0, i1, ...]`` (row-major); ``type`` is the element dtype."""
+    """``buffer[i0, i1, ...]`` (row-major); ``type`` is the element dtype. For a struct buffer,
+    ``member`` is the path of the scalar leaf read (field names, then vector/matrix element
+    indices: ``("pos", 1)`` is ``.pos[1]``) and ``type`` is that leaf's type."""
 
     buffer: BufferRef
     indices: list[Expr]
+    member: tuple = ()
 
 
 @dataclass(kw_only=True, eq=False)
@@ -404,9 +412,12 @@ class Assign(Stmt):
 
 @dataclass(kw_only=True, eq=False)
 class BufferStore(Stmt):
+    """``buffer[indices] = value``; ``member`` as in :class:`BufferLoad` (struct buffers)."""
+
     buffer: BufferRef
     indices: list[Expr]
     value: Expr
+    member: tuple = ()
 
 
 @dataclass(kw_only=True, eq=False)

@@ -39,6 +39,7 @@ from .types import (
     ScalarType,
     scalar_type,
 )
+from .vectypes import aggregate_type
 
 ParamType = ScalarType | BufferType
 
@@ -214,6 +215,17 @@ class Kernel:
                                   f"({', '.join(d.name for d in decls)}), got {len(args)}")
         out: list[ParamType] = []
         for i, (d, a) in enumerate(zip(decls, args, strict=False)):
+            fixed_agg = self._fixed[i]
+            if aggregate_type(fixed_agg) is not None or getattr(fixed_agg, "elem", None) is not None:
+                # vectors, matrices, structs and buffers of them: checked by shape (lang/aggargs.py)
+                from .aggargs import check_buffer, check_scalar
+
+                if isinstance(fixed_agg, BufferType):
+                    check_buffer(self.name, d.name, fixed_agg, a)
+                else:
+                    check_scalar(self.name, d.name, fixed_agg, a)
+                out.append(fixed_agg)
+                continue
             t = type_of_argument(a)
             if t is None:
                 if hasattr(a, "dtype") and hasattr(a, "shape"):  # an array of a dtype kernels lack (complex)
@@ -306,6 +318,8 @@ class Kernel:
 def fixed_type(d: ParamDecl) -> ParamType | None:
     if isinstance(d.spec, ScalarType):
         return d.spec
+    if aggregate_type(d.spec) is not None:
+        return d.spec  # type: ignore[return-value]
     if isinstance(d.spec, BufferAnnotation) and not d.spec.generic:
         return d.spec.resolve()
     return None
@@ -350,6 +364,8 @@ def check_argument(kernel: str, d: ParamDecl, fixed: ParamType, got: ParamType) 
 
 
 def type_from_signature(d: ParamDecl, s: Any) -> ParamType:
+    if aggregate_type(s) is not None:
+        return s
     if isinstance(s, BufferAnnotation):
         return s.resolve(FLOAT32, 1)
     if isinstance(s, BufferType):
@@ -373,8 +389,8 @@ def type_from_signature(d: ParamDecl, s: Any) -> ParamType:
 
 def default_param_type(d: ParamDecl, tree: ast.FunctionDef) -> ParamType:
     """The default specialisation of a generic parameter (``check`` and ``source()`` without args)."""
-    if isinstance(d.spec, ScalarType):
-        return d.spec
+    if isinstance(d.spec, ScalarType) or aggregate_type(d.spec) is not None:
+        return d.spec  # type: ignore[return-value]
     if isinstance(d.spec, BufferAnnotation) and not d.spec.generic:
         return d.spec.resolve()
     used_as_array, ndim = array_usage(tree, d.name)

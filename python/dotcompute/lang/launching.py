@@ -25,7 +25,7 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap")
+                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -47,6 +47,8 @@ class LaunchEntry:
         self.cpu_inner = emitted.contiguous_dim if emitted.backend == "cpu" else 0
         # GPU targets put that dimension on hardware dimension 0 (EmittedSource.hardware_sizes)
         self.hw_swap = emitted.contiguous_dim if emitted.backend in ("cuda", "opencl") else 0
+        # vector/matrix/struct parameters: Python arguments -> the expanded ones (lang/aggargs.py)
+        self.expand: Any = None
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -102,7 +104,14 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
         from .emit.subgroups import OPENCL_MAX_GROUP
 
         max_group = min(max_group, OPENCL_MAX_GROUP)  # the sub-group emulation's exchange slots
-    return LaunchEntry(spec, emitted, plan, written, buffers, ndims, tuple(p.py_name for p in params), max_group)
+    entry = LaunchEntry(spec, emitted, plan, written, buffers, ndims, tuple(p.py_name for p in params), max_group)
+    from .aggargs import expander
+
+    decls = kernel.decls()
+    entry.expand = expander(kernel.name, params, [(d.name, t) for d, t in zip(decls, types, strict=False)])
+    if entry.expand is not None:
+        entry.nparams = len(decls)
+    return entry
 
 
 def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
@@ -121,6 +130,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     if len(args) != entry.nparams:
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(entry.names)}), "
                               f"got {len(args)}")
+    if entry.expand is not None:
+        args = entry.expand(args)
     if entry.uses_barrier:
         local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group, entry.caps)
     elif entry.cpu_inner and local_size is None and entry.cpu_inner < len(global_size):

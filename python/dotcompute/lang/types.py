@@ -97,8 +97,13 @@ class BufferType:
 
     dtype: ScalarType
     ndim: int
+    #: a vector/matrix/struct element (lang/vectypes.py): then ``dtype``/``ndim`` describe the memory
+    #: the emitters see (the leaf dtype with the trailing dimensions; uint8 bytes for a struct)
+    elem: Any = None
 
     def __str__(self) -> str:
+        if self.elem is not None:
+            return f"Buffer[{self.elem}, {self.ndim - elem_ndim(self.elem)}]"
         return f"Buffer[{self.dtype}, {self.ndim}]"
 
 
@@ -177,6 +182,7 @@ class BufferAnnotation:
 
     dtype: ScalarType | None
     ndim: int | None
+    elem: Any = None  # see BufferType.elem (ndim counts the element's trailing dimensions too)
 
     @property
     def generic(self) -> bool:
@@ -187,9 +193,11 @@ class BufferAnnotation:
         n = self.ndim or ndim
         if d is None or n is None:
             raise ValueError("a generic buffer annotation needs a dtype and ndim to resolve")
-        return BufferType(d, n)
+        return BufferType(d, n, self.elem)
 
     def __repr__(self) -> str:
+        if self.elem is not None:
+            return f"dc.Buffer[{self.elem!r}, {self.ndim - elem_ndim(self.elem)}]"  # type: ignore[operator]
         if self.dtype is None and self.ndim is None:
             return "dc.Buffer"
         d = self.dtype.name if self.dtype else "?"
@@ -202,6 +210,11 @@ def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnot
     ``ndim`` defaults to 1 when a dtype is given (``dc.Buffer[dc.float32]`` is 1-D, as in the
     design's examples); bare ``dc.Buffer`` (``dtype=None``) is generic in both.
     """
+    from .vectypes import aggregate_type
+
+    agg = aggregate_type(dtype)
+    if agg is not None:
+        return _aggregate_buffer_annotation(agg, ndim)
     st = None if dtype is None else from_dtype(dtype)
     if ndim is None:
         ndim = 1 if st is not None else None
@@ -210,6 +223,29 @@ def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnot
             raise ValueError(f"dc.Buffer ndim must be 1, 2 or 3, not {ndim!r}")
         ndim = int(ndim)
     return BufferAnnotation(st, ndim)
+
+
+def elem_ndim(elem: Any) -> int:
+    """How many trailing memory dimensions a buffer element adds: a vector 1, a matrix 2, a struct 1
+    (its bytes)."""
+    shape = getattr(elem, "shape", None)
+    return 1 if shape is None else len(shape)
+
+
+def _aggregate_buffer_annotation(agg: Any, ndim: int | None) -> BufferAnnotation:
+    """``dc.Buffer[dc.vec3]``: the leaf dtype with the element's trailing dimensions (a ``(n, 3)``
+    float32 array); ``dc.Buffer[Particle]``: the struct's bytes (the launch views the structured
+    array as uint8 of shape ``(n, itemsize)``)."""
+    if ndim is None:
+        ndim = 1
+    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)) or not 1 <= int(ndim) <= 3:
+        raise ValueError(f"dc.Buffer ndim must be 1, 2 or 3, not {ndim!r}")
+    dtype = UINT8 if agg.shape is None else agg.dtype
+    if int(ndim) + elem_ndim(agg) > 3:
+        # the launch ABI passes buffers of 1 to 3 dimensions, element dimensions included
+        raise ValueError(f"dc.Buffer[{agg.name}, {ndim}] would be a {int(ndim) + elem_ndim(agg)}-d array; buffers "
+                         f"have at most 3 dimensions including the element's ({elem_ndim(agg)} for a {agg.name})")
+    return BufferAnnotation(dtype, int(ndim) + elem_ndim(agg), agg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,6 +334,6 @@ def wrap_int(value: int, t: ScalarType) -> int:
 __all__ = ["ScalarType", "BufferType", "SharedType", "VoidType", "VOID", "Type", "BOOL", "INT8", "INT16", "INT32",
            "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT16", "FLOAT32", "FLOAT64", "COMPLEX64",
            "COMPLEX128", "SCALAR_TYPES",
-           "INDEX", "scalar_type", "from_dtype",
+           "INDEX", "scalar_type", "from_dtype", "elem_ndim",
            "BufferAnnotation", "buffer_annotation", "promote", "fits", "literal_type",
            "type_of_python_scalar", "wrap_int"]

@@ -468,6 +468,10 @@ class CLikePrinter:
         return key
 
     def e_BufferLoad(self, e: ir.BufferLoad) -> str:
+        if e.member:  # one field of a struct buffer's element
+            from . import structs
+
+            return structs.load(self, e)
         self.note_type(e.type)
         ref = e.buffer
         idx = [self.expr(i) for i in e.indices]
@@ -519,6 +523,11 @@ class CLikePrinter:
         self.emit(f"{self.var(s.name)} = {self.expr(s.value)};")
 
     def s_BufferStore(self, s: ir.BufferStore) -> None:
+        if s.member:  # one field of a struct buffer's element
+            from . import structs
+
+            structs.store(self, s)
+            return
         ref = s.buffer
         idx = [self.expr(i) for i in s.indices]
         value = self.to_storage(self.expr(s.value), ref.dtype)

@@ -71,20 +71,25 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         self._param_names: set[str] = set()
         args = parsed.tree.args
         for i, (a, t) in enumerate(zip(args.args, param_types, strict=False)):
+            if is_aggregate_param(t):
+                # vectors, matrices, structs and buffers of them (frontend/aggregates.py)
+                self.aggregate_param(a, t, i, debug_ids)  # type: ignore[attr-defined]
+                continue
             name = self.names.fresh(a.arg)
             if is_kernel and not isinstance(t, BufferType) and t.is_complex:
                 # the native launch path packs int, float and bool scalars only
                 raise self.rep.type(a, f"parameter {a.arg!r}: a {t} scalar cannot be a kernel argument yet",
                                     hint=f"pass a 1-element dc.Buffer[dc.{t.name}] (read it as {a.arg}[0]) or the "
                                          "real and imaginary parts as two float arguments")
-            p = ir.Param(name=name, py_name=a.arg, type=t, index=i, loc=self.loc(a))
+            # index: the position in the expanded argument list (an aggregate scalar takes one per leaf)
+            p = ir.Param(name=name, py_name=a.arg, type=t, index=len(self.params), loc=self.loc(a))
             self.params.append(p)
             self._param_names.add(name)
             ref = None
             if isinstance(t, BufferType):
                 did = debug_ids[i] if debug_ids else i
                 ref = ir.BufferRef(name=name, py_name=a.arg, space="global", dtype=t.dtype, ndim=t.ndim,
-                                   param_index=i, debug_id=did)
+                                   param_index=p.index, debug_id=did)
             self.scope[a.arg] = Sym("param", p, ref)
 
     # ----------------------------------------------------------------------------- scope
@@ -184,6 +189,13 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
             zero = ir.Const(value=zero_value, type=rt, loc=self.loc(self.parsed.tree))
             body.append(ir.Return(value=zero, loc=zero.loc))
         return rt
+
+
+def is_aggregate_param(t: Any) -> bool:
+    """A vector/matrix/struct parameter type, or a buffer of them."""
+    from ..vectypes import aggregate_type
+
+    return aggregate_type(t) is not None or (isinstance(t, BufferType) and t.elem is not None)
 
 
 def always_returns(body: list[ir.Stmt]) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from .. import ir
 from ..diagnostics import Reporter
 from ..types import BufferType, ScalarType
-from .function import FunctionLowerer
+from .aggregates import AggregateLowerer as FunctionLowerer  # vectors, matrices and structs too
 from .names import NameAllocator, short_hash
 from .resolve import Capture
 from .signature import ParamDecl, param_decls, return_spec
@@ -18,6 +18,8 @@ from .subgroups import finish_kernel as finish_subgroups
 
 def type_code(t: ScalarType | BufferType) -> str:
     if isinstance(t, BufferType):
+        if t.elem is not None:
+            return f"{t.elem.name}[{t.ndim}]"
         return f"{t.dtype.name}[{t.ndim}]"
     return t.name
 

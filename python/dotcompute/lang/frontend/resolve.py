@@ -70,6 +70,11 @@ def classify_annotation(obj: Any) -> ScalarType | BufferAnnotation | None | str:
         return obj
     if is_buffer_class(obj):
         return BufferAnnotation(None, None)
+    from ..vectypes import aggregate_type
+
+    agg = aggregate_type(obj)
+    if agg is not None:
+        return agg  # type: ignore[return-value]
     t = scalar_type(obj)
     if t is not None:
         return t
@@ -115,6 +120,15 @@ def static_eval(parsed: ParsedFunction, node: ast.expr, captures: list[Capture] 
             raise
         except Exception as e:
             raise rep.type(node, f"invalid annotation {ast.unparse(node)}: {e}") from None
+    if isinstance(node, ast.Call) and not node.keywords:
+        from .. import vectypes
+
+        fn = static_eval(parsed, node.func, captures)
+        if fn is vectypes.vector or fn is vectypes.matrix:  # dc.vector(3, dc.int32) in an annotation
+            try:
+                return fn(*[static_eval(parsed, a, captures) for a in node.args])
+            except (ValueError, TypeError) as e:
+                raise rep.type(node, str(e)) from None
     raise rep.type(node, f"cannot evaluate {ast.unparse(node)} at compile time")
 
 

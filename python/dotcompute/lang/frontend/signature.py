@@ -92,4 +92,16 @@ def return_spec(parsed: ParsedFunction, captures: list[Capture] | None = None) -
     return spec
 
 
-__all__ = ["ParamDecl", "param_decls", "return_spec"]
+def return_spec_any(parsed: ParsedFunction, captures: list[Capture] | None = None) -> Any:
+    """Like :func:`return_spec`, but a vector/matrix/struct annotation is returned as that type."""
+    node = parsed.tree.returns
+    if node is not None and not (isinstance(node, ast.Constant) and node.value is None):
+        from ..vectypes import aggregate_type
+
+        agg = aggregate_type(static_eval(parsed, node, captures))
+        if agg is not None:
+            return agg
+    return return_spec(parsed, captures)
+
+
+__all__ = ["ParamDecl", "param_decls", "return_spec", "return_spec_any"]
