@@ -663,6 +663,11 @@ struct Retained {
 static const char kArchiveHeader[] = "dotcompute-metal-double-archive 1";
 
 @implementation MTLBinaryArchiveDescriptor
++ (id)allocWithZone:(NSZone*)zone {  // counted like the double's own objects (live-object check)
+  id o = [super allocWithZone:zone];
+  if (o != nil) g_live_objects.fetch_add(1);
+  return o;
+}
 - (NSURL*)url { return url_; }
 - (void)setUrl:(NSURL*)url {
   NSURL* copy = [url copy];
@@ -676,11 +681,17 @@ static const char kArchiveHeader[] = "dotcompute-metal-double-archive 1";
 }
 - (void)dealloc {
   [url_ release];
+  g_live_objects.fetch_sub(1);
   [super dealloc];
 }
 @end
 
 @implementation MTLComputePipelineDescriptor
++ (id)allocWithZone:(NSZone*)zone {  // counted like the double's own objects (live-object check)
+  id o = [super allocWithZone:zone];
+  if (o != nil) g_live_objects.fetch_add(1);
+  return o;
+}
 - (id<MTLFunction>)computeFunction { return computeFunction_; }
 - (void)setComputeFunction:(id<MTLFunction>)f {
   [f retain];
@@ -702,6 +713,7 @@ static const char kArchiveHeader[] = "dotcompute-metal-double-archive 1";
 - (void)dealloc {
   [computeFunction_ release];
   [binaryArchives_ release];
+  g_live_objects.fetch_sub(1);
   [super dealloc];
 }
 @end
