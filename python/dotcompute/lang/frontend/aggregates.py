@@ -770,6 +770,9 @@ class AggregateLowerer(FunctionLowerer):
             return [self.coerce_assign(e, t, node, what)]
         if not isinstance(v, AggValue):
             e = self.as_expr(v, node)
+            if isinstance(t, StructType):
+                raise self.rep.type(node, f"cannot assign a {e.type} number to {what} of type {t.name}",
+                                    hint=f"assign a field ({what}.{t.fields[0].name} = ...), or a whole {t.name}")
             if not store:
                 text = ast.unparse(node) if isinstance(node, ast.expr) else "x"
                 raise self.rep.type(node, f"cannot assign a {e.type} number to {what} of type {type_name(t)}",
@@ -1324,6 +1327,11 @@ class AggregateLowerer(FunctionLowerer):
                 e = self.coerce_assign(e, st, arg, decl.name)
             types.append(st)
             values.append([convert(e, st)])
+        if not self.can_hoist():
+            raise self.rep.type(node, f"{fn.__name__}() takes or returns vectors, matrices or structs, so it is "
+                                      "inlined, which is not possible inside and/or, a conditional expression, "
+                                      "a chained comparison or a while condition",
+                                hint="assign its result to a variable first")
         callee = self.lower_inline(fn, tuple(types), node)
         rspec = return_spec_any(parsed, self.builder.captures)
         return self.splice(callee, values, rspec, fn, node)
