@@ -8,6 +8,7 @@ with a partial sub-group, over whose existing items the collectives run.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -291,3 +292,30 @@ def test_opencl_emulation_limits_the_work_group_size():
     out = np.zeros(1, np.float32)
     with pytest.raises(dc.LaunchError, match="at most 1024 per work-group"):
         dc.launch(block_sum, x.size, x, out, local_size=2048, accelerator=acc)
+
+
+@pytest.mark.parametrize("local", [64, 48, 20])
+def test_msl_runs_on_the_metal_shim(local):
+    runner = pytest.importorskip("runner")
+    if runner.shutil.which(os.environ.get("DOTCOMPUTE_SHIM_CXX", "clang++")) is None and \
+            runner.shutil.which("g++") is None:
+        pytest.skip("no C++ compiler for the Metal shim")
+    rng = np.random.default_rng(local)
+    n = local * 2
+    for dtype in (np.float32, np.int32, np.uint32):
+        x = rng.integers(0, 1000, n).astype(dtype)
+        bufs = [np.zeros_like(x) for _ in range(4)]
+        ids = np.zeros((n, 4), np.int64)
+        width = 32  # the shim's SIMD-group width, Apple GPUs'
+        count = np.array([len(m) for m in groups_of(n, local, width) for _ in m])
+        lanes = (np.arange(n) * 7 + 3) % count
+        args = [x, lanes, *bufs, ids]
+        runner.run_msl(collectives.source("metal", *args), args, global_size=n, local_size=local)
+        want = model(x, lanes, local, width)
+        np.testing.assert_array_equal(ids, want["ids"])
+        for got, k in zip(bufs, ("sums", "mins", "maxs", "shuffled"), strict=True):
+            np.testing.assert_array_equal(got, want[k], err_msg=f"{k} {dtype.__name__}")
+    x = rng.integers(-50, 50, local * 3).astype(np.float32)
+    out = np.zeros(3, np.float32)
+    runner.run_msl(block_sum.source("metal", x, out), [x, out], global_size=x.size, local_size=local)
+    np.testing.assert_array_equal(out, x.reshape(3, local).sum(axis=1))

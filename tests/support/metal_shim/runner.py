@@ -43,6 +43,10 @@ BUILTINS = {
     "threadgroup_position_in_grid": "grp",
     "threads_per_grid": "gsz",
     "threads_per_threadgroup": "lsz",
+    # SIMD-groups of 32 by linear thread index (metal_stdlib's simd_* functions)
+    "thread_index_in_simdgroup": "sgl",
+    "threads_per_simdgroup": "sgw",
+    "simdgroup_index_in_threadgroup": "sgi",
 }
 
 _MSL_TYPES = {
@@ -173,7 +177,7 @@ template <class P> struct bconv { static P get(metal::uint3 v) { return P(v); } 
 template <> struct bconv<uint> { static uint get(metal::uint3 v) { return v.x; } };
 template <> struct bconv<ushort> { static ushort get(metal::uint3 v) { return ushort(v.x); } };
 
-struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz; };
+struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz, sgl, sgw, sgi; unsigned linear; };
 
 static void call(const Item& it) {
   typedef decltype(&@NAME@) F;
@@ -187,9 +191,11 @@ struct Group {
   unsigned size, arrived, exited;
   unsigned long generation;
   int broken;
+  unsigned long long* slots;  // the SIMD-group functions' exchange, one slot per item
 };
 
 static thread_local Group* current = nullptr;
+static thread_local const Item* current_item = nullptr;
 
 static void item_done(Group* g) {
   pthread_mutex_lock(&g->m);
@@ -206,6 +212,7 @@ struct Work { Item item; Group* group; };
 static void* thread_main(void* p) {
   Work* w = static_cast<Work*>(p);
   current = w->group;
+  current_item = &w->item;
   call(w->item);
   item_done(w->group);
   return nullptr;
@@ -230,6 +237,13 @@ extern "C" void dc_shim_barrier(void) {
     }
   }
   pthread_mutex_unlock(&g->m);
+}
+
+extern "C" unsigned dc_shim_linear_id(void) { return dc_shim::current_item ? dc_shim::current_item->linear : 0u; }
+extern "C" unsigned dc_shim_group_items(void) { return dc_shim::current ? dc_shim::current->size : 1u; }
+extern "C" unsigned long long* dc_shim_slots(void) {
+  static thread_local unsigned long long single[1];  // an unthreaded run: a group of one
+  return dc_shim::current ? dc_shim::current->slots : single;
 }
 
 extern "C" int dc_shim_run(void** args, const unsigned long long* gsz, const unsigned long long* lsz,
@@ -259,6 +273,10 @@ extern "C" int dc_shim_run(void** args, const unsigned long long* gsz, const uns
               it.gid = metal::uint3(uint(gx * lsz[0] + x), uint(gy * lsz[1] + y), uint(gz * lsz[2] + z));
               it.gsz = grid;
               it.lsz = metal::uint3(uint(sz[0]), uint(sz[1]), uint(sz[2]));
+              it.linear = n;  // x fastest: (z * sy + y) * sx + x
+              it.sgl = metal::uint3(n % 32u, 0u, 0u);
+              it.sgw = metal::uint3(32u, 0u, 0u);
+              it.sgi = metal::uint3(n / 32u, 0u, 0u);
             }
         if (!threaded) {
           current = nullptr;
@@ -273,6 +291,7 @@ extern "C" int dc_shim_run(void** args, const unsigned long long* gsz, const uns
         grp.arrived = grp.exited = 0;
         grp.generation = 0;
         grp.broken = 0;
+        grp.slots = new unsigned long long[count];
         pthread_t* threads = new pthread_t[count];
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -298,6 +317,7 @@ extern "C" int dc_shim_run(void** args, const unsigned long long* gsz, const uns
         pthread_cond_destroy(&grp.c);
         delete[] threads;
         delete[] work;
+        delete[] grp.slots;
         if (rc != 0) {
           snprintf(err, errlen, "pthread_create failed (error %d) after %u of %u work-items", rc, started, count);
           return 1;
@@ -446,7 +466,7 @@ def run_msl(msl: str, args: list[Any], global_size: int | tuple[int, ...],
             v = np.array(a, dtype=p.dtype)
             keep.append(v)
             ptrs[p.index] = v.ctypes.data
-    threaded = "threadgroup_barrier" in msl or "simdgroup_barrier" in msl
+    threaded = "threadgroup_barrier" in msl or "simdgroup_barrier" in msl or "simd_" in msl
     g = _size3(global_size)
     lsz = _default_local(g, threaded) if local_size is None else _size3(local_size)
     err = ctypes.create_string_buffer(512)
