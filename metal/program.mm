@@ -139,17 +139,19 @@ DC_API_ARCHIVES void save_archive(Device* dev) {
 DC_API_ARCHIVES void archived_pipeline(Device* dev, id<MTLFunction> fn, Owned<id<MTLComputePipelineState>>* out,
                                        NSError** error) {
   id<MTLDevice> d = dev->device.get();
-  // One lock for lookup, build and save: add and serialize change the archive, and Metal does
-  // not promise that an archive can be read while another thread adds to it.
-  std::lock_guard<std::mutex> lock(dev->archive_mutex);
-  if (!dev->archive) {
+  // The archive is read and changed under archive_mutex (Metal does not promise that an archive
+  // can be read while another thread adds to it); the GPU compile of a miss runs without it.
+  std::unique_lock<std::mutex> lock(dev->archive_mutex);
+  Owned<id> archive = dev->archive;
+  if (!archive) {
+    lock.unlock();
     *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithFunction:fn error:error]);
     return;
   }
   Owned<MTLComputePipelineDescriptor*> desc =
       Owned<MTLComputePipelineDescriptor*>::adopt([[MTLComputePipelineDescriptor alloc] init]);
   [desc.get() setComputeFunction:fn];
-  [desc.get() setBinaryArchives:[NSArray arrayWithObject:dev->archive.get()]];
+  [desc.get() setBinaryArchives:[NSArray arrayWithObject:archive.get()]];
   NSError* miss = nil;
   *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithDescriptor:desc.get()
                                                                                     options:MTLPipelineOptionFailOnBinaryArchiveMiss
@@ -160,11 +162,15 @@ DC_API_ARCHIVES void archived_pipeline(Device* dev, id<MTLFunction> fn, Owned<id
     return;
   }
   ++dev->archive_misses;
+  lock.unlock();
   // Not in the archive: compile it (without asking the archive a second time), then add it.
   *out = Owned<id<MTLComputePipelineState>>::adopt([d newComputePipelineStateWithFunction:fn error:error]);
-  if (!*out || dev->archive_full) return;
+  if (!*out) return;
+  lock.lock();
+  // set_cache_dir may have reopened the archive meanwhile: add to the one there is now.
+  if (!dev->archive || dev->archive.get() != archive.get() || dev->archive_full) return;
   NSError* add_error = nil;
-  if ([dev->archive.get() addComputePipelineFunctionsWithDescriptor:desc.get() error:&add_error]) {
+  if ([archive.get() addComputePipelineFunctionsWithDescriptor:desc.get() error:&add_error]) {
     save_archive(dev);
   } else {
     dev->archive_note = "adding a pipeline to the binary archive failed: " + describe(add_error);
