@@ -316,7 +316,10 @@ def struct(cls: type) -> type:
         raise TypeError(f"@dc.struct {cls.__name__} has no annotated fields")
     import sys
 
-    module_globals = vars(sys.modules.get(cls.__module__, sys.modules[__name__]))
+    # string annotations (``from __future__ import annotations``) resolve where the class is defined:
+    # the decorating frame's names (a module loaded from a file need not be in sys.modules)
+    caller = sys._getframe(1)
+    module_globals = {**caller.f_globals, **caller.f_locals}
     fields: list[StructField] = []
     offset = 0
     align = 1
