@@ -26,6 +26,9 @@ const char* const kBuiltins[][2] = {
     {"thread_position_in_grid", "gid"},       {"thread_position_in_threadgroup", "lid"},
     {"threadgroup_position_in_grid", "grp"},  {"threads_per_grid", "gsz"},
     {"threads_per_threadgroup", "lsz"},
+    // SIMD-groups of 32 by linear thread index (metal_stdlib's simd_* functions)
+    {"thread_index_in_simdgroup", "sgl"},     {"threads_per_simdgroup", "sgw"},
+    {"simdgroup_index_in_threadgroup", "sgi"},
 };
 
 std::vector<std::string> split_top_level(const std::string& text) {
@@ -68,11 +71,11 @@ template <class T> struct conv<T&> { static T& get(void* p) { return *static_cas
 template <class P> struct bconv { static P get(metal::uint3 v) { return P(v); } };
 template <> struct bconv<uint> { static uint get(metal::uint3 v) { return v.x; } };
 template <> struct bconv<ushort> { static ushort get(metal::uint3 v) { return ushort(v.x); } };
-struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz; };
+struct Item { void** args; metal::uint3 gid, lid, grp, gsz, lsz, sgl, sgw, sgi; unsigned linear; };
 typedef void (*CallFn)(const Item&);
 enum { kReady = 0, kAtBarrier = 1, kDone = 2 };
 struct Fiber { ucontext_t ctx; Item item; int state; };
-struct Sched { ucontext_t main; Fiber* fibers; unsigned current; CallFn call; };
+struct Sched { ucontext_t main; Fiber* fibers; unsigned current, count; CallFn call; unsigned long long* slots; };
 static thread_local Sched* sched = nullptr;
 static const size_t kStack = 512 * 1024;
 static void fiber_main() {
@@ -82,11 +85,13 @@ static void fiber_main() {
   f.state = kDone;  // uc_link returns to the scheduler
 }
 // Runs one group's `count` items as fibers; 0, or 2 when a barrier was not reached by all.
-static int run_fibers(CallFn call, Fiber* fibers, unsigned count, char* stacks) {
+static int run_fibers(CallFn call, Fiber* fibers, unsigned count, char* stacks, unsigned long long* slots) {
   Sched s;
   s.fibers = fibers;
   s.call = call;
   s.current = 0;
+  s.count = count;
+  s.slots = slots;
   Sched* saved = sched;
   sched = &s;
   for (unsigned i = 0; i < count; ++i) {
@@ -123,6 +128,7 @@ static int run(CallFn call, void** args, const unsigned long long* gsz, const un
   metal::uint3 grid = metal::uint3((uint)gsz[0], (uint)gsz[1], (uint)gsz[2]);
   unsigned long long most = lsz[0] * lsz[1] * lsz[2];
   Fiber* fibers = new Fiber[most];
+  unsigned long long* slots = new unsigned long long[most];  // the SIMD-group functions' exchange
   char* stacks = nullptr;
   if (threaded) {
     void* m = mmap(nullptr, size_t(most) * kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -147,12 +153,16 @@ static int run(CallFn call, void** args, const unsigned long long* gsz, const un
               it.gid = metal::uint3(uint(gx * lsz[0] + x), uint(gy * lsz[1] + y), uint(gz * lsz[2] + z));
               it.gsz = grid;
               it.lsz = metal::uint3(uint(sz[0]), uint(sz[1]), uint(sz[2]));
+              it.linear = n;  // x fastest
+              it.sgl = metal::uint3(n % 32u, 0u, 0u);
+              it.sgw = metal::uint3(32u, 0u, 0u);
+              it.sgi = metal::uint3(n / 32u, 0u, 0u);
             }
         if (!threaded) {
           for (unsigned i = 0; i < count; ++i) call(fibers[i].item);
           continue;
         }
-        if (run_fibers(call, fibers, count, stacks) != 0) {
+        if (run_fibers(call, fibers, count, stacks, slots) != 0) {
           snprintf(err, errlen, "threadgroup (%llu, %llu, %llu): not every thread reached threadgroup_barrier() "
                    "(a barrier in non-uniform control flow)", gx, gy, gz);
           rc = 2;
@@ -160,6 +170,7 @@ static int run(CallFn call, void** args, const unsigned long long* gsz, const un
       }
   if (stacks) munmap(stacks, size_t(most) * kStack);
   delete[] fibers;
+  delete[] slots;
   return rc;
 }
 }  // namespace dc_double
@@ -169,6 +180,15 @@ extern "C" void dc_shim_barrier(void) {
   dc_double::Fiber& f = s->fibers[s->current];
   f.state = dc_double::kAtBarrier;
   swapcontext(&f.ctx, &s->main);
+}
+extern "C" unsigned dc_shim_linear_id(void) {
+  dc_double::Sched* s = dc_double::sched;
+  return s ? s->fibers[s->current].item.linear : 0u;
+}
+extern "C" unsigned dc_shim_group_items(void) { return dc_double::sched ? dc_double::sched->count : 1u; }
+extern "C" unsigned long long* dc_shim_slots(void) {
+  static unsigned long long single[1];  // not a fiber: a group of one
+  return dc_double::sched ? dc_double::sched->slots : single;
 }
 )GLUE";
 
@@ -231,7 +251,7 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
   static const std::regex head(R"(\bkernel\s+void\s+(\w+)\s*\()");
   static const std::regex attr(R"(\[\[\s*(\w+)\s*(?:\(\s*(\d+)\s*\))?\s*\]\])");
   bool threaded = msl.find("threadgroup_barrier") != std::string::npos ||
-                  msl.find("simdgroup_barrier") != std::string::npos;
+                  msl.find("simdgroup_barrier") != std::string::npos || msl.find("simd_") != std::string::npos;
   for (auto it = std::sregex_iterator(msl.begin(), msl.end(), head); it != std::sregex_iterator(); ++it) {
     KernelDecl k;
     k.name = (*it)[1];

@@ -130,10 +130,10 @@ def test_work_group_reduction_built_on_subgroup_sums(accelerator, local):
 def two_d(out: dc.Buffer[dc.int64, 3]):
     i = dc.global_id(0)
     j = dc.global_id(1)
-    lin = dc.local_id(0) * dc.local_size(1) + dc.local_id(1)  # what the kernel calls row-major
+    lin = dc.int32(dc.local_id(0) * dc.local_size(1) + dc.local_id(1))  # 32-bit: Metal reduces no int64
     out[i, j, 0] = dc.subgroup_id() * dc.subgroup_size() + dc.subgroup_local_id()
     out[i, j, 1] = dc.subgroup_sum(lin)
-    out[i, j, 2] = dc.subgroup_shuffle(i * 1000 + j, 0)
+    out[i, j, 2] = dc.subgroup_shuffle(dc.int32(i * 1000 + j), 0)
 
 
 def test_two_dimensional_groups_use_the_linear_local_id(accelerator):
