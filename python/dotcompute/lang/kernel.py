@@ -82,8 +82,12 @@ class DeviceFunction:
         """Check the function on its own, with default types for unannotated parameters."""
         parsed = self.parsed()
         decls = param_decls(parsed)
-        return_spec(parsed)
         types = tuple(default_param_type(d, parsed.tree) for d in decls)
+        from .frontend.aggregates import check_device_function
+
+        if check_device_function(self, decls, types):
+            return  # takes or returns vectors, matrices or structs: checked as it is inlined
+        return_spec(parsed)
         ModuleBuilder(debug=False).function_for(self, types, parsed.tree, parsed.reporter)
 
     def __repr__(self) -> str:

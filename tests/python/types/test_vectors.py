@@ -386,3 +386,17 @@ def test_metal_shim_runs_matrix_and_function_kernels():
     out, idx, mo = np.zeros((N, 3), np.float32), np.zeros(N, np.int64), np.zeros((N, 3, 3), np.float32)
     run_msl(vec_funcs.source("metal"), [a, *n, out, idx, mo], global_size=N, local_size=8)
     np.testing.assert_array_equal(idx, [next((k for k in range(4) if row[k] < 0), -1) for row in a])
+
+
+@dc.func
+def broken(v: dc.vec3) -> dc.vec3:
+    return v.q
+
+
+def test_check_device_functions_with_vectors():
+    for f in (reflect, first_negative, swap_xy, scaled):
+        f.check()                       # generic ones are tried with vec3 arguments
+    with pytest.raises(dc.KernelTypeError, match="a vec3 has no component 'q'"):
+        broken.check()
+    for k in KERNELS:
+        k.check()

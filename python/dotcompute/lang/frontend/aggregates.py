@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir, vectypes
 from ..types import BOOL, FLOAT64, INDEX, BufferType, ScalarType, elem_ndim, promote, scalar_type
 from ..vectypes import (
@@ -1453,6 +1455,47 @@ class _VoidResult(StaticValue):
 class _NeedsInline(Exception):
     """Raised by a device function's ``return`` of an aggregate when it is being lowered as an
     ordinary function (no annotation said so): the call site inlines it instead."""
+
+
+def check_device_function(fn: Any, decls: list[Any], types: tuple) -> bool:
+    """``DeviceFunction.check`` for functions that are inlined (vector, matrix or struct parameters
+    or results): lower the body as a call would. Returns False for other functions (checked the
+    ordinary way). An unannotated parameter that the default (int64) does not fit is tried as a
+    ``vec3`` too, as such functions are usually written for vectors."""
+    from ..types import FLOAT32
+    from .module import ModuleBuilder
+    from .signature import return_spec_any
+
+    parsed = fn.parsed()
+    rspec = return_spec_any(parsed, None)
+    agg = aggregate_type(rspec) is not None or any(is_aggregate_param(t) for t in types)
+    if not agg:
+        try:
+            ModuleBuilder(debug=False).function_for(fn, types, parsed.tree, parsed.reporter)
+            return True
+        except _NeedsInline:
+            pass  # an unannotated function that returns an aggregate
+        except (KernelSyntaxError, KernelTypeError):
+            if not any(d.spec is None for d in decls):
+                raise
+            first = sys.exc_info()[1]
+            alt = tuple(VectorType(3, FLOAT32) if d.spec is None else t for d, t in zip(decls, types, strict=True))
+            try:
+                _lower_inline_alone(fn, alt)
+                return True
+            except (KernelSyntaxError, KernelTypeError):
+                raise first from None
+    _lower_inline_alone(fn, types)
+    return True
+
+
+def _lower_inline_alone(fn: Any, types: tuple) -> None:
+    from .module import ModuleBuilder
+
+    parsed = fn.parsed()
+    low = AggregateLowerer(parsed, ModuleBuilder(debug=False), list(types), is_kernel=False,
+                           ir_name=f"{parsed.name}_check", inline=True)
+    low.inline_body = low.stmts(parsed.tree.body)
 
 
 class _Copier:
