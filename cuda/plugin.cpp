@@ -452,6 +452,41 @@ dc_status cu_launch(dc_stream st, dc_kernel k, const dc_launch_config* given, co
                ("cuLaunchKernel(" + k->name + ")").c_str());
 }
 
+// The CUDA objects behind dotcompute's, for vendor libraries (cuBLAS, cuFFT) on the same stream
+// and memory. Refused on the simulator: its streams and device addresses are its own, and a real
+// CUDA library given them would fault.
+dc_status cu_native_handle(uint32_t kind, uint64_t object, uint64_t* out) {
+  State* s = nullptr;
+  DC_TRY(need_state(s));
+  if (!out) return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: out is null");
+  if (s->driver->simulated())
+    return fail(DC_ERROR_UNSUPPORTED,
+                "native_handle: cuda devices are simulated (DOTCOMPUTE_CUDA_SIM); their streams and addresses "
+                "are not CUDA's, so no vendor library can use them");
+  switch (kind) {
+    case DC_NATIVE_STREAM: {
+      const auto* st = reinterpret_cast<const dc_stream_s*>(static_cast<uintptr_t>(object));
+      if (!st) return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: the stream is null");
+      *out = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(st->stream));
+      return DC_OK;
+    }
+    case DC_NATIVE_BUFFER:  // a dc_devptr is the CUdeviceptr (cu_mem_alloc)
+      if (object == 0) return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: the buffer handle is null");
+      *out = object;
+      return DC_OK;
+    case DC_NATIVE_CONTEXT: {
+      if (object > static_cast<uint64_t>(INT32_MAX))
+        return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: device index " + std::to_string(object));
+      Device* dev = nullptr;
+      DC_TRY(need_device(static_cast<int32_t>(object), s, dev));
+      *out = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(dev->context()));
+      return DC_OK;
+    }
+    default:
+      return fail(DC_ERROR_UNSUPPORTED, "native_handle: unknown kind " + std::to_string(kind));
+  }
+}
+
 const dc_backend kBackend = {
     sizeof(dc_backend),
     DC_BACKEND_ABI_VERSION,
@@ -485,6 +520,9 @@ const dc_backend kBackend = {
     Guard<cu_module_unload>::call,
     Guard<cu_kernel_get>::call,
     Guard<cu_launch>::call,
+    nullptr,  // mem_host_pointer: device memory is not host-visible
+    nullptr,  // set_cache_dir: NVRTC output goes through the core's cache
+    Guard<cu_native_handle>::call,
 };
 
 }  // namespace

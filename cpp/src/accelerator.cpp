@@ -83,6 +83,17 @@ void* Accelerator::host_pointer(dc_devptr ptr) const {
   return host;
 }
 
+uint64_t Accelerator::native_handle(uint32_t kind, uint64_t object) const {
+  if (kind == DC_NATIVE_CONTEXT) object = static_cast<uint64_t>(index_);
+  if (!DC_BACKEND_HAS(api_, native_handle))
+    throw_status(DC_ERROR_UNSUPPORTED,
+                 "native_handle on " + id_ + ": the " + backend() + " plugin has no native_handle entry", "");
+  uint64_t out = 0;
+  dc_status st = api_->native_handle(kind, object, &out);
+  if (st != DC_OK) throw_status(st, "native_handle on " + id_ + " failed", plugin_error(api_));
+  return out;
+}
+
 std::shared_ptr<Stream> Accelerator::default_stream_ptr() {
   return std::shared_ptr<Stream>(shared_from_this(), default_stream_.get());
 }

@@ -261,6 +261,9 @@ void bind_objects(py::module_& m) {
       .def("compile", &dc::Accelerator::compile, py::arg("source"), py::arg("entry"), py::arg("options") = "",
            py::call_guard<py::gil_scoped_release>())
       .def("synchronize", &dc::Accelerator::synchronize, py::call_guard<py::gil_scoped_release>())
+      // The cl_context / CUcontext of the device (native_handle in backend_abi.h), for vendor libraries.
+      .def("native_context", [](const dc::Accelerator& a) { return a.native_handle(DC_NATIVE_CONTEXT, 0); },
+           py::call_guard<py::gil_scoped_release>())
       .def("memory_stats", [](dc::Accelerator& a) { return memory_stats(a.memory().stats()); })
       .def("memory_trim", [](dc::Accelerator& a) { a.memory().trim(); }, py::call_guard<py::gil_scoped_release>())
       .def_property(
@@ -282,6 +285,10 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("state", [](const dc::Buffer& b) { return std::string(dc::transfer_state_name(b.state())); })
       .def_property_readonly("accelerator", &dc::Buffer::accelerator_ptr)
       .def("device_ptr", [](dc::Buffer& b) { return b.device_ptr(); }, py::call_guard<py::gil_scoped_release>())
+      // The cl_mem / CUdeviceptr, current for work on the default stream (a newer host copy is uploaded).
+      .def("native_handle",
+           [](dc::Buffer& b) { return b.accelerator().native_handle(DC_NATIVE_BUFFER, b.device_ptr()); },
+           py::call_guard<py::gil_scoped_release>())
       .def("host_view", &host_view, py::arg("writable") = true)
       .def_property_readonly("host_visible", &dc::Buffer::host_visible)
       .def("mark_host_dirty", &dc::Buffer::mark_host_dirty)
@@ -323,6 +330,13 @@ void bind_objects(py::module_& m) {
       .def("wait", &dc::Stream::wait, py::arg("event"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("is_default", &dc::Stream::is_default)
       .def_property_readonly("handle", [](const dc::Stream& s) { return reinterpret_cast<uintptr_t>(s.handle()); })
+      // The cl_command_queue / CUstream behind the stream, for vendor libraries enqueuing in order with it.
+      .def("native_handle",
+           [](const dc::Stream& s) {
+             return s.accelerator().native_handle(DC_NATIVE_STREAM,
+                                                  static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s.handle())));
+           },
+           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("accelerator",
                              [](const dc::Stream& s) { return s.accelerator().shared_from_this(); });
 

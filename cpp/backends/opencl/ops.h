@@ -37,4 +37,7 @@ dc_status kernel_get(dc_module m, const char* name, dc_kernel* out);
 dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* config, const dc_kernel_arg* args,
                  uint32_t nargs);
 
+// native.cpp
+dc_status native_handle(uint32_t kind, uint64_t object, uint64_t* out);
+
 }  // namespace dcl

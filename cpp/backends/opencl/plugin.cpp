@@ -114,6 +114,7 @@ dc_backend make_table() {
   t.module_unload = module_unload;
   t.kernel_get = kernel_get;
   t.launch = launch;
+  t.native_handle = native_handle;
   return t;
 }
 

@@ -66,6 +66,11 @@ class DOTCOMPUTE_API Accelerator : public std::enable_shared_from_this<Accelerat
   // unified memory, the plugin's answer on host-visible memory, else nullptr (copies needed).
   void* host_pointer(dc_devptr ptr) const;
   const std::string& compiler_identity() const noexcept { return compiler_identity_; }
+  // The backend's own object behind a dotcompute one (DC_NATIVE_STREAM: a dc_stream; DC_NATIVE_BUFFER:
+  // a dc_devptr; DC_NATIVE_CONTEXT: this device), for vendor libraries working on the same queue and
+  // memory. Throws Error ("not supported by this backend") when the plugin has none: no native_handle
+  // entry, or it refuses (a simulated device). The handle is borrowed: valid while the object lives.
+  uint64_t native_handle(uint32_t kind, uint64_t object) const;
 
   MemoryPool& memory() noexcept { return *pool_; }
   Stream& default_stream() noexcept { return *default_stream_; }

@@ -185,7 +185,18 @@ typedef struct dc_backend {
    * writable by no one else, or "" when kernels are cached in memory only. A plugin may keep caches
    * of its own there (Metal: binary archives of pipeline states). */
   dc_status (*set_cache_dir)(const char* dir);
+  /* The backend's own object behind a dotcompute one (kinds DC_NATIVE_*), so that a vendor library
+   * (CLBlast, clFFT, cuBLAS, cuFFT) can enqueue work on the same queue and memory. The object stays
+   * owned by the plugin, valid while the dotcompute object lives; the caller must not release it.
+   * DC_ERROR_UNSUPPORTED for a kind the backend has no native object for, and on a device whose
+   * objects no vendor library could use (the CUDA simulator's fake addresses). */
+  dc_status (*native_handle)(uint32_t kind, uint64_t object, uint64_t* out);
 } dc_backend;
+
+/* Kinds of native_handle(): what `object` is, and what *out becomes. */
+#define DC_NATIVE_STREAM 1u  /* a dc_stream (cast to uint64_t) → cl_command_queue, CUstream */
+#define DC_NATIVE_BUFFER 2u  /* a dc_devptr from mem_alloc → cl_mem, CUdeviceptr */
+#define DC_NATIVE_CONTEXT 3u /* a device index → cl_context, CUcontext (the one its streams use) */
 
 /* Whether the plugin table `t` has the optional entry `field`. */
 #define DC_BACKEND_HAS(t, field) \

@@ -510,6 +510,7 @@ const dc_backend kBackend = {
     event_create, event_destroy, event_record, event_synchronize, event_query, event_elapsed_ms,
     compile, free_binary, module_load, module_unload, kernel_get, launch,
     mem_host_pointer, set_cache_dir,
+    nullptr,  // native_handle: absent, as in a plugin built before the entry (test_native_handle.cpp)
 };
 
 }  // namespace
