@@ -66,6 +66,7 @@ def test_cli_info_marks_the_double(metal, metal_env):
     text = subprocess.run([sys.executable, "-m", "dotcompute", "info"], capture_output=True, text=True,
                           env={**os.environ, **metal_env}, timeout=300).stdout
     assert "Metal test double" in text
+    assert "host_visible_memory" in text  # the feature is shown where users look
 
 
 def test_buffers_round_trip_and_fill(metal):
