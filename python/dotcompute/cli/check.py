@@ -3,9 +3,10 @@
 The file's AST is searched for functions decorated ``@dc.kernel`` / ``@dc.func`` (however the
 module is imported: ``dc.kernel``, ``kernel``, ``dotcompute.kernel``, with or without
 arguments). By default the file's top-level code does not run: names resolve against a
-namespace built from the file's import statements and its constant assignments (numbers,
-arithmetic on them, tuples of them, attribute chains such as ``math.pi``) and its top-level
-``@dc.func``s. ``--import`` imports the module instead (under a private name, so
+namespace built from the file's import statements, its constant assignments (numbers,
+arithmetic on them, tuples of them, attribute chains such as ``math.pi``, calls of the language's
+type constructors and numpy's scalar types), its field-only ``@dc.struct`` classes and its
+top-level ``@dc.func``s. ``--import`` imports the module instead (under a private name, so
 ``if __name__ == "__main__":`` blocks do not run) so that every module-level value resolves as
 at run time; decorating is lazy, so a broken kernel does not stop the import, and when the
 import itself fails the static namespace is used. ``--no-import`` is the default and is still
@@ -162,13 +163,63 @@ def static_namespace(tree: ast.Module, filename: str) -> tuple[dict[str, Any], s
     return ns, skipped - set(ns)
 
 
+def _pure_callee(func: ast.expr, ns: dict[str, Any]) -> bool:
+    """Whether a call of ``func`` (resolved in the static namespace) only builds a value: the kernel
+    language's type constructors and math (``dc.vector(3, dc.int32)``, ``dc.sqrt(2.0)``) and numpy's
+    scalar types and dtypes (``np.float32(0.5)``). Anything else might do work, so it is not run."""
+    if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(func)):
+        return False
+    try:
+        callee = eval(compile(ast.Expression(body=func), "<check>", "eval"), ns)  # noqa: S307 -- a name chain
+    except Exception:  # noqa: BLE001 -- unresolved: not pure as far as we know
+        return False
+    import numpy as np
+
+    from ..lang import builtins as dcb
+
+    if isinstance(callee, dcb.MathFunction) or callee is np.dtype:
+        return True
+    if isinstance(callee, type) and issubclass(callee, np.generic):
+        return True
+    module = getattr(callee, "__module__", "") or ""
+    return module == "dotcompute.lang.vectypes" and callable(callee)
+
+
+def _static_value(value: ast.expr, ns: dict[str, Any]) -> bool:
+    """Numbers, names, arithmetic on them, tuples and subscripts of those, and pure calls."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            if not _pure_callee(n.func, ns):
+                return False
+        elif not isinstance(n, (*_CONSTANT_NODES, ast.Subscript, ast.Slice, ast.keyword)):
+            return False
+    return True
+
+
+def _struct_class(node: ast.stmt) -> bool:
+    """A ``@dc.struct`` class whose body only declares fields (so defining it runs nothing else)."""
+    if not isinstance(node, ast.ClassDef) or node.bases or node.keywords:
+        return False
+    named = [d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else None
+             for d in node.decorator_list]
+    if named != ["struct"]:
+        return False
+    for s in node.body:
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is None:
+            continue
+        if isinstance(s, (ast.Pass, ast.Expr)) and (not isinstance(s, ast.Expr) or isinstance(s.value, ast.Constant)):
+            continue
+        return False
+    return True
+
+
 def _evaluate_statically(tree: ast.Module, filename: str, ns: dict[str, Any], skipped: set[str]) -> None:
     for node in tree.body:
-        keep = isinstance(node, (ast.Import, ast.ImportFrom))
+        keep = isinstance(node, (ast.Import, ast.ImportFrom)) or _struct_class(node)
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if value is not None:
-            # numbers, names, arithmetic on them and tuples of those (constant tables such as weights)
-            keep = all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(value))
+            # constant tables such as weights, and vector/matrix types (IVEC3 = dc.vector(3, dc.int32))
+            keep = _static_value(value, ns)
         if not keep:
             skipped |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -143,6 +143,43 @@ def test_values_computed_at_top_level_need_import(tmp_path, capsys):
     assert code == 0 and out == ""
 
 
+TYPES = textwrap.dedent('''\
+    from __future__ import annotations
+
+    import numpy as np
+    import dotcompute as dc
+
+    IVEC3 = dc.vector(3, dc.int32)      # a type constructor: evaluated statically
+    HALF = np.float32(0.5)
+    opened = open(__file__)             # not pure: never run by the static check
+
+
+    @dc.struct
+    class Particle:
+        """A field-only struct class is defined statically."""
+        pos: dc.vec3
+        cell: IVEC3
+
+
+    @dc.kernel
+    def k(ps: dc.Buffer[Particle], out: dc.Buffer[dc.int32]):
+        i = dc.global_id(0)
+        out[i] = ps[i].cell[0] + dc.int32(ps[i].pos[1] * HALF)
+
+
+    @dc.kernel
+    def uses_file(out: dc.Buffer[dc.int32]):
+        out[0] = opened
+    ''')
+
+
+def test_types_and_structs_resolve_without_import(tmp_path, capsys):
+    code, out = run_check(tmp_path, "types.py", TYPES, capsys)
+    path = str(tmp_path / "types.py")
+    assert code == 1
+    assert out.count(path + ":") == 1 and "'opened'" in out and "--import" in out
+
+
 def test_import_and_no_import_are_exclusive(tmp_path, capsys):
     with pytest.raises(SystemExit):
         run_check(tmp_path, "clean.py", CLEAN, capsys, "--import", "--no-import")
