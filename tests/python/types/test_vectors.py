@@ -8,6 +8,8 @@ trailing dimensions, packed: a (n, 3) float32 array round-trips exactly everywhe
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -179,6 +181,22 @@ def vec_funcs(a: dc.Buffer[dc.vec4], n: dc.vec3, out: dc.Buffer[dc.vec3], idx: d
         mo[i] = scaled(dc.mat33(v.x), v.w)
 
 
+@dc.kernel
+def vec_forms(a: dc.Buffer[dc.vec3], b: dc.Buffer[dc.vec3], out: dc.Buffer[dc.vec3],
+              fl: dc.Buffer[dc.vector(3, dc.int64)], s: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        x = a[i]
+        y = b[i]
+        out[4 * i] = x if x.x > y.x else y
+        out[4 * i + 1] = x ** 2 + x // 0.25 + x % 0.5
+        m = dc.mat33(x, y, dc.vec3(1.0, 2.0, 3.0))     # rows
+        out[4 * i + 2] = m @ dc.vec3(1.0)
+        out[4 * i + 3] = dc.sqrt(abs(x)) + dc.vec3()
+        fl[i] = math.floor(x * 4.0)                    # Python's floor: int64 elements
+        s[i] = x @ y
+
+
 def _launch(acc, kern, size, *args):
     acc.launch(kern, size, *args)
     acc.synchronize()
@@ -195,6 +213,19 @@ def test_vector_arithmetic(accelerator):
     want, want_sc = vec_arith_ref(a, b, s)
     np.testing.assert_allclose(out, want, rtol=2e-6, atol=2e-6)
     np.testing.assert_allclose(sc, want_sc, rtol=2e-6, atol=2e-6)
+
+
+def test_conditional_power_floor_division_rows_and_math_on_vectors(accelerator):
+    a, b = rand(N, 3), rand(N, 3)
+    out, fl, s = np.zeros((4 * N, 3), np.float32), np.zeros((N, 3), np.int64), np.zeros(N, np.float32)
+    _launch(accelerator, vec_forms, N, a, b, out, fl, s)
+    o = out.reshape(N, 4, 3)
+    np.testing.assert_array_equal(o[:, 0], np.where((a[:, 0] > b[:, 0])[:, None], a, b))
+    np.testing.assert_allclose(o[:, 1], a ** 2 + a // np.float32(0.25) + a % np.float32(0.5), rtol=1e-6)
+    np.testing.assert_allclose(o[:, 2], np.stack([a.sum(1), b.sum(1), np.full(N, 6)], 1), rtol=1e-6)
+    np.testing.assert_allclose(o[:, 3], np.sqrt(np.abs(a)), rtol=1e-6)
+    np.testing.assert_array_equal(fl, np.floor(a * 4))
+    np.testing.assert_allclose(s, (a * b).sum(1), rtol=1e-5, atol=1e-6)
 
 
 def test_vector_components_and_indexing(accelerator):
@@ -337,7 +368,7 @@ def test_host_side_constructors_and_functions():
 # ---------------------------------------------------------------------------------------------
 # NVRTC and the Metal shim
 
-KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs]
+KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms]
 
 
 @pytest.mark.parametrize("kern", KERNELS, ids=lambda k: k.name)
