@@ -319,3 +319,31 @@ def test_msl_runs_on_the_metal_shim(local):
     out = np.zeros(3, np.float32)
     runner.run_msl(block_sum.source("metal", x, out), [x, out], global_size=x.size, local_size=local)
     np.testing.assert_array_equal(out, x.reshape(3, local).sum(axis=1))
+
+
+@dc.kernel
+def shuffle_any(x: dc.Buffer, lanes: dc.Buffer[dc.int64], out: dc.Buffer):
+    i = dc.global_id(0)
+    out[i] = dc.subgroup_shuffle(x[i], lanes[i])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.float16])
+def test_shuffle_moves_every_small_type_unchanged(accelerator, dtype):
+    local, n = 40, 80
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 2, n) if dtype is np.bool_ else rng.integers(-100, 100, n)).astype(dtype)
+    if dtype is np.float16:
+        x = (rng.standard_normal(n) * 10).astype(dtype)
+    width = accelerator.info["subgroup_size"]
+    count = np.array([len(m) for m in groups_of(n, local, width) for _ in m])
+    lanes = (np.arange(n) * 5 + 1) % count
+    out = np.zeros_like(x)
+    dc.launch(shuffle_any, n, x, lanes, out, local_size=local, accelerator=accelerator)
+    want = np.zeros_like(x)
+    for members in groups_of(n, local, width):
+        want[members] = x[members][lanes[members]]
+    np.testing.assert_array_equal(out, want)
+    harness = pytest.importorskip("harness")
+    if accelerator.backend == "cpu" and harness.nvrtc_lib() is not None:  # once per dtype: NVRTC takes it too
+        ok, log = harness.nvrtc_compile(shuffle_any.source("cuda", x, lanes, out), "shuffle_any")
+        assert ok, log
