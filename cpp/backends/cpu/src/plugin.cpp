@@ -609,6 +609,11 @@ const dc_backend kTable = {
     cpu_module_unload,
     cpu_kernel_get,
     cpu_launch,
+    // Optional entries (appended to the ABI): host memory needs no host-pointer mapping, the
+    // binaries are dlopened from the core's cache, and there are no vendor handles to lend.
+    nullptr,  // mem_host_pointer
+    nullptr,  // set_cache_dir
+    nullptr,  // native_handle
 };
 
 }  // namespace
