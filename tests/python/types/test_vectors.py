@@ -197,6 +197,21 @@ def vec_forms(a: dc.Buffer[dc.vec3], b: dc.Buffer[dc.vec3], out: dc.Buffer[dc.ve
         s[i] = x @ y
 
 
+@dc.kernel
+def vec_swaps(a: dc.Buffer[dc.vec3, 2], out: dc.Buffer[dc.vec3, 2], ln: dc.Buffer[dc.int64]):
+    n, m = a.shape                      # the buffer's dimensions, not the floats'
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    if i < n and j < m:
+        x = a[i, j]
+        y = -x
+        x, y = y, x                     # values first, then the targets
+        x.x, x.y = x.y, x.x
+        out[i, j] = x + 10.0 * y
+        if i == 0 and j == 0:
+            ln[0] = len(x) + 10 * len(a) + 100 * a.ndim
+
+
 def _launch(acc, kern, size, *args):
     acc.launch(kern, size, *args)
     acc.synchronize()
@@ -226,6 +241,16 @@ def test_conditional_power_floor_division_rows_and_math_on_vectors(accelerator):
     np.testing.assert_allclose(o[:, 3], np.sqrt(np.abs(a)), rtol=1e-6)
     np.testing.assert_array_equal(fl, np.floor(a * 4))
     np.testing.assert_allclose(s, (a * b).sum(1), rtol=1e-5, atol=1e-6)
+
+
+def test_tuple_assignment_shape_unpacking_and_len(accelerator):
+    a = rand(4, 5, 3)
+    out, ln = np.zeros_like(a), np.zeros(1, np.int64)
+    _launch(accelerator, vec_swaps, (4, 5), a, out, ln)
+    want = -a
+    want[..., [0, 1]] = want[..., [1, 0]]
+    np.testing.assert_allclose(out, want + 10 * a, rtol=1e-6)
+    assert ln[0] == 3 + 10 * 4 + 100 * 2
 
 
 def test_vector_components_and_indexing(accelerator):
@@ -368,7 +393,7 @@ def test_host_side_constructors_and_functions():
 # ---------------------------------------------------------------------------------------------
 # NVRTC and the Metal shim
 
-KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms]
+KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms, vec_swaps]
 
 
 @pytest.mark.parametrize("kern", KERNELS, ids=lambda k: k.name)

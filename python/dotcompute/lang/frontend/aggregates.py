@@ -29,11 +29,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir, vectypes
-from ..types import BOOL, FLOAT64, INDEX, BufferType, ScalarType, elem_ndim, promote, scalar_type
+from ..types import BOOL, FLOAT64, INDEX, BufferType, ScalarType, elem_ndim, promote
 from ..vectypes import (
     MatrixType,
     StructType,
@@ -42,7 +40,7 @@ from ..vectypes import (
     aggregate_type,
 )
 from .exprs import _BINOP_NAMES, BufferValue, StaticValue
-from .function import FunctionLowerer, Sym, always_returns
+from .function import FunctionLowerer, Sym, always_returns, is_aggregate_param
 from .typing_rules import convert, is_weak, strengthen
 
 _COMPONENTS = "xyzw"
@@ -120,10 +118,6 @@ class _InlineReturn(ir.Stmt):
         super().__init__(loc=loc)
         self.value = value
         self.node = node
-
-
-def is_aggregate_param(t: Any) -> bool:
-    return aggregate_type(t) is not None or (isinstance(t, BufferType) and t.elem is not None)
 
 
 def sub_range(t: Any, key: Any) -> tuple[int, int, Any]:
@@ -650,6 +644,14 @@ class AggregateLowerer(FunctionLowerer):
             except _NeedsInline:
                 # an unannotated function that turned out to return a vector/matrix/struct
                 return self.inline_call(fn, node)
+        if fn is len and len(node.args) == 1 and not node.keywords:
+            v = self.value(node.args[0])
+            if isinstance(v, AggValue) and not isinstance(v.type, StructType):
+                n = v.type.n if isinstance(v.type, VectorType) else v.type.rows
+                return ir.Const(value=n, type=ir.INDEX, weak=True, loc=self.loc(node))
+            if isinstance(v, BufferValue) and v.ref.name in self.agg_refs:
+                return self.shape_of(v.ref, 0, node)
+            self.premade(node.args[0], v)
         if fn is not None and self.is_elementwise(fn) and node.args:
             args = [self.value(a) for a in node.args]
             if any(isinstance(a, AggValue) for a in args):
@@ -897,6 +899,58 @@ class AggregateLowerer(FunctionLowerer):
             return None
         self.premade(node.value, v)
         return super().s_Assign(node)
+
+    def tuple_assign(self, target: ast.Tuple, value_node: ast.expr, node: ast.stmt) -> None:
+        """``a, b = b, a`` with vectors/structs too: every value is copied before any target is written."""
+        value_node = self.shape_as_tuple(value_node, target, node)
+        if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
+            return super().tuple_assign(target, value_node, node)
+        values = [self.value(v) for v in value_node.elts]
+        if not any(isinstance(v, AggValue) for v in values):
+            for v, vn in zip(values, value_node.elts, strict=True):
+                self.premade(vn, v)
+            return super().tuple_assign(target, value_node, node)
+        held: list[Any] = []
+        for v, vn in zip(values, value_node.elts, strict=True):
+            if isinstance(v, AggValue):
+                leaves = []
+                for x in v.leaves:  # copies even of variables: a target may be one of them
+                    x = strengthen(x)
+                    tmp = self.temp(x.type, vn, "v")
+                    self.emit(ir.Assign(name=tmp, value=x, loc=x.loc))
+                    leaves.append(ir.Var(name=tmp, type=x.type, loc=x.loc))
+                held.append(AggValue(v.type, leaves, vn))
+                continue
+            e = strengthen(self.as_expr(v, vn))
+            if not isinstance(e, ir.Const):
+                tmp = self.temp(e.type, vn)
+                self.emit(ir.Assign(name=tmp, value=e, loc=e.loc))
+                e = ir.Var(name=tmp, type=e.type, loc=e.loc)
+            held.append(e)
+        for t, v, vn in zip(target.elts, held, value_node.elts, strict=True):
+            if isinstance(v, AggValue) or self.is_agg_target(t):
+                self.agg_store(t, v, vn, node)
+            else:
+                super().store(t, v, node)
+        return None
+
+    def shape_as_tuple(self, value_node: ast.expr, target: ast.Tuple, node: ast.stmt) -> ast.expr:
+        if isinstance(value_node, ast.Attribute) and value_node.attr == "shape" and \
+                isinstance(value_node.value, ast.Name):
+            sym = self.scope.get(value_node.value.id)
+            if sym is not None and sym.ref is not None and sym.ref.name in self.agg_refs:
+                ndim = self.logical_ndim(sym.ref)
+                if len(target.elts) != ndim:
+                    raise self.rep.type(node, f"{sym.ref.py_name!r} has {ndim} dimension(s) but its shape is "
+                                              f"unpacked into {len(target.elts)} names",
+                                        hint="unpack one name per dimension, or use .shape[d]")
+                elts: list[ast.expr] = []
+                for d in range(ndim):
+                    sub = ast.Subscript(value=value_node, slice=ast.Constant(value=d), ctx=ast.Load())
+                    elts.append(ast.copy_location(sub, value_node))
+                    ast.copy_location(sub.slice, value_node)
+                return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), value_node)
+        return super().shape_as_tuple(value_node, target, node)
 
     def is_agg_target(self, target: ast.expr) -> bool:
         """Whether storing into ``target`` involves an aggregate (a name holding one, a component,
@@ -1582,9 +1636,4 @@ def pure(e: ir.Expr) -> bool:
     return not any(isinstance(n, (ir.Call, ir.AtomicOp, ir.Bind)) for n in ir.walk(e))
 
 
-def host_type(obj: Any) -> Any:
-    """A scalar or aggregate type named by ``obj`` (annotations)."""
-    return aggregate_type(obj) or scalar_type(obj)
-
-
-__all__ = ["AggregateLowerer", "AggValue", "AggVar", "is_aggregate_param", "pure", "np"]
+__all__ = ["AggregateLowerer", "AggValue", "AggVar", "is_aggregate_param", "pure", "check_device_function"]
