@@ -83,12 +83,25 @@ HOST_FASTER_ON_CPU_DEVICES = frozenset({"sort", "argsort", "sort_by_key", "matmu
                                         "fft.rfft", "fft.irfft", "fft.fft2", "fft.ifft2"})
 
 
+def device_vendor(operation: str, acc: Accelerator, applicable: bool) -> bool | None:
+    """For a vendor library on device memory (CLBlast, clFFT, cuBLAS, cuFFT): True to offer it to
+    ``choose``, None to leave the default. Offered wherever it applies, except on CPU-type devices
+    (PoCL) for the operations of HOST_FASTER_ON_CPU_DEVICES, where numpy on a host copy measured
+    faster still (matmul 1024²: CLBlast ~15 GFLOP/s, numpy ~45); ``prefer("vendor")`` takes it there too."""
+    if not applicable:
+        return None
+    if acc.type == "cpu" and operation in HOST_FASTER_ON_CPU_DEVICES and preferred() != "vendor":
+        return None
+    return True
+
+
 def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | None = None,
-           fast: str | None = None, fast_worth: bool = False) -> str:
+           fast: str | None = None, fast_worth: bool = False, library: str | None = None) -> str:
     """The path for one call. ``vendor``: whether a vendor implementation exists for these arguments
     (default: on host-memory accelerators, numpy's). ``fast``: a faster refinement of the vendor
     path that applies to these arguments (``"lanes"``, ``"threads"``), taken when preferred, or by
-    ``auto`` when ``fast_worth`` (the size where it measured faster)."""
+    ``auto`` when ``fast_worth`` (the size where it measured faster). ``library``: the vendor library
+    behind ``vendor`` (``"clblast"``, ``"clfft"``, ...), named in the profile note when it is taken."""
     if vendor is None:
         vendor = acc.unified_memory and acc.backend == "cpu"
     want = preferred()
@@ -105,12 +118,16 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
         path = "portable"
     else:
         path = "host"
-    _log.debug("%s on %s: %s", operation, acc.id, path)
-    trace.note("operation", operation=operation, accelerator=acc.id, path=path)  # shows in dc.profile()
+    lib = library if (path == "vendor" and library) else ("numpy" if path in ("vendor", "threads", "host") else None)
+    _log.debug("%s on %s: %s%s", operation, acc.id, path, f" ({lib})" if lib else "")
+    if lib:  # shows in dc.profile()
+        trace.note("operation", operation=operation, accelerator=acc.id, path=path, library=lib)
+    else:
+        trace.note("operation", operation=operation, accelerator=acc.id, path=path)
     for fn in listeners:
         fn(operation, acc.id, path)
     return path
 
 
-__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "kernel_dtype", "listeners", "prefer",
-           "preferred"]
+__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "device_vendor", "kernel_dtype",
+           "listeners", "prefer", "preferred"]

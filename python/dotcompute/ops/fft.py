@@ -1,7 +1,9 @@
 """``dc.fft``: ``fft ifft rfft irfft fft2 ifft2`` with numpy.fft's arguments and result dtypes.
 
 Paths (ops/dispatch.py): on host-memory (CPU) buffers scipy.fft (pocketfft, ``workers=`` every
-core) when SciPy is installed, else numpy.fft, both zero-copy; elsewhere, or when forced, the
+core) when SciPy is installed, else numpy.fft, both zero-copy; complex fft/ifft/fft2/ifft2 over the
+last axes on OpenCL devices by clFFT where it is installed (ops/clfft.py; lengths of factors 2, 3,
+5, 7; on CPU-type OpenCL devices only when preferred); elsewhere, or when forced, the
 Stockham/Bluestein kernels of fft_kernels.py. Those work on separate real and imaginary planes
 because the kernel language has no complex type yet: a complex Buffer on a non-host device is
 split into planes (and the result joined) through the host; real input goes to the device as it is.
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
-from . import dispatch
+from . import clfft, dispatch
 from . import fft_kernels as fk
 from . import sort_kernels as sk
 from .arrays import normalize_axis, operand, result
@@ -238,7 +240,25 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
         raise ValueError(f"dc.fft.{name}: repeated axes {axes}")
     _norm_check(norm)
     rdt = np.dtype(np.float32 if cdt == np.complex64 else np.float64)
-    path = dispatch.choose(f"fft.{name}", o.acc, rdt)
+    lengths = tuple(o.shape[a] for a in axs)
+    use_clfft = (name in ("fft", "ifft", "fft2", "ifft2") and o.dtype == cdt and axs == tuple(range(nd - len(axs), nd))
+                 and all(v is None or v == n for v, n in zip(sizes, lengths, strict=True))
+                 and clfft.applies(o.acc, cdt, lengths))
+    path = dispatch.choose(f"fft.{name}", o.acc, rdt, library="clfft" if use_clfft else None,
+                           vendor=dispatch.device_vendor(f"fft.{name}", o.acc, use_clfft))
+    if path == "vendor" and use_clfft:
+        factor = _factor_for(norm, int(np.prod(lengths)), inverse)
+        # clFFT takes its scale as a float: for complex128, a factor that float32 would round is
+        # applied afterwards in double precision (one more pass), so results keep float64 accuracy
+        exact = cdt == np.complex64 or float(np.float32(factor)) == factor
+        out = clfft.transform(o.device(), lengths, inverse, factor if exact else 1.0)
+        if not exact:
+            from .arrays import shaped
+
+            flat_out = _flat(out)  # a copy when out has more than one axis: scaled, then reshaped
+            _scale(flat_out, factor)
+            out = shaped(flat_out, out.shape)
+        return result(o, out)
     if path in ("vendor", "host"):
         host = o.on_host(path)
         value = _vendor(name, host, axs, sizes, norm)

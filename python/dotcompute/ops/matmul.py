@@ -1,8 +1,9 @@
 """``matmul(a, b, out=None)`` and ``a @ b`` for Buffers: 1-D, 2-D and batched 3-D, numpy's rules.
 
-Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; the register-blocked
-tiled kernel of matmul_kernels.py elsewhere or when forced; numpy on a host copy for dtypes
-kernels lack (complex on devices).
+Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; CLBlast on OpenCL
+devices where it is installed (ops/clblast.py; on CPU-type OpenCL devices only when preferred:
+numpy on a host copy is faster there); the register-blocked tiled kernel of matmul_kernels.py
+elsewhere or when forced; numpy on a host copy for dtypes kernels lack (complex on devices).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from ..runtime.buffer import OPS_HOOKS
-from . import dispatch
+from . import clblast, dispatch
 from . import matmul_kernels as mk
 from .arrays import flat, operand, result, shaped
 
@@ -59,7 +60,11 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
             raise ValueError(f"dc.matmul: out is on {out.accelerator.id}, the operands on {oa.acc.id}")
     if kernel not in ("tiled", "naive"):
         raise ValueError(f"dc.matmul: kernel must be 'tiled' or 'naive', got {kernel!r}")
-    path = dispatch.choose("matmul", oa.acc, dtype)
+    lib = "clblast" if kernel == "tiled" and clblast.applies(oa.acc, dtype) else None
+    path = dispatch.choose("matmul", oa.acc, dtype, vendor=dispatch.device_vendor("matmul", oa.acc, lib is not None),
+                           library=lib)
+    if path == "vendor" and lib == "clblast":
+        return result(oa, _clblast(oa, ob, shape, np.dtype(dtype), out))
     if path in ("vendor", "host"):
         ha = oa.on_host(path)
         hb = ob.on_host(path)
@@ -73,6 +78,28 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
             return out
         return result(oa, np.ascontiguousarray(value))
     return result(oa, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
+
+
+def _clblast(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None) -> Buffer:
+    """The product by CLBlast's strided-batched GEMM on the operands' device memory."""
+    acc = oa.acc
+    ba, bb = oa.device(), ob.device()
+    if ba.dtype != dtype:
+        ba = acc.asarray(ba.numpy().astype(dtype))
+    if bb.dtype != dtype:
+        bb = acc.asarray(bb.numpy().astype(dtype))
+    za, m, k = _as_3d(ba.shape, False)
+    zb, _, n = _as_3d(bb.shape, True)
+    batch = max(za, zb)
+    c = out if out is not None else acc.empty(shape, dtype)
+    if c.size == 0:
+        return c
+    if k == 0:
+        c.copy_from(np.zeros(shape, dtype))
+        return c
+    # a 2-D operand of a batched product is the same matrix for every batch: stride 0
+    clblast.gemm(ba, bb, c, batch, m, n, k, m * k if za > 1 else 0, k * n if zb > 1 else 0)
+    return c
 
 
 def _as_3d(shape: tuple[int, ...], is_b: bool) -> tuple[int, int, int]:

@@ -1,0 +1,82 @@
+"""The backend's own objects behind Buffers and streams, for vendor libraries called with ctypes.
+
+The plugin ABI's ``native_handle`` (backend_abi.h) gives the cl_command_queue / cl_mem / cl_context
+(OpenCL) or CUstream / CUdeviceptr / CUcontext (CUDA) behind dotcompute's objects. A vendor routine
+is enqueued on the accelerator's default stream, the one operations and launches use, so it runs
+in order with them; its inputs are made current there first and its outputs marked as written
+there, exactly as a kernel launch does. Devices whose plugin has no native handles, or refuses
+them (the CUDA simulator: its addresses are not CUDA's), get ``None`` and the portable kernels.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import weakref
+from typing import Any
+
+from ..errors import DotComputeError
+from ..runtime import Accelerator, Buffer
+
+#: Libraries named here (comma-separated, e.g. ``clblast,clfft``) are never loaded.
+DISABLE_ENV = "DOTCOMPUTE_OPS_DISABLE"
+
+_context: weakref.WeakKeyDictionary[Accelerator, int | None] = weakref.WeakKeyDictionary()
+
+
+def disabled(library: str) -> bool:
+    """Whether ``library`` is switched off by DOTCOMPUTE_OPS_DISABLE."""
+    names = {n.strip().lower() for n in os.environ.get(DISABLE_ENV, "").split(",")}
+    return library.lower() in names or "all" in names
+
+
+def context(acc: Accelerator) -> int | None:
+    """The device's cl_context / CUcontext, or None where the plugin gives no native handles."""
+    if acc in _context:
+        return _context[acc]
+    try:
+        handle: int | None = int(acc._native.native_context())  # noqa: SLF001 -- the runtime's native object
+    except (DotComputeError, AttributeError):
+        handle = None
+    _context[acc] = handle
+    return handle
+
+
+def stream(acc: Accelerator) -> int:
+    """The cl_command_queue / CUstream of the accelerator's default stream."""
+    return int(acc._native.default_stream.native_handle())  # noqa: SLF001
+
+
+def read(buf: Buffer) -> int:
+    """The cl_mem / CUdeviceptr of ``buf``, current for work on the default stream."""
+    last = buf._native.last_stream  # noqa: SLF001 -- None: the default stream, already in order
+    if last is not None:
+        last.synchronize()  # another stream may still be writing it
+    return int(buf._native.native_handle())  # noqa: SLF001
+
+
+def written(buf: Buffer) -> None:
+    """``buf`` was written by work on the default stream: host copies are stale from now on."""
+    acc = buf.accelerator
+    buf._native.mark_device_dirty(acc._native.default_stream)  # noqa: SLF001
+
+
+def load_library(names: list[str]) -> ctypes.CDLL | None:
+    """The first of ``names`` that loads (a soname, or a path), or None."""
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Any:
+    """``lib.name`` with its C signature declared."""
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+__all__ = ["DISABLE_ENV", "context", "disabled", "fn", "load_library", "read", "stream", "written"]
