@@ -370,7 +370,7 @@ class CpuPrinter(CLikePrinter):
             # error channel and the launch raises OutOfMemoryError instead of writing through NULL.
             missing = " || ".join(f"!{s}.p" for s in slots)
             what = (f"kernel {self.kernel.name}: out of memory for the per-work-item storage of "
-                    f"values live across barrier() ({len(slots)} array(s) of one slot per work-item)")
+                    f"values live across a barrier ({len(slots)} array(s) of one slot per work-item)")
             self.emit(f"if ({missing}) {{")
             self.emit(f'  DC_CPU_FAIL(dc_L, DC_CPU_FAIL_OUT_OF_MEMORY, "{what}");')
             self.emit("  return;")
