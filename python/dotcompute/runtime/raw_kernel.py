@@ -90,7 +90,8 @@ class RawKernel:
                               f"on {acc.id}")
         kernel = self._kernels.get(acc.id)
         if kernel is None:
-            kernel = compile_source(acc, self._source, self.name, self.options)
+            source = _with_c_linkage(self._source, self.name) if self.backend == "cuda" else self._source
+            kernel = compile_source(acc, source, self.name, self.options)
             with self._lock:
                 kernel = self._kernels.setdefault(acc.id, kernel)
         return kernel
@@ -196,6 +197,41 @@ def _read_only_positions(source: str, name: str, backend: str, read_only: Iterab
                              f"({', '.join(params)})")
         out.add(params.index(item))
     return frozenset(out)
+
+
+_CUDA_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def _with_c_linkage(source: str, name: str) -> str:
+    """``source`` with ``extern "C"`` put before each ``__global__`` declaration of ``name`` that lacks it.
+
+    DESIGN.md promises that a kernel copied from a ``.cu`` file runs as it is, whether or not it is
+    declared ``extern "C"``: without it the compiled symbol is C++-mangled and the plugin's lookup by
+    ``name`` found nothing ("no kernel named ..."). Giving the one kernel C linkage (on the same line, so
+    compiler messages keep their line numbers) makes NVRTC and the simulator export it under ``name``.
+    Templates (which cannot have C linkage) and ``static`` kernels are left as they are.
+    """
+    if "__global__" not in source or name not in source:
+        return source
+    # search a copy whose comments and string literals are blanked, same length, so offsets carry over
+    plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
+    bounds = r"(?:__launch_bounds__\s*\([^()]*\)\s*)?"
+    decl = re.compile(r"\b__global__\s+" + bounds + r"void\s+" + bounds + re.escape(name) + r"\s*\(")
+    cuts = []
+    for m in decl.finditer(plain):
+        before = plain[:m.start()].rstrip()  # (its "C" of an extern "C" is blanked like every literal)
+        if before.endswith(">") or re.search(r"\b(?:extern|static)$", before):
+            continue
+        cuts.append(m.start())
+    if not cuts:
+        return source
+    out, last = [], 0
+    for at in cuts:
+        out.append(source[last:at])
+        out.append('extern "C" ')
+        last = at
+    out.append(source[last:])
+    return "".join(out)
 
 
 def _parameter_names(source: str, name: str) -> list[str]:
