@@ -42,6 +42,18 @@ class Mixed:
     e: dc.uint32
 
 
+@dc.struct
+class Small:
+    """Mixed without 64-bit fields (Metal has no double): a layout with padding every target can run."""
+
+    a: dc.uint8
+    c: dc.vec3
+    d: dc.int16
+    flag: dc.bool_
+    m: dc.mat22
+    e: dc.uint32
+
+
 def particles(n: int = N) -> np.ndarray:
     ps = np.zeros(n, Particle.dtype)
     ps["pos"] = RNG.uniform(-1, 1, (n, 3))
@@ -80,6 +92,13 @@ def assert_same_fields(got: np.ndarray, want: np.ndarray) -> None:
 
 @dc.kernel
 def copy_mixed(src: dc.Buffer[Mixed], dst: dc.Buffer[Mixed]):
+    i = dc.global_id(0)
+    if i < src.shape[0]:
+        dst[i] = src[i]
+
+
+@dc.kernel
+def copy_small(src: dc.Buffer[Small], dst: dc.Buffer[Small]):
     i = dc.global_id(0)
     if i < src.shape[0]:
         dst[i] = src[i]
@@ -174,6 +193,23 @@ def test_struct_buffers_round_trip_exactly(accelerator):
     assert_same_fields(dst, src)
 
 
+def test_small_struct_round_trips_on_every_target(accelerator):
+    assert {n: Small.dtype.fields[n][1] for n in Small.dtype.names} == {"a": 0, "c": 4, "d": 16, "flag": 18,
+                                                                         "m": 20, "e": 36}
+    assert Small.dtype.itemsize == 40
+    src = np.zeros(N, Small.dtype)
+    src["a"] = RNG.integers(0, 256, N)
+    src["c"] = RNG.standard_normal((N, 3))
+    src["d"] = RNG.integers(-30000, 30000, N)
+    src["flag"] = RNG.integers(0, 2, N).astype(bool)
+    src["m"] = RNG.standard_normal((N, 2, 2))
+    src["e"] = RNG.integers(0, 1 << 32, N, dtype=np.uint64)
+    dst = np.zeros_like(src)
+    accelerator.launch(copy_small, N, src, dst)
+    accelerator.synchronize()
+    assert_same_fields(dst, src)
+
+
 def test_struct_fields_read_and_write(accelerator):
     if accelerator.backend == "metal":
         pytest.skip("Mixed has float64 fields")
@@ -249,7 +285,8 @@ def test_struct_argument_checks():
         dc.launch(particle_funcs, N, ps, ((0, 0), (0, 0, 0), 1.0), e, out, accelerator="cpu")
 
 
-KERNELS = [(copy_mixed, False), (mixed_fields, False), (particle_step, True), (particle_funcs, True)]
+KERNELS = [(copy_mixed, False), (copy_small, True), (mixed_fields, False), (particle_step, True),
+           (particle_funcs, True)]
 
 
 @pytest.mark.parametrize("kern, metal", KERNELS, ids=lambda k: getattr(k, "name", ""))
