@@ -4,12 +4,17 @@
     python bench/ops_bench.py --quick --devices cpu:0 --only sum,matmul
 
 Per device, two dotcompute columns: the default dispatch ("auto": the vendor path where there is one,
-numpy/SciPy on CPU buffers) and the portable kernel-language implementation forced
-(``dc.ops.prefer("portable")``). numpy is the reference column; numba (parallel, fastmath) joins the
-sum row when installed; scipy.fft (pocketfft, all cores) the FFT rows. Inputs are device Buffers made
-before timing; every timed call ends with the result ready (a synchronize, or a host read of a 0-d
-result). Times are best-of-N milliseconds (matmul: GFLOP/s). Writes bench/results/operations.{json,md}.
-Measurements, never pass/fail.
+numpy/SciPy on CPU buffers, the lanes kernel / numpy in threads for large full reductions; the path
+taken is in the JSON note) and the portable kernel-language implementation forced
+(``dc.ops.prefer("portable")``); on OpenCL devices a third for the vendor library forced
+(``prefer("vendor")``: CLBlast for matmul, clFFT for the FFTs) when it is installed. numpy is the
+reference column; numba (parallel, fastmath) joins the sum row when installed; scipy.fft (pocketfft,
+all cores) the FFT rows. Inputs are device Buffers made before timing; every timed call ends with the
+result ready (a synchronize, or a host read of a 0-d result). Times are best-of-N milliseconds
+(matmul: GFLOP/s); N is larger for the millisecond rows, because the machine is shared.
+Writes bench/results/operations.{json,md}. ``--crossover`` instead times dc.sum/dc.min on cpu:0 per
+size and path (plain numpy, lanes, threads) to place the size thresholds of ops/reduce.py
+(bench/results/operations_crossover.md). Measurements, never pass/fail.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from harness import Report, Result, best_time  # noqa: E402
 
 import dotcompute as dc  # noqa: E402
-from dotcompute.ops import dispatch  # noqa: E402
+from dotcompute.ops import clblast, clfft, dispatch  # noqa: E402
 
 ROWS = ("sum", "min", "argmax", "cumsum", "sort", "argsort", "matmul", "fft", "fft2")
 RNG = np.random.default_rng(0)
@@ -90,10 +95,32 @@ def _value(unit: str, seconds: float) -> float:
     return 2 * 1024**3 / seconds / 1e9 if unit == "GFLOP/s" else seconds * 1e3
 
 
+VENDOR_LIB = {"matmul": ("CLBlast", clblast.library), "fft": ("clFFT", clfft.library),
+              "fft2": ("clFFT", clfft.library)}
+FAST_ROWS = ("sum", "min", "argmax")  # a few milliseconds each: more repeats against the shared machine's noise
+
+
+def _path_of(fn: Callable[[], object]) -> str:
+    """The dispatch path (and library) the call takes, from the dispatch listeners."""
+    seen: list[str] = []
+
+    def note(op: str, acc: str, path: str) -> None:
+        seen.append(path)
+
+    dispatch.listeners.append(note)
+    try:
+        fn()
+    finally:
+        dispatch.listeners.remove(note)
+    return ",".join(dict.fromkeys(seen))
+
+
 def _bench_row(report: Report, row: str, x: np.ndarray, work: tuple, accs: list, nsum: Callable | None,
                repeat: int) -> None:
     _, np_fn, dc_fn, unit = work
     label = LABEL[row]
+    if row in FAST_ROWS:
+        repeat *= 6
     ref = best_time(lambda: np_fn(x), repeat=repeat)
     report.add(Result(label, "numpy", _value(unit, ref), unit, unit != "ms"))
     if row == "sum":
@@ -111,9 +138,13 @@ def _bench_row(report: Report, row: str, x: np.ndarray, work: tuple, accs: list,
         report.add(Result(label, "scipy.fft (workers=all)", _value(unit, s), unit, False, f"{ref / s:.2f}x numpy"))
     for acc in accs:
         buf = acc.asarray(x)
-        modes = [("auto", "tiled"), ("portable", "tiled")] + ([("portable", "naive")] if row == "matmul" else [])
-        for mode, kernel in modes:
-            col = f"dc {acc.id}" + ("" if mode == "auto" else " portable") + (" naive" if kernel == "naive" else "")
+        modes = [("auto", "tiled", ""), ("portable", "tiled", " portable")]
+        if row == "matmul":
+            modes.append(("portable", "naive", " portable naive"))
+        if acc.backend == "opencl" and row in VENDOR_LIB and VENDOR_LIB[row][1]() is not None:
+            modes.append(("vendor", "tiled", f" {VENDOR_LIB[row][0]}"))
+        for mode, kernel, suffix in modes:
+            col = f"dc {acc.id}{suffix}"
             if row == "matmul":
                 def fn(b=buf, k=kernel):
                     return dc.matmul(b, b, kernel=k)
@@ -123,10 +154,32 @@ def _bench_row(report: Report, row: str, x: np.ndarray, work: tuple, accs: list,
             reps = 1 if (mode == "portable" and row in ("sort", "argsort")) or kernel == "naive" else repeat
             try:
                 with dispatch.prefer(mode):
+                    path = _path_of(fn)
                     s = best_time(fn, repeat=reps, sync=acc.synchronize)
-                report.add(Result(label, col, _value(unit, s), unit, unit != "ms", f"{ref / s:.2f}x numpy"))
+                report.add(Result(label, col, _value(unit, s), unit, unit != "ms",
+                                  f"{ref / s:.2f}x numpy; path {path}"))
             except Exception as exc:  # a failing row is reported, not fatal
                 report.add(Result(label, col, None, unit, unit != "ms", f"error: {exc}"))
+
+
+def crossover(out: Path) -> None:
+    """dc.sum and dc.min of float32 on cpu:0 per size and path, beside numpy: where lanes/threads pay."""
+    acc = dc.accelerator("cpu:0")
+    lines = ["| n | op | numpy | dc vendor (numpy) | dc lanes | dc threads |", "|---|---|---|---|---|---|"]
+    for exp in range(14, 25, 2):
+        x = RNG.random(1 << exp, dtype=np.float32)
+        b = acc.asarray(x)
+        for name in ("sum", "min"):
+            cells = [f"{best_time(lambda n=name, a=x: getattr(np, n)(a), repeat=30) * 1e6:.0f} us"]
+            for mode in ("vendor", "lanes", "threads"):
+                with dispatch.prefer(mode):
+                    t = best_time(lambda n=name, a=b: getattr(dc, n)(a).item(), repeat=30)
+                cells.append(f"{t * 1e6:.0f} us")
+            lines.append(f"| 2^{exp} | {name} | " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+    (out / "operations_crossover.md").write_text(
+        "dc.sum / dc.min of float32 on cpu:0, best of 30, per forced path (lanes applies to sums only: min "
+        "under prefer('lanes') takes the auto choice).\n\n" + "\n".join(lines) + "\n")
 
 
 def main() -> None:
@@ -135,7 +188,13 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(ROWS), help="comma list of: " + ", ".join(ROWS))
     ap.add_argument("--devices", default=None, help="comma list of device ids (default: every device)")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for operations.{json,md}")
+    ap.add_argument("--crossover", action="store_true", help="time the reduction paths per size instead")
     args = ap.parse_args()
+    if args.crossover:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        crossover(out)
+        return
     only = [r for r in ROWS if r in set(args.only.split(","))]
     repeat = 2 if args.quick else 5
     accs = [dc.accelerator(d) for d in args.devices.split(",")] if args.devices else dc.devices()
@@ -148,7 +207,9 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs]}
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs],
+            "load_average": [round(v, 2) for v in os.getloadavg()], "repeat": repeat,
+            "fast_rows_repeat": repeat * 6}
     (out / "operations.json").write_text(json.dumps({"meta": meta, "results": [r.__dict__ for r in report.results]},
                                                     indent=2))
     table = report.table()
