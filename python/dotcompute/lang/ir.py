@@ -172,6 +172,9 @@ class BufferRef:
     #: C structs; ``ndim`` counts the struct elements' dimensions and every access names a scalar
     #: leaf by ``member``. ``dtype`` is then uint8 (the memory is passed as bytes).
     struct: Any = None
+    #: trailing extents known at compile time (a ``Buffer[dc.vec3]``'s last extent is 3): emitters
+    #: may use these constants instead of the extent arguments (the launch has checked they agree)
+    fixed_extents: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -419,6 +419,9 @@ class CLikePrinter:
         if ref.space == "shared":
             assert ref.shape is not None
             return self.literal(ref.shape[dim], INT64)
+        lead = ref.ndim - len(ref.fixed_extents)
+        if dim >= lead:  # an element's trailing extent (vectors, matrices): a constant helps vectorising
+            return self.literal(ref.fixed_extents[dim - lead], INT64)
         return self.extent(ref.name, dim)
 
     def buffer_ptr(self, ref: ir.BufferRef) -> str:

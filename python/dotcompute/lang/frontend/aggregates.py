@@ -166,9 +166,9 @@ class AggregateLowerer(FunctionLowerer):
             elem = t.elem
             ndim = t.ndim if not isinstance(elem, StructType) else t.ndim - 1
             dtype = t.dtype
+            extra: dict[str, Any] = {"struct": elem} if isinstance(elem, StructType) else {"fixed_extents": elem.shape}
             ref = ir.BufferRef(name=name, py_name=a.arg, space="global", dtype=dtype, ndim=ndim,
-                               param_index=len(self.params), debug_id=did,
-                               **({"struct": elem} if isinstance(elem, StructType) else {}))
+                               param_index=len(self.params), debug_id=did, **extra)
             self.params.append(p)
             self._param_names.add(name)
             self.agg_refs[name] = elem
