@@ -33,6 +33,7 @@ from .builtins import (
     subgroup_sum,
 )
 from .kernel import DeviceFunction, Kernel, func, kernel
+from .quat import quat, quat_conjugate, quat_from_axis_angle, quat_mul, quat_rotate, quat_to_matrix
 from .types import buffer_annotation as _buffer_annotation
 from .vectypes import (
     cross,
@@ -67,6 +68,7 @@ __all__ = [
     # vectors, matrices, structs (lang/vectypes.py)
     "vec2", "vec3", "vec4", "vector", "mat22", "mat33", "mat44", "matrix", "struct",
     "dot", "cross", "length", "length_sq", "normalize", "transpose", "outer", "determinant",
+    "quat", "quat_mul", "quat_conjugate", "quat_from_axis_angle", "quat_rotate", "quat_to_matrix",
     "subgroup_size", "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min",
     "subgroup_max", "subgroup_shuffle",
     *_MATH_EXPORTS,

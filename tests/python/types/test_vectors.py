@@ -456,3 +456,43 @@ def test_check_device_functions_with_vectors():
         broken.check()
     for k in KERNELS:
         k.check()
+
+
+@dc.kernel
+def quat_ops(axes: dc.Buffer[dc.vec3], angles: dc.Buffer[dc.float32], v: dc.Buffer[dc.vec3],
+             out: dc.Buffer[dc.vec3], qs: dc.Buffer[dc.quat]):
+    i = dc.global_id(0)
+    if i < v.shape[0]:
+        q = dc.quat_from_axis_angle(axes[i], angles[i])
+        r = dc.quat_mul(q, dc.quat_from_axis_angle(dc.vec3(0.0, 0.0, 1.0), 0.5))
+        qs[i] = r
+        out[3 * i] = dc.quat_rotate(q, v[i])
+        out[3 * i + 1] = dc.quat_to_matrix(q) @ v[i]
+        out[3 * i + 2] = dc.quat_rotate(dc.quat_conjugate(r), dc.quat_rotate(r, v[i]))
+
+
+def _rotation(axis, angle):
+    """Rodrigues' formula in float64."""
+    k = axis / np.linalg.norm(axis)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(angle) * kx + (1 - np.cos(angle)) * kx @ kx
+
+
+def test_quaternions(accelerator):
+    axes, angles, v = rand(N, 3), rand(N, lo=-3, hi=3), rand(N, 3)
+    out, qs = np.zeros((3 * N, 3), np.float32), np.zeros((N, 4), np.float32)
+    _launch(accelerator, quat_ops, N, axes, angles, v, out, qs)
+    o = out.reshape(N, 3, 3)
+    want = np.stack([_rotation(axes[i].astype(np.float64), angles[i]) @ v[i] for i in range(N)])
+    np.testing.assert_allclose(o[:, 0], want, atol=2e-6)
+    np.testing.assert_allclose(o[:, 1], want, atol=2e-6)
+    np.testing.assert_allclose(o[:, 2], v, atol=2e-6)
+    np.testing.assert_allclose(np.linalg.norm(qs, axis=1), 1, atol=1e-6)
+    # the same helpers run on the host (numpy)
+    q = dc.quat_from_axis_angle(axes[0], angles[0])
+    np.testing.assert_allclose(dc.quat_rotate(q, v[0]), want[0], atol=2e-6)
+    ok, log = (True, "")
+    harness = pytest.importorskip("harness")
+    if harness.nvrtc_lib() is not None:
+        ok, log = harness.nvrtc_compile(quat_ops.source("cuda"), quat_ops.name)
+    assert ok, log
