@@ -43,7 +43,9 @@ def collect() -> dict[str, Any]:
     }
     try:
         report["native_version"] = runtime.native.native().version()
-    except ImportError as e:
+    except (ImportError, ValueError) as e:
+        # ValueError: a DOTCOMPUTE_* variable with a bad value (say DOTCOMPUTE_LOG=bogus) stops the runtime
+        # from starting; `dotcompute info` is where a user looks for that, so it reports it, no traceback.
         report["errors"].append(str(e))
         report["native_version"] = None
     if report["native_version"] is not None:
@@ -138,6 +140,11 @@ def render(report: dict[str, Any]) -> str:
     for name, value in report["environment"].items():
         note = "  <- unknown to dotcompute" if name in report["unknown_variables"] else ""
         add(f"  {name}={value}{note}")
+    # DESIGN.md: every configuration variable is "listed by `dotcompute info`", also those not set,
+    # so a newcomer sees what can be configured (DOTCOMPUTE_CACHE_DIR, _BACKENDS, _PROFILE, ...).
+    unset = [name for name in config.VARIABLES if name not in report["environment"]]
+    if unset:
+        add("  not set: " + ", ".join(unset))
     return "\n".join(out)
 
 

@@ -40,6 +40,10 @@ def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, 
     outs = [np.empty(first.shape, d) for d in plan.dtypes]
     full = plan.assemble(inputs, outs)
     gsize = first.shape if first.ndim else (1,)
+    if first.size == 0:
+        # An empty block (Dask makes them: ``chunks=((50, 0, 50),)``, slicing, filtering) has an empty
+        # output and nothing to compute; dc.launch refuses a zero global size, so no launch at all.
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     def on(acc: Any) -> None:
         if iterations == 1:
