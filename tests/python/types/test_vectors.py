@@ -212,6 +212,15 @@ def vec_swaps(a: dc.Buffer[dc.vec3, 2], out: dc.Buffer[dc.vec3, 2], ln: dc.Buffe
             ln[0] = len(x) + 10 * len(a) + 100 * a.ndim
 
 
+@dc.kernel
+def scatter_add(idx: dc.Buffer[dc.int32], f: dc.Buffer[dc.vec3], total: dc.Buffer[dc.vec3]):
+    i = dc.global_id(0)
+    if i < idx.shape[0]:
+        v = f[i]
+        for k in range(3):
+            dc.atomic_add(total, (idx[i], k), v[k])   # one component, by its full index
+
+
 def _launch(acc, kern, size, *args):
     acc.launch(kern, size, *args)
     acc.synchronize()
@@ -241,6 +250,16 @@ def test_conditional_power_floor_division_rows_and_math_on_vectors(accelerator):
     np.testing.assert_allclose(o[:, 3], np.sqrt(np.abs(a)), rtol=1e-6)
     np.testing.assert_array_equal(fl, np.floor(a * 4))
     np.testing.assert_allclose(s, (a * b).sum(1), rtol=1e-5, atol=1e-6)
+
+
+def test_atomics_on_components_of_a_vector_buffer(accelerator):
+    idx = RNG.integers(0, 10, 500).astype(np.int32)
+    f = RNG.integers(-8, 8, (500, 3)).astype(np.float32)     # small integers: exact in any order
+    total = np.zeros((10, 3), np.float32)
+    _launch(accelerator, scatter_add, 500, idx, f, total)
+    want = np.zeros((10, 3), np.float32)
+    np.add.at(want, idx, f)
+    np.testing.assert_array_equal(total, want)
 
 
 def test_tuple_assignment_shape_unpacking_and_len(accelerator):
@@ -393,7 +412,8 @@ def test_host_side_constructors_and_functions():
 # ---------------------------------------------------------------------------------------------
 # NVRTC and the Metal shim
 
-KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms, vec_swaps]
+KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms, vec_swaps,
+           scatter_add]
 
 
 @pytest.mark.parametrize("kern", KERNELS, ids=lambda k: k.name)

@@ -661,6 +661,26 @@ class AggregateLowerer(FunctionLowerer):
         self.premade(node.func, callee)
         return super().call(node)
 
+    def atomic(self, op: str, node: ast.Call) -> ir.Expr:
+        """Atomics on a vector/matrix buffer take one component, by its full index
+        (``dc.atomic_add(forces, (i, 0), fx)``); struct fields have none yet."""
+        if node.args and isinstance(node.args[0], ast.Name):
+            sym = self.scope.get(node.args[0].id)
+            ref = sym.ref if sym is not None else None
+            if ref is not None and ref.name in self.agg_refs:
+                elem = self.agg_refs[ref.name]
+                if isinstance(elem, StructType):
+                    raise self.rep.type(node.args[0], f"atomics on fields of a {elem.name} buffer are not supported",
+                                        hint="accumulate into a separate scalar buffer (one element per struct)")
+                index = node.args[1] if len(node.args) > 1 else None
+                count = len(index.elts) if isinstance(index, ast.Tuple) else 1
+                if index is not None and count != ref.ndim:
+                    raise self.rep.type(index, f"an atomic on {ref.py_name!r} (a buffer of {elem.name}) updates one "
+                                               f"component: give {ref.ndim} indices, the element's and the "
+                                               "component's",
+                                        hint=f"dc.atomic_{op}({ref.py_name}, (i, 0), x) for the x component")
+        return super().atomic(op, node)
+
     def is_elementwise(self, fn: Any) -> bool:
         from .. import builtins as dcb
         from .calls import _NP_MATH, _PY_MATH
