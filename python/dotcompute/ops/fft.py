@@ -3,10 +3,12 @@
 Paths (ops/dispatch.py): on host-memory (CPU) buffers scipy.fft (pocketfft, ``workers=`` every
 core) when SciPy is installed, else numpy.fft, both zero-copy; complex fft/ifft/fft2/ifft2 over the
 last axes on OpenCL devices by clFFT where it is installed (ops/clfft.py; lengths of factors 2, 3,
-5, 7; on CPU-type OpenCL devices only when preferred); elsewhere, or when forced, the
+5, 7; on CPU-type OpenCL devices only when preferred), by cuFFT on real CUDA devices
+(ops/cufft.py), both on interleaved complex buffers as they are; elsewhere, or when forced, the
 Stockham/Bluestein kernels of fft_kernels.py. Those work on separate real and imaginary planes
-because the kernel language has no complex type yet: a complex Buffer on a non-host device is
-split into planes (and the result joined) through the host; real input goes to the device as it is.
+because the kernel language has no complex type in them yet: a complex Buffer on a non-host device
+is split into planes (and the result joined) through the host; real input goes to the device as
+it is.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
-from . import clfft, dispatch
+from . import clfft, cufft, dispatch
 from . import fft_kernels as fk
 from . import sort_kernels as sk
 from .arrays import normalize_axis, operand, result
@@ -241,12 +243,23 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
     _norm_check(norm)
     rdt = np.dtype(np.float32 if cdt == np.complex64 else np.float64)
     lengths = tuple(o.shape[a] for a in axs)
-    use_clfft = (name in ("fft", "ifft", "fft2", "ifft2") and o.dtype == cdt and axs == tuple(range(nd - len(axs), nd))
-                 and all(v is None or v == n for v, n in zip(sizes, lengths, strict=True))
-                 and clfft.applies(o.acc, cdt, lengths))
-    path = dispatch.choose(f"fft.{name}", o.acc, rdt, library="clfft" if use_clfft else None,
-                           vendor=dispatch.device_vendor(f"fft.{name}", o.acc, use_clfft))
-    if path == "vendor" and use_clfft:
+    lib = None
+    if (name in ("fft", "ifft", "fft2", "ifft2") and o.dtype == cdt and axs == tuple(range(nd - len(axs), nd))
+            and all(v is None or v == n for v, n in zip(sizes, lengths, strict=True))):
+        lib = "clfft" if clfft.applies(o.acc, cdt, lengths) else "cufft" if cufft.applies(o.acc, cdt, lengths) else None
+    path = dispatch.choose(f"fft.{name}", o.acc, rdt, library=lib,
+                           vendor=dispatch.device_vendor(f"fft.{name}", o.acc, lib is not None))
+    if path == "vendor" and lib == "cufft":
+        out = cufft.transform(o.device(), lengths, inverse)  # unscaled: numpy's norm by a kernel
+        factor = _factor_for(norm, int(np.prod(lengths)), inverse)
+        if factor != 1.0:
+            from .arrays import shaped
+
+            flat_out = _flat(out)
+            _scale(flat_out, factor)
+            out = shaped(flat_out, out.shape)
+        return result(o, out)
+    if path == "vendor" and lib == "clfft":
         factor = _factor_for(norm, int(np.prod(lengths)), inverse)
         # clFFT takes its scale as a float: for complex128, a factor that float32 would round is
         # applied afterwards in double precision (one more pass), so results keep float64 accuracy

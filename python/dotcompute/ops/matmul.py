@@ -2,8 +2,9 @@
 
 Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; CLBlast on OpenCL
 devices where it is installed (ops/clblast.py; on CPU-type OpenCL devices only when preferred:
-numpy on a host copy is faster there); the register-blocked tiled kernel of matmul_kernels.py
-elsewhere or when forced; numpy on a host copy for dtypes kernels lack (complex on devices).
+numpy on a host copy is faster there), cuBLAS on real CUDA devices (ops/cublas.py); the
+register-blocked tiled kernel of matmul_kernels.py elsewhere or when forced; numpy on a host copy
+for dtypes kernels lack (complex on devices).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from ..runtime.buffer import OPS_HOOKS
-from . import clblast, dispatch
+from . import clblast, cublas, dispatch
 from . import matmul_kernels as mk
 from .arrays import flat, operand, result, shaped
 
@@ -60,11 +61,13 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
             raise ValueError(f"dc.matmul: out is on {out.accelerator.id}, the operands on {oa.acc.id}")
     if kernel not in ("tiled", "naive"):
         raise ValueError(f"dc.matmul: kernel must be 'tiled' or 'naive', got {kernel!r}")
-    lib = "clblast" if kernel == "tiled" and clblast.applies(oa.acc, dtype) else None
+    lib = None
+    if kernel == "tiled":
+        lib = "clblast" if clblast.applies(oa.acc, dtype) else "cublas" if cublas.applies(oa.acc, dtype) else None
     path = dispatch.choose("matmul", oa.acc, dtype, vendor=dispatch.device_vendor("matmul", oa.acc, lib is not None),
                            library=lib)
-    if path == "vendor" and lib == "clblast":
-        return result(oa, _clblast(oa, ob, shape, np.dtype(dtype), out))
+    if path == "vendor" and lib is not None:
+        return result(oa, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype), out))
     if path in ("vendor", "host"):
         ha = oa.on_host(path)
         hb = ob.on_host(path)
@@ -80,8 +83,9 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
     return result(oa, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
 
 
-def _clblast(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None) -> Buffer:
-    """The product by CLBlast's strided-batched GEMM on the operands' device memory."""
+def _vendor_gemm(lib: Any, oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None) -> Buffer:
+    """The product by the strided-batched GEMM of ``lib`` (ops/clblast.py, ops/cublas.py) on the
+    operands' device memory."""
     acc = oa.acc
     ba, bb = oa.device(), ob.device()
     if ba.dtype != dtype:
@@ -98,7 +102,7 @@ def _clblast(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buf
         c.copy_from(np.zeros(shape, dtype))
         return c
     # a 2-D operand of a batched product is the same matrix for every batch: stride 0
-    clblast.gemm(ba, bb, c, batch, m, n, k, m * k if za > 1 else 0, k * n if zb > 1 else 0)
+    lib.gemm(ba, bb, c, batch, m, n, k, m * k if za > 1 else 0, k * n if zb > 1 else 0)
     return c
 
 

@@ -71,6 +71,43 @@ def load_library(names: list[str]) -> ctypes.CDLL | None:
     return None
 
 
+def nvidia_wheel_candidates(package: str, sonames: list[str]) -> list[str]:
+    """Where NVIDIA's wheels put a library (``nvidia/<package>/lib/<soname>`` in any site folder on
+    sys.path, e.g. nvidia-cublas-cu12), then the bare sonames (a CUDA toolkit on the loader path)."""
+    found: list[str] = []
+    try:
+        import nvidia  # the namespace package of NVIDIA's wheels
+
+        roots = list(nvidia.__path__)
+    except ImportError:
+        roots = []
+    for root in roots:
+        for so in sonames:
+            path = os.path.join(root, package, "lib", so)
+            if os.path.exists(path):
+                found.append(path)
+    return found + sonames
+
+
+_cuda_driver: dict[str, Any] = {}
+
+
+def make_current(acc: Accelerator) -> None:
+    """Makes the CUDA device's context (the plugin's, native_handle) current on this thread, so
+    that a runtime-API library (cuBLAS, cuFFT) works in it, on the plugin's streams and memory."""
+    ctx = context(acc)
+    if ctx is None:
+        raise RuntimeError(f"{acc.id} has no native CUDA context")
+    if "set" not in _cuda_driver:
+        lib = load_library(["libcuda.so.1", "libcuda.so", "nvcuda.dll"])
+        if lib is None:
+            raise RuntimeError("libcuda.so.1 could not be loaded")
+        _cuda_driver["set"] = fn(lib, "cuCtxSetCurrent", ctypes.c_int, ctypes.c_void_p)
+    status = _cuda_driver["set"](ctypes.c_void_p(ctx))
+    if status != 0:
+        raise RuntimeError(f"cuCtxSetCurrent failed with CUresult {status}")
+
+
 def fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Any:
     """``lib.name`` with its C signature declared."""
     f = getattr(lib, name)
@@ -79,4 +116,5 @@ def fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Any:
     return f
 
 
-__all__ = ["DISABLE_ENV", "context", "disabled", "fn", "load_library", "read", "stream", "written"]
+__all__ = ["DISABLE_ENV", "context", "disabled", "fn", "load_library", "make_current", "nvidia_wheel_candidates",
+           "read", "stream", "written"]

@@ -1,0 +1,119 @@
+"""cuFFT (complex FFTs on CUDA devices), loaded with ctypes at run time from NVIDIA's wheel
+(``pip install dotcompute[cuda-libs]``: nvidia-cufft-cu12) or a CUDA toolkit.
+
+Never required: without it, with ``DOTCOMPUTE_OPS_DISABLE=cufft``, and always on simulated devices
+(no native handles there), FFTs on CUDA run the portable kernels. Plans (cufftPlanMany over the
+last 1 or 2 axes, batched) are kept per (context, lengths, batch, type), at most ``MAX_PLANS``;
+cuFFT does not scale, so numpy's normalisation is a kernel launch after the transform.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..runtime import Accelerator, Buffer
+from . import native
+
+SONAMES = ["libcufft.so.11", "libcufft.so.10", "libcufft.so"]
+MAX_PLANS = 32
+_C2C, _Z2Z = 0x29, 0x69  # cufftType
+_FORWARD, _INVERSE = -1, 1
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+_plans: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+
+
+class CuFFTError(RuntimeError):
+    """A cuFFT call returned an error status."""
+
+
+def candidates() -> list[str]:
+    """The files and sonames tried, in order."""
+    return native.nvidia_wheel_candidates("cufft", SONAMES)
+
+
+def library() -> ctypes.CDLL | None:
+    """The loaded cuFFT, or None (not installed, or disabled)."""
+    if native.disabled("cufft"):
+        return None
+    with _lock:
+        if "lib" not in _state:
+            lib = native.load_library(candidates())
+            _state["lib"] = lib
+            if lib is not None:
+                i, vp = ctypes.c_int, ctypes.c_void_p
+                ip = ctypes.POINTER(ctypes.c_int)
+                _state["plan_many"] = native.fn(lib, "cufftPlanMany", i, ip, i, ip, ip, i, i, ip, i, i, i, i)
+                _state["set_stream"] = native.fn(lib, "cufftSetStream", i, i, vp)
+                _state["C2C"] = native.fn(lib, "cufftExecC2C", i, i, vp, vp, i)
+                _state["Z2Z"] = native.fn(lib, "cufftExecZ2Z", i, i, vp, vp, i)
+                _state["destroy"] = native.fn(lib, "cufftDestroy", i, i)
+        return _state["lib"]
+
+
+def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool:
+    """Whether cuFFT can transform complex ``dtype`` rows of ``lengths`` (1-D or 2-D) on ``acc``."""
+    return (acc.backend == "cuda" and np.dtype(dtype) in (np.complex64, np.complex128)
+            and 1 <= len(lengths) <= 2 and all(n >= 1 for n in lengths)
+            and native.context(acc) is not None and library() is not None)
+
+
+def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool) -> int:
+    key = (native.context(acc), lengths, batch, double)
+    with _lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            return plan
+    handle = ctypes.c_int()
+    dims = (ctypes.c_int * len(lengths))(*lengths)  # cuFFT takes C order: the last length varies fastest
+    total = int(np.prod(lengths))
+    status = _state["plan_many"](ctypes.byref(handle), len(lengths), dims, None, 1, total, None, 1, total,
+                                 _Z2Z if double else _C2C, batch)
+    if status != 0:
+        raise CuFFTError(f"cufftPlanMany({lengths}, batch {batch}) on {acc.id} failed with status {status}")
+    with _lock:
+        _plans[key] = handle.value
+        while len(_plans) > MAX_PLANS:
+            _, old = _plans.popitem(last=False)
+            _state["destroy"](old)
+    return handle.value
+
+
+def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
+    """A new buffer: the unscaled DFT of every C-contiguous block of ``lengths`` (the last 1 or 2
+    axes) of ``x``; ``inverse``: the +i exponent. Enqueued on the default stream, out of place."""
+    library()
+    acc = x.accelerator
+    native.make_current(acc)
+    total = int(np.prod(lengths))
+    plan = _plan(acc, lengths, x.size // total, x.dtype == np.complex128)
+    status = _state["set_stream"](plan, ctypes.c_void_p(native.stream(acc)))
+    if status != 0:
+        raise CuFFTError(f"cufftSetStream on {acc.id} failed with status {status}")
+    out = acc.empty(x.shape, x.dtype)
+    run = _state["Z2Z" if x.dtype == np.complex128 else "C2C"]
+    status = run(plan, ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out)),
+                 _INVERSE if inverse else _FORWARD)
+    if status != 0:
+        raise CuFFTError(f"cuFFT transform of {lengths} on {acc.id} failed with status {status}")
+    native.written(out)
+    return out
+
+
+def release() -> None:
+    """Destroys every cached plan."""
+    with _lock:
+        plans = list(_plans.values())
+        _plans.clear()
+    for p in plans:
+        _state["destroy"](p)
+
+
+__all__ = ["MAX_PLANS", "SONAMES", "CuFFTError", "applies", "candidates", "library", "release", "transform"]
