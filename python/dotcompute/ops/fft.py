@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 import os
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
+from ..runtime.array_hooks import HOOKS
 from . import clfft, cufft, dispatch
 from . import fft_kernels as fk
 from . import sort_kernels as sk
@@ -48,27 +50,87 @@ def factor(n: int) -> list[int] | None:
     return out if n == 1 else None
 
 
-@lru_cache(maxsize=64)
+#: Bytes of device tables (twiddles, Bluestein chirps) kept per process; least recently used
+#: tables go first beyond it. ``acc.memory.trim()`` drops the device's tables before trimming.
+TABLE_CACHE_BYTES = 64 << 20
+
+
+class _TableCache:
+    """Device tables by key ``(accelerator, ...)``, bounded by their bytes, least recently used first out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[Any, ...], tuple[Any, int]] = OrderedDict()
+        self.nbytes = 0
+
+    def get(self, key: tuple[Any, ...], make: Any) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit[0]
+        value = make()
+        size = sum(b.nbytes for b in value if isinstance(b, Buffer))
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = (value, size)
+                self.nbytes += size
+            while self.nbytes > TABLE_CACHE_BYTES and len(self._items) > 1:
+                _, (_, old) = self._items.popitem(last=False)
+                self.nbytes -= old
+        return value
+
+    def drop(self, native_acc: Any = None) -> None:
+        """Forgets the tables of the accelerator whose native object is ``native_acc`` (None: all)."""
+        with self._lock:
+            for key in [k for k in self._items if native_acc is None or k[0]._native is native_acc]:  # noqa: SLF001
+                self.nbytes -= self._items.pop(key)[1]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+tables = _TableCache()
+
+
 def _twiddles(acc: Accelerator, n: int, dtype: Any) -> tuple[Buffer, Buffer]:
-    # w_n ** t = cos + i sin of 2 pi t / n, computed in float64 once per (device, length, dtype)
-    ang = 2 * np.pi * np.arange(n) / n
-    return acc.asarray(np.cos(ang).astype(dtype)), acc.asarray(np.sin(ang).astype(dtype))
+    def make() -> tuple[Buffer, Buffer]:
+        # w_n ** t = cos + i sin of 2 pi t / n, computed in float64 once per (device, length, dtype)
+        ang = 2 * np.pi * np.arange(n) / n
+        return acc.asarray(np.cos(ang).astype(dtype)), acc.asarray(np.sin(ang).astype(dtype))
+
+    return tables.get((acc, "twiddles", n, np.dtype(dtype).str), make)
 
 
-@lru_cache(maxsize=32)
 def _bluestein_tables(acc: Accelerator, n: int, sign: int, dtype: Any) -> tuple[Any, ...]:
-    m = 1 << (2 * n - 2).bit_length()  # a power of two >= 2n - 1
-    k = np.arange(n)
-    w = np.exp(sign * 1j * np.pi * ((k * k) % (2 * n)) / n)  # the chirp, exact k^2 mod 2n
-    wa = np.zeros(m, complex)
-    wa[:n] = w
-    b = np.zeros(m, complex)
-    b[:n] = np.conj(w)
-    b[m - n + 1:] = np.conj(w[1:][::-1])
-    bf = np.fft.fft(b)  # the chirp's spectrum: a constant table, like the twiddles
-    up = [acc.asarray(np.ascontiguousarray(v).astype(dtype)) for v in (wa.real, wa.imag, bf.real, bf.imag,
-                                                                          w.real, w.imag)]
-    return (m, *up)
+    def make() -> tuple[Any, ...]:
+        m = 1 << (2 * n - 2).bit_length()  # a power of two >= 2n - 1
+        k = np.arange(n)
+        w = np.exp(sign * 1j * np.pi * ((k * k) % (2 * n)) / n)  # the chirp, exact k^2 mod 2n
+        wa = np.zeros(m, complex)
+        wa[:n] = w
+        b = np.zeros(m, complex)
+        b[:n] = np.conj(w)
+        b[m - n + 1:] = np.conj(w[1:][::-1])
+        bf = np.fft.fft(b)  # the chirp's spectrum: a constant table, like the twiddles
+        up = [acc.asarray(np.ascontiguousarray(v).astype(dtype)) for v in (wa.real, wa.imag, bf.real, bf.imag,
+                                                                              w.real, w.imag)]
+        return (m, *up)
+
+    return tables.get((acc, "bluestein", n, sign, np.dtype(dtype).str), make)
+
+
+def _before_trim(native_acc: Any) -> None:
+    """``acc.memory.trim()``: the device's tables and vendor FFT plans go first, so that their
+    memory is among what the trim returns."""
+    tables.drop(native_acc)
+    if clfft._plans:  # noqa: SLF001 -- plans of every device: cheap to make again
+        clfft.release()
+    if cufft._plans:  # noqa: SLF001
+        cufft.release()
+
+
+HOOKS["trim"] = _before_trim
 
 
 def fft_rows(re: Buffer, im: Buffer, n: int, sign: int) -> tuple[Buffer, Buffer]:

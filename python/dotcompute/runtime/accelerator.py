@@ -33,7 +33,11 @@ class Memory:
         return dict(self._native.memory_stats())
 
     def trim(self) -> None:
-        """Returns every cached (free) block to the device."""
+        """Returns every cached (free) block to the device, after the layers above have dropped
+        what they cache on it (``HOOKS["trim"]``: the array operations' FFT tables and plans)."""
+        drop = HOOKS.get("trim")
+        if drop is not None:
+            drop(self._native)
         self._native.memory_trim()
 
     @property
