@@ -221,6 +221,29 @@ def scatter_add(idx: dc.Buffer[dc.int32], f: dc.Buffer[dc.vec3], total: dc.Buffe
             dc.atomic_add(total, (idx[i], k), v[k])   # one component, by its full index
 
 
+@dc.kernel
+def nbody_tiles(pos: dc.Buffer[dc.vec3], acc_out: dc.Buffer[dc.vec3], sw: dc.Buffer[dc.vec4]):
+    tile = dc.shared((64,), dc.vec3)                # work-group memory of vectors
+    i = dc.global_id(0)
+    l = dc.local_id(0)
+    p = pos[i]
+    a = dc.vec3()
+    for t in range(0, pos.shape[0], 64):
+        tile[l] = pos[t + l]
+        dc.barrier()
+        for k in range(len(tile)):
+            d = tile[k] - p
+            a += d / (dc.length_sq(d) + 0.01) ** 1.5
+        dc.barrier()
+    acc_out[i] = a
+    sw[i] = dc.vec4(p.zy, p.xx) * (dc.float32(tile.size) / 64.0)   # swizzles (read); tile.size == 64
+
+
+def nbody_ref(pos):
+    d = pos[None, :, :] - pos[:, None, :]
+    return (d / ((d ** 2).sum(-1) + np.float32(0.01))[..., None] ** 1.5).sum(1)
+
+
 def _launch(acc, kern, size, *args):
     acc.launch(kern, size, *args)
     acc.synchronize()
@@ -260,6 +283,16 @@ def test_atomics_on_components_of_a_vector_buffer(accelerator):
     want = np.zeros((10, 3), np.float32)
     np.add.at(want, idx, f)
     np.testing.assert_array_equal(total, want)
+
+
+def test_shared_arrays_of_vectors_and_swizzles(accelerator):
+    pos = rand(256, 3)
+    out, sw = np.zeros_like(pos), np.zeros((256, 4), np.float32)
+    accelerator.launch(nbody_tiles, 256, pos, out, sw, local_size=64)
+    accelerator.synchronize()
+    ref = nbody_ref(pos)
+    np.testing.assert_allclose(out, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+    np.testing.assert_array_equal(sw, pos[:, [2, 1, 0, 0]])
 
 
 def test_tuple_assignment_shape_unpacking_and_len(accelerator):
@@ -413,7 +446,7 @@ def test_host_side_constructors_and_functions():
 # NVRTC and the Metal shim
 
 KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms, vec_swaps,
-           scatter_add]
+           scatter_add, nbody_tiles]
 
 
 @pytest.mark.parametrize("kern", KERNELS, ids=lambda k: k.name)
@@ -462,6 +495,11 @@ def test_metal_shim_runs_matrix_and_function_kernels():
     out, idx, mo = np.zeros((N, 3), np.float32), np.zeros(N, np.int64), np.zeros((N, 3, 3), np.float32)
     run_msl(vec_funcs.source("metal"), [a, *n, out, idx, mo], global_size=N, local_size=8)
     np.testing.assert_array_equal(idx, [next((k for k in range(4) if row[k] < 0), -1) for row in a])
+    pos = rand(128, 3)
+    out, sw = np.zeros_like(pos), np.zeros((128, 4), np.float32)
+    run_msl(nbody_tiles.source("metal"), [pos, out, sw], global_size=128, local_size=64)
+    ref = nbody_ref(pos)
+    np.testing.assert_allclose(out, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
 
 
 @dc.func

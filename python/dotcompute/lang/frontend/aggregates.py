@@ -304,11 +304,9 @@ class AggregateLowerer(FunctionLowerer):
             if node.attr == "ndim":
                 return ir.Const(value=self.logical_ndim(base.ref), type=INDEX, weak=True, loc=self.loc(node))
             if node.attr == "size":
-                size: ir.Expr = ir.Shape(buffer=base.ref, dim=0, type=INDEX, loc=self.loc(node))
+                size = self.shape_of(base.ref, 0, node)
                 for d in range(1, self.logical_ndim(base.ref)):
-                    size = ir.BinOp(op="Mult", left=size, right=ir.Shape(buffer=base.ref, dim=d, type=INDEX,
-                                                                         loc=self.loc(node)),
-                                    type=INDEX, loc=self.loc(node))
+                    size = self.binop("Mult", size, self.shape_of(base.ref, d, node), node)
                 return size
         self.premade(node.value, base)
         return super().x_Attribute(node)
@@ -318,14 +316,41 @@ class AggregateLowerer(FunctionLowerer):
             n = self.logical_ndim(ref)
             if not -n <= dim < n:
                 raise self.rep.type(node, f"{ref.py_name!r} has {n} dimension(s); shape[{dim}] is out of range")
+            if ref.shape is not None:  # a dc.shared array of vectors: its shape is a constant
+                return ir.Const(value=ref.shape[dim % n], type=INDEX, loc=self.loc(node))
             return ir.Shape(buffer=ref, dim=dim % n, type=INDEX, loc=self.loc(node))
         return super().shape_of(ref, dim, node)
+
+    def shared_decl(self, target: ast.expr, call: ast.Call) -> None:
+        """``tile = dc.shared((64,), dc.vec3)``: a work-group array of vectors or matrices is the
+        scalar array with the element's trailing dimensions, like a buffer of them."""
+        self._shared_elem: Any = None
+        self._in_shared = True
+        try:
+            super().shared_decl(target, call)
+        finally:
+            self._in_shared = False
+
+    def declare_shared(self, py_name: str, shape: tuple[int, ...], dtype: ScalarType, node: ast.AST) -> None:
+        elem = getattr(self, "_shared_elem", None)
+        if elem is None:
+            return super().declare_shared(py_name, shape, dtype, node)
+        if len(shape) + len(elem.shape) > 3:
+            raise self.rep.type(node, f"a dc.shared array of {elem.name} has at most {3 - len(elem.shape)} "
+                                      "dimension(s) (3 in all with the element's)")
+        super().declare_shared(py_name, shape + elem.shape, dtype, node)
+        self.agg_refs[self.scope[py_name].ref.name] = elem
+        self._shared_elem = None
+        return None
 
     def agg_attribute(self, v: AggValue, attr: str, node: ast.AST) -> Any:
         t = v.type
         if isinstance(t, VectorType):
             if len(attr) == 1 and attr in _COMPONENTS[:t.n]:
                 return self.agg_item(v, _COMPONENTS.index(attr), node)
+            if 2 <= len(attr) <= 4 and all(c in _COMPONENTS[:t.n] for c in attr):
+                # a swizzle (read only): v.xy, v.zyx, v.xxxx
+                return AggValue(VectorType(len(attr), t.dtype), [v.leaves[_COMPONENTS.index(c)] for c in attr], node)
             raise self.rep.type(node, f"a {t.name} has no component {attr!r}",
                                 hint=f"its components are {', '.join('.' + c for c in _COMPONENTS[:min(t.n, 4)])}"
                                      if t.n <= 4 else "index it: v[i]")
@@ -455,8 +480,7 @@ class AggregateLowerer(FunctionLowerer):
                 raise self.rep.type(p, f"array indices must be integers, not {e.type}",
                                     hint="convert with int(x)" if e.type.is_float else None)
             if is_weak(e) and e.value < 0:  # type: ignore[attr-defined]
-                e = ir.BinOp(op="Add", left=ir.Shape(buffer=ref, dim=d, type=INDEX, loc=e.loc),
-                             right=ir.Const(value=e.value, type=INDEX, loc=e.loc), type=INDEX, loc=e.loc)  # type: ignore[attr-defined]
+                e = self.binop("Add", self.shape_of(ref, d, p), ir.Const(value=e.value, type=INDEX, loc=e.loc), p)  # type: ignore[attr-defined]
             out.append(convert(e, INDEX))
         return out
 
@@ -1293,7 +1317,11 @@ class AggregateLowerer(FunctionLowerer):
             obj = static_eval(self.parsed, node, self.builder.captures)
         except Exception:
             obj = None
-        if aggregate_type(obj) is not None:
+        agg = aggregate_type(obj)
+        if agg is not None and getattr(self, "_in_shared", False) and not isinstance(agg, StructType):
+            self._shared_elem = agg
+            return agg.dtype
+        if agg is not None:
             raise self.rep.type(node, f"{ast.unparse(node)} is a vector/matrix/struct type, which cannot be used here",
                                 hint="dc.shared arrays and casts take scalar types")
         return super().annotation_type(node)
