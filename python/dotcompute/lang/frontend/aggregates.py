@@ -1522,6 +1522,9 @@ class AggregateLowerer(FunctionLowerer):
             else:
                 conv[id(r)] = callee.coerce_to(r.value, rt, r.node, f"the return value of {fn.__name__}()")
         copier = _Copier(rename, refs, result_slots, conv, done)
+        if callee.parsed.info.filename != self.parsed.info.filename:
+            # generated code and debug reports name the caller's file: point them at the call
+            copier.loc = loc
         body = copier.stmts(callee.inline_body)
         if copier.nested_return:
             self.emit(ir.Assign(name=done, value=ir.Const(value=False, type=BOOL, loc=loc), loc=loc))
@@ -1613,6 +1616,7 @@ class _Copier:
         self.done = done
         self.loop_depth = 0
         self.nested_return = False
+        self.loc: ir.Loc | None = None  # when set, every copied node is placed here
 
     def stmts(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -1627,13 +1631,13 @@ class _Copier:
                 vals = [self.node(x) for x in self.conv[id(s)]]
                 if len(vals) > 1:
                     # every result leaf from the callee's values before any is overwritten
-                    out += [sl.write(v, s.loc) for sl, v in zip(self.result, vals, strict=True)]
+                    out += [sl.write(v, (self.loc or s.loc)) for sl, v in zip(self.result, vals, strict=True)]
                 else:
-                    out.append(self.result[0].write(vals[0], s.loc))
+                    out.append(self.result[0].write(vals[0], (self.loc or s.loc)))
             if self.loop_depth:
                 self.nested_return = True
-                out.append(ir.Assign(name=self.done, value=ir.Const(value=True, type=BOOL, loc=s.loc), loc=s.loc))
-            out.append(ir.Break(loc=s.loc))
+                out.append(ir.Assign(name=self.done, value=ir.Const(value=True, type=BOOL, loc=(self.loc or s.loc)), loc=(self.loc or s.loc)))
+            out.append(ir.Break(loc=(self.loc or s.loc)))
             return out
         if isinstance(s, (ir.For, ir.While)):
             self.loop_depth += 1
@@ -1648,8 +1652,8 @@ class _Copier:
             out = [copied]
             if inner:
                 # a return inside this loop left it with break: leave the enclosing levels too
-                out.append(ir.If(cond=ir.Var(name=self.done, type=BOOL, loc=s.loc), then=[ir.Break(loc=s.loc)],
-                                 loc=s.loc))
+                out.append(ir.If(cond=ir.Var(name=self.done, type=BOOL, loc=(self.loc or s.loc)), then=[ir.Break(loc=(self.loc or s.loc))],
+                                 loc=(self.loc or s.loc)))
             return out
         return [self.node(s)]
 
@@ -1664,7 +1668,7 @@ class _Copier:
             return n
         if isinstance(n, (ir.For, ir.While)) and not self.loop_depth:
             pass
-        changes: dict[str, Any] = {}
+        changes: dict[str, Any] = {} if self.loc is None else {"loc": self.loc}
         for f in dataclasses.fields(n):
             val = getattr(n, f.name)
             if f.name in ("name", "var", "counter") and isinstance(val, str) and isinstance(
