@@ -1625,19 +1625,20 @@ class _Copier:
         return out
 
     def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
+        at = self.loc or s.loc
         if isinstance(s, _InlineReturn):
             out: list[ir.Stmt] = []
             if s.value is not None:
                 vals = [self.node(x) for x in self.conv[id(s)]]
                 if len(vals) > 1:
                     # every result leaf from the callee's values before any is overwritten
-                    out += [sl.write(v, (self.loc or s.loc)) for sl, v in zip(self.result, vals, strict=True)]
+                    out += [sl.write(v, at) for sl, v in zip(self.result, vals, strict=True)]
                 else:
-                    out.append(self.result[0].write(vals[0], (self.loc or s.loc)))
+                    out.append(self.result[0].write(vals[0], at))
             if self.loop_depth:
                 self.nested_return = True
-                out.append(ir.Assign(name=self.done, value=ir.Const(value=True, type=BOOL, loc=(self.loc or s.loc)), loc=(self.loc or s.loc)))
-            out.append(ir.Break(loc=(self.loc or s.loc)))
+                out.append(ir.Assign(name=self.done, value=ir.Const(value=True, type=BOOL, loc=at), loc=at))
+            out.append(ir.Break(loc=at))
             return out
         if isinstance(s, (ir.For, ir.While)):
             self.loop_depth += 1
@@ -1652,8 +1653,7 @@ class _Copier:
             out = [copied]
             if inner:
                 # a return inside this loop left it with break: leave the enclosing levels too
-                out.append(ir.If(cond=ir.Var(name=self.done, type=BOOL, loc=(self.loc or s.loc)), then=[ir.Break(loc=(self.loc or s.loc))],
-                                 loc=(self.loc or s.loc)))
+                out.append(ir.If(cond=ir.Var(name=self.done, type=BOOL, loc=at), then=[ir.Break(loc=at)], loc=at))
             return out
         return [self.node(s)]
 
