@@ -90,7 +90,9 @@ class RawKernel:
                               f"on {acc.id}")
         kernel = self._kernels.get(acc.id)
         if kernel is None:
-            source = _with_c_linkage(self._source, self.name) if self.backend == "cuda" else self._source
+            source = self._source
+            if self.backend == "cuda":  # a kernel copied from a .cu file, as it is (see the two helpers)
+                source = _with_c_linkage(_without_host_headers(source), self.name)
             kernel = compile_source(acc, source, self.name, self.options)
             with self._lock:
                 kernel = self._kernels.setdefault(acc.id, kernel)
@@ -200,6 +202,120 @@ def _read_only_positions(source: str, name: str, backend: str, read_only: Iterab
 
 
 _CUDA_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+# What a .cu file's standard includes give device code that NVRTC lacks (it ships no headers; the
+# functions -- printf, sqrtf, assert, ... -- are built in). Each block is guarded: the CUDA simulator's
+# host build already has the real headers.
+_STDINT = """#if !defined(INT64_MAX)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+typedef long long intptr_t;
+typedef unsigned long long uintptr_t;
+#define INT8_MIN (-128)
+#define INT8_MAX 127
+#define UINT8_MAX 255
+#define INT16_MIN (-32767 - 1)
+#define INT16_MAX 32767
+#define UINT16_MAX 65535
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define UINT32_MAX 4294967295u
+#define INT64_MIN (-9223372036854775807ll - 1)
+#define INT64_MAX 9223372036854775807ll
+#define UINT64_MAX 18446744073709551615ull
+#endif
+"""
+_LIMITS = """#if !defined(INT_MAX)
+#define CHAR_BIT 8
+#define SCHAR_MIN (-128)
+#define SCHAR_MAX 127
+#define UCHAR_MAX 255
+#define SHRT_MIN (-32767 - 1)
+#define SHRT_MAX 32767
+#define USHRT_MAX 65535
+#define INT_MIN (-2147483647 - 1)
+#define INT_MAX 2147483647
+#define UINT_MAX 4294967295u
+#define LLONG_MIN (-9223372036854775807ll - 1)
+#define LLONG_MAX 9223372036854775807ll
+#define ULLONG_MAX 18446744073709551615ull
+#endif
+"""
+_FLOAT = """#if !defined(FLT_MAX)
+#define FLT_MAX 3.402823466e+38f
+#define FLT_MIN 1.175494351e-38f
+#define FLT_EPSILON 1.192092896e-07f
+#define DBL_MAX 1.7976931348623158e+308
+#define DBL_MIN 2.2250738585072014e-308
+#define DBL_EPSILON 2.2204460492503131e-016
+#endif
+"""
+_MATH = """#if !defined(M_PI)
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+#if !defined(INFINITY)
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#define HUGE_VALF INFINITY
+#endif
+"""
+_HOST_HEADERS = {
+    "cuda_runtime.h": "", "cuda_runtime_api.h": "", "cuda.h": "", "device_launch_parameters.h": "",
+    "device_functions.h": "", "sm_60_atomic_functions.h": "", "stdio.h": "", "cstdio": "",
+    "assert.h": "", "cassert": "", "stdint.h": _STDINT, "cstdint": _STDINT, "inttypes.h": _STDINT,
+    "limits.h": _LIMITS, "climits": _LIMITS, "float.h": _FLOAT, "cfloat": _FLOAT,
+    "math.h": _MATH + _FLOAT, "cmath": _MATH + _FLOAT, "stdlib.h": "", "cstdlib": "",
+}
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w./]+)[>"][^\n]*$', re.M)
+
+
+def _without_host_headers(source: str) -> str:
+    """``source`` with the standard includes of a ``.cu`` file replaced by what device code needs of them.
+
+    DESIGN.md: a kernel copied from a ``.cu`` file works as it is. Such files start with
+    ``#include <cuda_runtime.h>``, ``<stdio.h>``, ``<math.h>``, ``<stdint.h>``..., which NVRTC cannot
+    open ("could not open source file"): it has no include path, and its built-ins already cover the
+    device functions. Each such line becomes a comment plus, where the header also gives types or
+    constants (``uint32_t``, ``INT_MAX``, ``FLT_MAX``, ``M_PI``), their definitions guarded by
+    ``#if !defined``; a ``#line`` keeps the user's line numbers in compiler messages.
+    """
+    if "include" not in source:
+        return source
+    out, last, line = [], 0, 1
+    for m in _INCLUDE.finditer(source):
+        header = m.group(1)
+        if header not in _HOST_HEADERS:
+            continue
+        line += source.count("\n", last, m.start())
+        out.append(source[last:m.start()])
+        extra = _HOST_HEADERS[header]
+        out.append(f"// {m.group(0).strip()} (given to NVRTC by dotcompute)")
+        if extra:
+            out.append("\n" + extra + f"#line {line + 1}")
+        last = m.end()
+    if not out:
+        return source
+    out.append(source[last:])
+    return "".join(out)
 
 
 def _with_c_linkage(source: str, name: str) -> str:

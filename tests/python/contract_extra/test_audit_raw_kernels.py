@@ -136,3 +136,75 @@ def test_raw_kernel_on_the_wrong_backend_is_refused(accelerator):
     with pytest.raises(dc.LaunchError):
         dc.launch(k, 8, np.int32(8), np.float32(1.0), np.zeros(8, np.float32), np.zeros(8, np.float32),
                   accelerator=accelerator)
+
+
+# The top of a typical .cu file: runtime and C headers NVRTC cannot open, a template helper, a struct,
+# vector types, a 2-D launch.
+CU_WITH_HEADERS = r"""#include <cuda_runtime.h>
+#include <device_launch_parameters.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <climits>
+#include <cfloat>
+#include <math.h>
+#include <assert.h>
+
+template <typename T>
+__device__ T square(T v) { return v * v; }
+
+struct Shape { int w; int h; };
+
+__global__ void magnitude(const float4* __restrict__ in, float* __restrict__ out, float scale, int w, int h)
+{
+    Shape s; s.w = w; s.h = h;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= s.w || y >= s.h) return;
+    float4 v = __ldg(&in[y * s.w + x]);
+    out[y * s.w + x] = sqrtf(square(v.x) + square(v.y) + square(v.z)) * scale + fminf(v.w, 1.0f);
+}
+
+__global__ void constants(float* f, uint32_t* u, int64_t* i)
+{
+    assert(threadIdx.x < 1024);
+    if (threadIdx.x == 0) {
+        f[0] = (float)M_PI;
+        f[1] = FLT_MAX;
+        f[2] = isinf(INFINITY) ? 1.0f : 0.0f;
+        u[0] = UINT32_MAX;
+        i[0] = INT64_MAX;
+        i[1] = INT_MIN;
+    }
+}
+"""
+
+
+def test_raw_cuda_file_with_its_includes(accelerator):
+    if accelerator.backend != "cuda":
+        pytest.skip("a CUDA C++ kernel")
+    w, h = 37, 23
+    img = np.random.default_rng(3).random((h, w, 4), dtype=np.float32)
+    out = np.zeros((h, w), np.float32)
+    k = dc.RawKernel(CU_WITH_HEADERS, "magnitude", backend="cuda")
+    dc.launch(k, (48, 32), img, out, np.float32(2.0), np.int32(w), np.int32(h), local_size=(16, 16),
+              accelerator=accelerator)  # global_size[0] is CUDA's x
+    want = np.sqrt((img[..., :3] ** 2).sum(-1)) * 2.0 + np.minimum(img[..., 3], 1.0)
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+    f, u, i = np.zeros(3, np.float32), np.zeros(1, np.uint32), np.zeros(2, np.int64)
+    dc.launch(dc.RawKernel(CU_WITH_HEADERS, "constants", backend="cuda"), 32, f, u, i, accelerator=accelerator)
+    assert f[0] == np.float32(np.pi) and f[1] == np.finfo(np.float32).max and f[2] == 1.0
+    assert u[0] == 2**32 - 1 and i[0] == 2**63 - 1 and i[1] == -(2**31)
+
+
+def test_raw_cuda_compile_errors_keep_the_users_line_numbers(accelerator):
+    if accelerator.backend != "cuda":
+        pytest.skip("a CUDA C++ kernel")
+    lines = CU_WITH_HEADERS.splitlines()
+    at = next(n for n, text in enumerate(lines) if "assert(threadIdx.x" in text)
+    lines[at] += " undefined_name_here;"
+    bad = dc.RawKernel("\n".join(lines), "constants", backend="cuda")
+    with pytest.raises(dc.CompilationError) as info:
+        dc.launch(bad, 1, np.zeros(3, np.float32), np.zeros(1, np.uint32), np.zeros(2, np.int64),
+                  accelerator=accelerator)
+    assert f"({at + 1}): error" in info.value.log  # the line in the user's source
