@@ -178,8 +178,9 @@ def crossover(out: Path) -> None:
             lines.append(f"| 2^{exp} | {name} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
     (out / "operations_crossover.md").write_text(
-        "dc.sum / dc.min of float32 on cpu:0, best of 30, per forced path (lanes applies to sums only: min "
-        "under prefer('lanes') takes the auto choice).\n\n" + "\n".join(lines) + "\n")
+        "dc.sum / dc.min of float32 on cpu:0, best of 30 (microseconds, including the 0-d result's read), per "
+        "forced path. A forced path that does not apply takes the auto choice: lanes is for sums only (min: "
+        "threads above THREADS_MIN, else numpy), threads is not used for float sums (lanes above LANES_MIN).\n\n" + "\n".join(lines) + "\n")
 
 
 def main() -> None:

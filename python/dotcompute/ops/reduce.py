@@ -4,7 +4,7 @@ Full reductions of a Buffer give a 0-d Buffer on its accelerator (``float(s)``, 
 numpy in gives numpy out. Result dtypes follow numpy (int32 sum → int64, mean of ints → float64).
 Paths (ops/dispatch.py): numpy on host-memory (CPU) buffers, the tree kernels of
 reduce_kernels.py elsewhere or when forced, a numpy round trip for dtypes kernels lack. Large full
-reductions of host-memory arrays use every core: sums and products of CPU-backend Buffers run the
+reductions of host-memory arrays use every core: sums and means of CPU-backend Buffers run the
 lane-blocked kernel (``"lanes"``), the rest numpy on slices in Python threads (``"threads"``).
 """
 
@@ -57,16 +57,20 @@ def _kept(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ..
 
 
 #: Sizes from which the fast full reductions of host memory beat plain numpy (measured on a 2-core
-#: AMD EPYC, bench/ops_bench.py --crossover): below, starting threads or a launch (~100 µs of
-#: Python-side launch work for the lanes kernel today) costs more
-#: than the second core and the SIMD lanes save.
-LANES_MIN = 1 << 22
-THREADS_MIN = 1 << 21
+#: AMD EPYC, bench/ops_bench.py --crossover): below, starting threads or a launch costs more than the
+#: second core and the SIMD lanes save.
+LANES_MIN = 1 << 20
+THREADS_MIN = 1 << 22
 
-#: (input dtype, accumulator dtype) pairs the lanes kernel is used for: sums and products of the
-#: kernel dtypes into numpy's result dtypes (int32 → int64, mean of ints → float64, dtype=float64).
+#: The CPU backend runs a launch of at most this many work-items inline on the calling thread,
+#: serially (cpp/backends/cpu/src/launch.h, kInlineItems: few items are usually little work). Each
+#: item of the lanes kernel adds RUN elements, so its launches ask for more items than that (the
+#: extra ones return at once), which puts them on the backend's thread pool, every core.
+CPU_INLINE_ITEMS = 16384
+
+#: Accumulator dtypes the lanes kernel is used for: sums of the kernel dtypes into numpy's result
+#: dtypes (int32 → int64, mean of ints → float64, ``dtype=float64``).
 _LANES_ACC = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
-_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
 
 
 def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str | None, bool]:
@@ -74,7 +78,7 @@ def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str
     its size makes it worth taking by default."""
     if not full or op.size == 0 or not (op.acc.unified_memory and op.acc.backend == "cpu"):
         return None, False
-    if (name in _IDENTITY and op.buf is not None and dispatch.kernel_dtype(op.dtype) and op.dtype != np.bool_
+    if (name in ("sum", "mean") and op.buf is not None and dispatch.kernel_dtype(op.dtype) and op.dtype != np.bool_
             and out_dtype in _LANES_ACC and (out_dtype.kind == "f" or op.dtype.kind != "f")):
         return "lanes", op.size >= LANES_MIN
     if op.dtype.kind in "iuf" and (name in ("min", "max", "argmin", "argmax") or out_dtype.kind in "iuf"):
@@ -83,18 +87,14 @@ def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str
 
 
 def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype) -> Any:
-    """sum/prod/mean of all of the CPU-backend ``buf`` by the lanes kernel: one partial per run
-    of ``rk.RUN`` elements, on the backend's threads; the partials combined by numpy (pairwise)."""
+    """sum/mean of all of the CPU-backend ``buf`` by the lanes kernel: one partial per run of
+    ``rk.RUN`` elements, on the backend's threads; the partials added by numpy (pairwise)."""
     acc = buf.accelerator
     x = flat(buf)
     runs = -(-x.size // rk.RUN)
     partial = acc.empty((runs,), out_dtype)
-    op = rk.op_mul if name == "prod" else rk.op_add
-    acc.launch(rk.lanes_kernel(op, out_dtype.type, _IDENTITY[name]), runs, x, partial)
-    parts = np.asarray(partial)  # waits for the launch: host memory, no copy
-    if name == "prod":
-        return np.multiply.reduce(parts)
-    total = np.add.reduce(parts)
+    acc.launch(rk.lanes_kernel(out_dtype.type), max(runs, CPU_INLINE_ITEMS + 1), x, partial)
+    total = np.add.reduce(np.asarray(partial))  # waits for the launch: host memory, no copy
     if name == "mean":
         return (np.asarray(total) / x.size).astype(out_dtype)[()]
     return total

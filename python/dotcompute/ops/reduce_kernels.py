@@ -46,18 +46,6 @@ def op_max(a, b):
 
 
 @dc.func
-def op_min_simd(a, b):
-    # op_min with `|` instead of `or`: both tests are evaluated, so there is no branch and the
-    # compiler turns it into vector compares and a blend (lanes_kernel's SIMD lanes)
-    return b if ((b < a) | dc.isnan(b)) else a
-
-
-@dc.func
-def op_max_simd(a, b):
-    return b if ((b > a) | dc.isnan(b)) else a
-
-
-@dc.func
 def op_min_int(a, b):
     return b if b < a else a  # integers have no NaN: a plain select, which vectorises
 
@@ -275,86 +263,61 @@ def greater_nan_first(b, a):
 
 
 LANES = 16  # independent accumulators of lanes_kernel: one 512-bit vector of float32
-RUN = 64 * LANES  # elements per partial of lanes_kernel: each lane folds 64 of them
+RUN = 32 * LANES  # elements per partial of lanes_kernel: each lane adds 32 of them
 
 
 @cache
-def lanes_kernel(op: Any, acc_dtype: Any, identity: Any = None) -> Any:
-    """``partial[i]`` = the fold of run i (``RUN`` consecutive elements of the flat ``x``), for
-    commutative operators, written for CPU compilers.
+def lanes_kernel(acc_dtype: Any) -> Any:
+    """``partial[i]`` = the sum of run i (``RUN`` consecutive elements of the flat ``x``), written
+    for CPU compilers.
 
-    Each run is folded in ``LANES`` independent accumulators (lane j takes elements j, j + 16,
-    j + 32, ... of the run), which a C++ compiler keeps in SIMD registers: a vector operation per
-    16 elements and no dependency chain longer than RUN / 16. The lanes are then combined as a
-    balanced tree, and the caller combines the partials pairwise (numpy's pairwise summation), so
-    the rounding error of a sum grows as O(RUN / 16 + log n) ulps, not O(n) as one accumulator's.
-    ``identity``: the lanes' start value (0 for a sum); None for operators without one (min,
-    max), whose lanes start from the run's first 16 elements, which the loop then folds in once
-    more, harmlessly (min(a, a) = a), so that every run has the same trip count. Runs are whole
-    vectors (RUN is a multiple of 16 * 16) except the last, whose rest is folded in order.
+    Each run is added up in ``LANES`` independent accumulators (lane j takes elements j, j + 16,
+    j + 32, ... of the run), which a C++ compiler keeps in one SIMD register: one vector add per 16
+    elements and no dependency chain longer than RUN / 16 = 32. The lanes are then combined as a
+    balanced tree, and the caller adds the partials pairwise (numpy's pairwise summation), so the
+    rounding error of the sum grows as O(32 + log n) ulps, as numpy's O(16 + log n), not O(n) as
+    one accumulator's. The last run's rest (fewer than 16) is added in order. The operator is
+    ``+`` written out rather than a ``@dc.func`` parameter: every use of a captured name is checked
+    again at each launch, and the 31 uses an operator would need cost more than the work for
+    arrays of a million elements. Items at or past the number of runs do nothing.
     """
     ACC = acc_dtype  # noqa: N806
-    SEEDED = identity is None  # noqa: N806 -- a constant: the untaken branch is folded away
-    ID = 0 if identity is None else identity  # noqa: N806
 
     @dc.kernel
-    def reduce_lanes(x: dc.Buffer, partial: dc.Buffer):
+    def sum_lanes(x: dc.Buffer, partial: dc.Buffer):
         i = dc.global_id(0)
-        n = x.shape[0]
-        lo = i * RUN
-        hi = min(lo + RUN, n)
-        whole = (hi - lo) // LANES
         if i < partial.shape[0]:
-            if whole > 0:
-                if SEEDED:
-                    a0 = ACC(x[lo])
-                    a1 = ACC(x[lo + 1])
-                    a2 = ACC(x[lo + 2])
-                    a3 = ACC(x[lo + 3])
-                    a4 = ACC(x[lo + 4])
-                    a5 = ACC(x[lo + 5])
-                    a6 = ACC(x[lo + 6])
-                    a7 = ACC(x[lo + 7])
-                    a8 = ACC(x[lo + 8])
-                    a9 = ACC(x[lo + 9])
-                    a10 = ACC(x[lo + 10])
-                    a11 = ACC(x[lo + 11])
-                    a12 = ACC(x[lo + 12])
-                    a13 = ACC(x[lo + 13])
-                    a14 = ACC(x[lo + 14])
-                    a15 = ACC(x[lo + 15])
-                else:
-                    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = ACC(ID)
-                    a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 = ACC(ID)
-                for q in range(whole):
-                    k = lo + q * LANES
-                    a0 = op(a0, ACC(x[k]))
-                    a1 = op(a1, ACC(x[k + 1]))
-                    a2 = op(a2, ACC(x[k + 2]))
-                    a3 = op(a3, ACC(x[k + 3]))
-                    a4 = op(a4, ACC(x[k + 4]))
-                    a5 = op(a5, ACC(x[k + 5]))
-                    a6 = op(a6, ACC(x[k + 6]))
-                    a7 = op(a7, ACC(x[k + 7]))
-                    a8 = op(a8, ACC(x[k + 8]))
-                    a9 = op(a9, ACC(x[k + 9]))
-                    a10 = op(a10, ACC(x[k + 10]))
-                    a11 = op(a11, ACC(x[k + 11]))
-                    a12 = op(a12, ACC(x[k + 12]))
-                    a13 = op(a13, ACC(x[k + 13]))
-                    a14 = op(a14, ACC(x[k + 14]))
-                    a15 = op(a15, ACC(x[k + 15]))
-                acc = op(op(op(op(a0, a1), op(a2, a3)), op(op(a4, a5), op(a6, a7))),
-                         op(op(op(a8, a9), op(a10, a11)), op(op(a12, a13), op(a14, a15))))
-                for k in range(lo + whole * LANES, hi):  # the last run's rest
-                    acc = op(acc, ACC(x[k]))
-            else:
-                acc = ACC(x[lo])
-                for k in range(lo + 1, hi):
-                    acc = op(acc, ACC(x[k]))
+            n = x.shape[0]
+            lo = i * RUN
+            hi = min(lo + RUN, n)
+            whole = (hi - lo) // LANES
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = ACC(0)
+            a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 = ACC(0)
+            for q in range(whole):
+                k = lo + q * LANES
+                a0 += ACC(x[k])
+                a1 += ACC(x[k + 1])
+                a2 += ACC(x[k + 2])
+                a3 += ACC(x[k + 3])
+                a4 += ACC(x[k + 4])
+                a5 += ACC(x[k + 5])
+                a6 += ACC(x[k + 6])
+                a7 += ACC(x[k + 7])
+                a8 += ACC(x[k + 8])
+                a9 += ACC(x[k + 9])
+                a10 += ACC(x[k + 10])
+                a11 += ACC(x[k + 11])
+                a12 += ACC(x[k + 12])
+                a13 += ACC(x[k + 13])
+                a14 += ACC(x[k + 14])
+                a15 += ACC(x[k + 15])
+            acc = (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + \
+                (((a8 + a9) + (a10 + a11)) + ((a12 + a13) + (a14 + a15)))
+            for k in range(lo + whole * LANES, hi):
+                acc += ACC(x[k])
             partial[i] = acc
 
-    return reduce_lanes
+    return sum_lanes
 
 
 def plan(rows: int, n: int) -> tuple[int, int]:
@@ -372,4 +335,4 @@ def plan(rows: int, n: int) -> tuple[int, int]:
 
 __all__ = ["LANES", "RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "first_index_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",
-           "op_max_simd", "op_min_int", "op_min_simd", "op_mul", "plan", "rows_kernel", "tree_kernel"]
+           "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]
