@@ -180,7 +180,8 @@ def crossover(out: Path) -> None:
     (out / "operations_crossover.md").write_text(
         "dc.sum / dc.min of float32 on cpu:0, best of 30 (microseconds, including the 0-d result's read), per "
         "forced path. A forced path that does not apply takes the auto choice: lanes is for sums only (min: "
-        "threads above THREADS_MIN, else numpy), threads is not used for float sums (lanes above LANES_MIN).\n\n" + "\n".join(lines) + "\n")
+        "threads above THREADS_MIN, else numpy), threads is not used for float sums (lanes above LANES_MIN).\n\n"
+        + "\n".join(lines) + "\n")
 
 
 def main() -> None:
