@@ -178,6 +178,23 @@ def test_while_condition_that_needs_statements_is_refused():
     assert "while condition" in str(info.value) and info.value.lineno == _err_line(vector_call_in_while)
 
 
+def shrink(a: dc.Buffer[dc.vec3], b: dc.Buffer[dc.vec3], steps: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    n = 0
+    while dc.length(a[i] - b[i]) > 0.5 and n < 100:   # pure: re-evaluated on every test
+        a[i] = a[i] * 0.5
+        n += 1
+    steps[i] = n
+
+
+def test_pure_vector_expressions_in_while_conditions_are_reevaluated():
+    a = np.array([[4.0, 0, 0], [0.1, 0, 0]], np.float32)
+    b = np.zeros((2, 3), np.float32)
+    steps = np.zeros(2, np.int32)
+    dc.launch(dc.kernel(shrink), 2, a, b, steps, accelerator="cpu")
+    assert steps.tolist() == [3, 0] and a[0, 0] == 0.5
+
+
 def test_type_constructors_refuse_bad_shapes():
     with pytest.raises(ValueError, match="at most 3 dimensions"):
         dc.Buffer[dc.mat33, 2]

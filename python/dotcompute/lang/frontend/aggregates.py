@@ -262,6 +262,9 @@ class AggregateLowerer(FunctionLowerer):
             self._no_hoist -= 1
 
     def cond(self, node: ast.expr) -> ir.Expr:
+        made = self._premade.pop(id(node), None)
+        if made is not None:
+            return made
         if isinstance(node, ast.BoolOp):
             self._no_hoist += 1
             try:
@@ -286,6 +289,13 @@ class AggregateLowerer(FunctionLowerer):
             self._no_hoist -= chained
 
     def s_While(self, node: ast.While) -> None:
+        # the test runs again before every iteration: nothing may be computed once before the loop
+        # for it (pure vector expressions are repeated instead, inlined calls are refused)
+        self._no_hoist += 1
+        try:
+            self.premade(node.test, self.cond(node.test))
+        finally:
+            self._no_hoist -= 1
         n = len(self.block)
         super().s_While(node)
         if len(self.block) > n + 1:
