@@ -312,3 +312,9 @@ def test_metal_shim_runs_struct_kernels():
     np.testing.assert_allclose(ps["vel"], vel, rtol=1e-6)
     np.testing.assert_array_equal(ps["mass"], before["mass"] * 2)
     np.testing.assert_array_equal(e, np.full(N, 32.0, np.float32))
+
+
+@pytest.mark.parametrize("kern, metal", [k for k in KERNELS if k[1]], ids=lambda k: getattr(k, "name", ""))
+def test_metal_shim_compiles_every_struct_kernel_without_float64(kern, metal):
+    compile_msl = pytest.importorskip("runner").compile_msl
+    compile_msl(kern.source("metal"))

@@ -554,3 +554,10 @@ def test_quaternions(accelerator):
     if harness.nvrtc_lib() is not None:
         ok, log = harness.nvrtc_compile(quat_ops.source("cuda"), quat_ops.name)
     assert ok, log
+
+
+@pytest.mark.parametrize("kern", [k for k in KERNELS if k is not vec_ctors] + [quat_ops], ids=lambda k: k.name)
+def test_metal_shim_compiles_every_float32_vector_kernel(kern):
+    """Every kernel Metal can run (vec_ctors uses float64) compiles as MSL (run as C++ by the shim)."""
+    compile_msl = pytest.importorskip("runner").compile_msl
+    compile_msl(kern.source("metal"))
