@@ -590,7 +590,8 @@ def format_expr(e: Node) -> str:
     if isinstance(e, BuiltinId):
         return f"{e.kind}({e.dim})"
     if isinstance(e, BufferLoad):
-        return f"{e.buffer.name}[" + ", ".join(format_expr(i) for i in e.indices) + "]"
+        member = "".join(f".{m}" for m in e.member)
+        return f"{e.buffer.name}[" + ", ".join(format_expr(i) for i in e.indices) + "]" + member
     if isinstance(e, Shape):
         return f"{e.buffer.name}.shape[{e.dim}]"
     if isinstance(e, AtomicOp):
@@ -609,7 +610,8 @@ def format_stmts(stmts: list[Stmt], indent: str = "") -> list[str]:
             out.append(f"{indent}{s.name} = {format_expr(s.value)}")
         elif isinstance(s, BufferStore):
             idx = ", ".join(format_expr(i) for i in s.indices)
-            out.append(f"{indent}{s.buffer.name}[{idx}] = {format_expr(s.value)}")
+            member = "".join(f".{m}" for m in s.member)
+            out.append(f"{indent}{s.buffer.name}[{idx}]{member} = {format_expr(s.value)}")
         elif isinstance(s, If):
             out.append(f"{indent}if {format_expr(s.cond)}:")
             out += format_stmts(s.then, indent + "  ")
