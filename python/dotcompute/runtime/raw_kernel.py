@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import KernelTypeError, LaunchError
 from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
@@ -48,7 +48,9 @@ class RawKernel:
     Compiled lazily, once per accelerator, through the kernel cache. Arguments
     reach the kernel exactly as given: buffers (and numpy arrays) as pointers,
     numpy scalars as their dtype, Python ``int`` as int64, ``float`` as float64,
-    ``bool`` as bool. numpy arrays are staged through device buffers where the
+    ``bool`` as bool -- except that in CUDA C++ and OpenCL C source a Python scalar
+    takes the type the kernel declares for a plain scalar parameter (``int n``,
+    ``float a``, ``size_t count``), checked to fit. numpy arrays are staged through device buffers where the
     device cannot read host memory, and hold the results when the launch returns.
 
     A raw kernel cannot say what it writes, so every array argument is treated as
@@ -72,6 +74,8 @@ class RawKernel:
         self.backend = backend
         self.options = options
         self.read_only = _read_only_positions(source, name, backend, read_only)
+        # the scalar parameter types the source declares (CUDA C++/OpenCL C), to type Python scalars by
+        self._declared = _declared_scalar_types(source, name) if backend in ("cuda", "opencl") else ()
         self._lock = threading.Lock()
         self._kernels: dict[str, Any] = {}
         self._plans: dict[Any, Any] = {}  # (accelerator, signature) or accelerator -> plan
@@ -131,14 +135,26 @@ class RawKernel:
             raise LaunchError(f"RawKernel {self.name!r}: the stream belongs to {stream.accelerator.id}, "
                               f"the launch to {acc.id}")
         typed = False
+        declared = self._declared
+        converted: list[Any] | None = None
         for i, a in enumerate(args):
             t = type(a)
             if t in _NUMPY_SCALARS_NEEDING_TYPES:
+                typed = True
+            elif t in _PY_SCALARS and i < len(declared) and declared[i] is not None:
+                # `dc.launch(k, n, x, y, n)` for `int n` / `float a`: a Python scalar is passed as the
+                # parameter's declared type (as int64/float64 it did not fit a 4-byte parameter:
+                # CUDA and OpenCL refused the launch)
+                if converted is None:
+                    converted = list(args)
+                converted[i] = _as_declared(self.name, i, a, declared[i])
                 typed = True
             elif t is np.ndarray and not a.flags.writeable and i not in self.read_only:
                 raise ValueError(f"RawKernel {self.name!r}: argument {i} is a read-only numpy array, but a raw "
                                  f"kernel may write any pointer argument and its results could not be given "
                                  f"back; pass a writable array or declare RawKernel(..., read_only=({i},))")
+        if converted is not None:
+            args = tuple(converted)
         plan = self._typed_plan(acc, args) if typed else (self._plans.get(acc) or self._untyped_plan(acc))
         try:
             plan.launch(global_size, local_size, args, stream)
@@ -348,6 +364,54 @@ def _with_c_linkage(source: str, name: str) -> str:
         last = at
     out.append(source[last:])
     return "".join(out)
+
+
+_C_SCALARS = {
+    "bool": np.bool_, "char": np.int8, "signed char": np.int8, "int8_t": np.int8,
+    "unsigned char": np.uint8, "uchar": np.uint8, "uint8_t": np.uint8,
+    "short": np.int16, "short int": np.int16, "int16_t": np.int16,
+    "unsigned short": np.uint16, "ushort": np.uint16, "uint16_t": np.uint16,
+    "int": np.int32, "signed": np.int32, "signed int": np.int32, "int32_t": np.int32,
+    "unsigned": np.uint32, "unsigned int": np.uint32, "uint": np.uint32, "uint32_t": np.uint32,
+    "long": np.int64, "long int": np.int64, "long long": np.int64, "long long int": np.int64, "int64_t": np.int64,
+    "unsigned long": np.uint64, "ulong": np.uint64, "unsigned long long": np.uint64, "uint64_t": np.uint64,
+    "size_t": np.uint64, "float": np.float32, "double": np.float64, "half": np.float16, "__half": np.float16,
+}
+_C_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "register", "__private", "private",
+                 "__grid_constant__"}
+_C_ADDRESS_SPACES = {"__global", "global", "__local", "local", "__constant", "constant"}
+
+
+def _declared_scalar_types(source: str, name: str) -> tuple[np.dtype | None, ...]:
+    """Per parameter of ``name`` in CUDA C++/OpenCL C source: the numpy dtype of a plain scalar parameter
+    (``int n``, ``const float a``, ``size_t count``), None for pointers and types not known here."""
+    plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
+    m = re.search(r"\b" + re.escape(name) + r"\s*\(([^)]*)\)\s*\{", plain)
+    if m is None or not m.group(1).strip() or m.group(1).strip() == "void":
+        return ()
+    out: list[np.dtype | None] = []
+    for part in m.group(1).split(","):
+        words = re.findall(r"[A-Za-z_]\w*", part)
+        if any(c in part for c in "*&[<") or _C_ADDRESS_SPACES.intersection(words):
+            out.append(None)
+            continue
+        words = [w for w in words if w not in _C_QUALIFIERS]
+        kind = _C_SCALARS.get(" ".join(words[:-1])) if len(words) > 1 else None  # type words, then the name
+        out.append(np.dtype(kind) if kind is not None else None)
+    return tuple(out)
+
+
+def _as_declared(kernel: str, i: int, value: Any, dtype: np.dtype) -> Any:
+    """A Python scalar as the numpy scalar of the parameter's declared type (checked: no silent change)."""
+    if dtype.kind in "iub" and type(value) is float:
+        raise KernelTypeError(f"RawKernel {kernel!r}: argument {i} is the float {value!r}, but the kernel "
+                              f"declares that parameter {dtype}")
+    try:
+        converted = dtype.type(value)
+    except OverflowError:
+        raise KernelTypeError(f"RawKernel {kernel!r}: argument {i} = {value!r} does not fit the parameter's "
+                              f"declared type {dtype}") from None
+    return converted
 
 
 def _parameter_names(source: str, name: str) -> list[str]:

@@ -208,3 +208,21 @@ def test_raw_cuda_compile_errors_keep_the_users_line_numbers(accelerator):
         dc.launch(bad, 1, np.zeros(3, np.float32), np.zeros(1, np.uint32), np.zeros(2, np.int64),
                   accelerator=accelerator)
     assert f"({at + 1}): error" in info.value.log  # the line in the user's source
+
+
+def test_python_scalars_take_the_declared_parameter_types(accelerator):
+    # `int n, float a` given Python 100 and 2.0 (as most users write it) instead of np.int32/np.float32
+    src = _saxpy_source(accelerator.backend)
+    if accelerator.backend not in ("cuda", "opencl"):
+        pytest.skip("typed parameters are read from CUDA C++ / OpenCL C source")
+    k = dc.RawKernel(src, "saxpy_gs", backend=accelerator.backend)
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    y = np.ones(n, np.float32)
+    dc.launch(k, 256, n, 2.0, x, y, local_size=64, accelerator=accelerator)
+    np.testing.assert_allclose(y, 2 * x + 1)
+    with pytest.raises(dc.KernelTypeError, match="argument 0"):
+        dc.launch(k, 256, 2.5, 2.0, x, y, accelerator=accelerator)  # a float for `int n`
+    with pytest.raises(dc.KernelTypeError, match="argument 0"):
+        dc.launch(k, 256, 2**40, 2.0, x, y, accelerator=accelerator)  # does not fit an int
+    np.testing.assert_allclose(y, 2 * x + 1)  # nothing ran
