@@ -128,7 +128,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         log.debug("launch plan for %s on %s: %s%s", kernel.name, acc.id, entry.emitted.entry,
                   " (debug)" if debug else "")
     if len(args) != entry.nparams:
-        raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(entry.names)}), "
+        names = entry.names if entry.expand is None else [d.name for d in kernel.decls()]
+        raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(names)}), "
                               f"got {len(args)}")
     if entry.expand is not None:
         args = entry.expand(args)

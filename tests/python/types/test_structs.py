@@ -285,6 +285,13 @@ def test_struct_argument_checks():
         dc.launch(particle_funcs, N, ps, ((0, 0), (0, 0, 0), 1.0), e, out, accelerator="cpu")
 
 
+def test_argument_count_names_the_python_parameters():
+    ps, e = particles(), np.zeros(N, np.float32)
+    dc.launch(particle_step, N, ps, np.float32(0.1), (0, 0, 0), e, accelerator="cpu")   # the cached plan
+    with pytest.raises(dc.KernelTypeError, match=r"takes 4 argument\(s\) \(ps, dt, gravity, e\), got 3"):
+        dc.launch(particle_step, N, ps, np.float32(0.1), (0, 0, 0), accelerator="cpu")
+
+
 KERNELS = [(copy_mixed, False), (copy_small, True), (mixed_fields, False), (particle_step, True),
            (particle_funcs, True)]
 
