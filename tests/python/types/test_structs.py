@@ -171,6 +171,85 @@ def particle_funcs(ps: dc.Buffer[Particle], proto: Particle, e: dc.Buffer[dc.flo
             out[i] = proto
 
 
+@dc.struct
+class Body:
+    x: dc.vec3
+    rot: dc.mat33
+    tag: dc.int32
+
+
+@dc.func
+def axis(k):
+    v = dc.vec3()
+    v[k] = 1.0                          # a run-time component of a local
+    return v
+
+
+@dc.func
+def spin(b: Body, k: dc.int32) -> Body:
+    c = b
+    for r in range(3):
+        for s in range(3):
+            c.rot[r, s] = c.rot[r, s] + dc.dot(axis(r), axis(s)) * dc.float32(k)   # inlined in a loop
+    c.x = c.rot @ c.x
+    if k > 2:
+        return c                        # an early return
+    c.tag = k
+    return c
+
+
+@dc.kernel
+def spin_bodies(bs: dc.Buffer[Body], out: dc.Buffer[Body], total_out: dc.Buffer[dc.vec3]):
+    i = dc.global_id(0)
+    if i < bs.shape[0]:
+        b = bs[i]
+        total = dc.vec3()
+        k = 0
+        while True:
+            b = spin(b, k)
+            total += b.x
+            k += 1
+            if k == 4:
+                break
+            if k == 1:
+                continue
+            total.y -= 1.0
+        out[i] = b
+        out[i].rot[i % 3, (i + 1) % 3] = -1.0   # a run-time element of a matrix field in a buffer
+        total_out[i] = total
+
+
+def spin_bodies_ref(bs):
+    out, totals = bs.copy(), np.zeros((len(bs), 3), np.float32)
+    for i in range(len(bs)):
+        b, total = bs[i].copy(), np.zeros(3, np.float32)
+        for k in range(4):
+            b["rot"] = b["rot"] + np.eye(3, dtype=np.float32) * np.float32(k)
+            b["x"] = b["rot"] @ b["x"]
+            if k <= 2:
+                b["tag"] = k
+            total += b["x"]
+            if k in (1, 2):
+                total[1] -= 1
+        out[i] = b
+        out[i]["rot"][i % 3, (i + 1) % 3] = -1
+        totals[i] = total
+    return out, totals
+
+
+def test_nested_inlining_loops_and_run_time_matrix_elements(accelerator):
+    bs = np.zeros(N, Body.dtype)
+    bs["x"], bs["rot"], bs["tag"] = RNG.uniform(0, 1, (N, 3)), RNG.uniform(0, 1, (N, 3, 3)), -5
+    out, totals = np.zeros_like(bs), np.zeros((N, 3), np.float32)
+    accelerator.launch(spin_bodies, N, bs, out, totals)
+    accelerator.synchronize()
+    want, want_totals = spin_bodies_ref(bs)
+    np.testing.assert_allclose(out["x"], want["x"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out["rot"], want["rot"])
+    np.testing.assert_array_equal(out["tag"], want["tag"])
+    np.testing.assert_allclose(totals, want_totals, rtol=1e-5, atol=1e-5)
+
+
 def test_struct_dtype_layout():
     assert Particle.dtype.itemsize == 28 and Particle.dtype.fields["vel"][1] == 12
     assert Particle.dtype.fields["mass"][1] == 24
@@ -239,8 +318,9 @@ def test_struct_locals_are_copies(accelerator):
     vel = before["vel"] + g * np.float32(0.01)
     pos = before["pos"] + vel * np.float32(0.01)
     np.testing.assert_array_equal(e, np.full(N, 32.0, np.float32))
-    np.testing.assert_allclose(ps["vel"], vel, rtol=1e-6)
-    np.testing.assert_allclose(ps["pos"][:, :2], pos[:, :2], rtol=1e-6)
+    # a device may contract x + v * dt into one FMA (a last-bit difference): atol for values near 0
+    np.testing.assert_allclose(ps["vel"], vel, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ps["pos"][:, :2], pos[:, :2], rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(ps["pos"][:, 2], before["pos"][:, 2])
     np.testing.assert_array_equal(ps["mass"], before["mass"] * 2)
 
@@ -257,7 +337,7 @@ def test_struct_arguments_and_device_functions(accelerator):
         accelerator.launch(particle_funcs, N, ps, arg, e, out)
         accelerator.synchronize()
         ke = 0.5 * before["mass"] * (before["vel"] ** 2).sum(1) + 0.5 * 3 * 4
-        np.testing.assert_allclose(e, ke, rtol=1e-6)
+        np.testing.assert_allclose(e, ke, rtol=1e-6, atol=1e-6)
         low = before["pos"][:, 1] < 0
         np.testing.assert_array_equal(ps["pos"][:, 1], np.where(low, 0, before["pos"][:, 1]))
         np.testing.assert_array_equal(ps["vel"][:, 1], np.where(low, -before["vel"][:, 1], before["vel"][:, 1]))
@@ -293,7 +373,7 @@ def test_argument_count_names_the_python_parameters():
 
 
 KERNELS = [(copy_mixed, False), (copy_small, True), (mixed_fields, False), (particle_step, True),
-           (particle_funcs, True)]
+           (particle_funcs, True), (spin_bodies, True)]
 
 
 @pytest.mark.parametrize("kern, metal", KERNELS, ids=lambda k: getattr(k, "name", ""))
@@ -316,7 +396,7 @@ def test_metal_shim_runs_struct_kernels():
     raw = ps.view(np.uint8).reshape(N, Particle.dtype.itemsize)
     run_msl(particle_step.source("metal"), [raw, np.float32(0.01), *g, e], global_size=N, local_size=8)
     vel = before["vel"] + g * np.float32(0.01)
-    np.testing.assert_allclose(ps["vel"], vel, rtol=1e-6)
+    np.testing.assert_allclose(ps["vel"], vel, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(ps["mass"], before["mass"] * 2)
     np.testing.assert_array_equal(e, np.full(N, 32.0, np.float32))
 

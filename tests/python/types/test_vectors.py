@@ -268,9 +268,9 @@ def test_conditional_power_floor_division_rows_and_math_on_vectors(accelerator):
     _launch(accelerator, vec_forms, N, a, b, out, fl, s)
     o = out.reshape(N, 4, 3)
     np.testing.assert_array_equal(o[:, 0], np.where((a[:, 0] > b[:, 0])[:, None], a, b))
-    np.testing.assert_allclose(o[:, 1], a ** 2 + a // np.float32(0.25) + a % np.float32(0.5), rtol=1e-6)
-    np.testing.assert_allclose(o[:, 2], np.stack([a.sum(1), b.sum(1), np.full(N, 6)], 1), rtol=1e-6)
-    np.testing.assert_allclose(o[:, 3], np.sqrt(np.abs(a)), rtol=1e-6)
+    np.testing.assert_allclose(o[:, 1], a ** 2 + a // np.float32(0.25) + a % np.float32(0.5), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(o[:, 2], np.stack([a.sum(1), b.sum(1), np.full(N, 6)], 1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(o[:, 3], np.sqrt(np.abs(a)), rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(fl, np.floor(a * 4))
     np.testing.assert_allclose(s, (a * b).sum(1), rtol=1e-5, atol=1e-6)
 
@@ -301,7 +301,7 @@ def test_tuple_assignment_shape_unpacking_and_len(accelerator):
     _launch(accelerator, vec_swaps, (4, 5), a, out, ln)
     want = -a
     want[..., [0, 1]] = want[..., [1, 0]]
-    np.testing.assert_allclose(out, want + 10 * a, rtol=1e-6)
+    np.testing.assert_allclose(out, want + 10 * a, rtol=1e-6, atol=1e-6)
     assert ln[0] == 3 + 10 * 4 + 100 * 2
 
 
@@ -311,7 +311,7 @@ def test_vector_components_and_indexing(accelerator):
     out, comp = np.zeros((N, 4), np.float32), np.zeros((N, 6), np.float32)
     _launch(accelerator, vec_components, N, a, k, out, comp)
     rows = np.arange(N)
-    np.testing.assert_allclose(comp[:, 0], a[:, 0] + 10 * a[:, 3], rtol=1e-6)
+    np.testing.assert_allclose(comp[:, 0], a[:, 0] + 10 * a[:, 3], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(comp[:, 1], a[rows, k])
     np.testing.assert_array_equal(comp[:, 2], a[rows, k])
     np.testing.assert_array_equal(comp[:, 3], a[:, 1])
@@ -322,7 +322,7 @@ def test_vector_components_and_indexing(accelerator):
     want[rows, k] = -1
     want[:, 2] += 100
     want[:, 0] += 0.5
-    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
 
 
 def test_vector_constructors(accelerator):
@@ -362,8 +362,8 @@ def test_matrices(accelerator):
     np.testing.assert_array_equal(mv[:, 3], m[:, 1])
     np.testing.assert_allclose(mm[:, 0], m @ q, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(mm[:, 1], m.transpose(0, 2, 1))
-    np.testing.assert_allclose(mm[:, 2], m.transpose(0, 2, 1) * 2 + 1, rtol=1e-6)
-    np.testing.assert_allclose(mm[:, 3], v[:, :, None] * cc[None, None, :], rtol=1e-6)
+    np.testing.assert_allclose(mm[:, 2], m.transpose(0, 2, 1) * 2 + 1, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(mm[:, 3], v[:, :, None] * cc[None, None, :], rtol=1e-6, atol=1e-6)
     b = m.copy()
     b[:, 0, 1] = 9
     b[:, 2, 2] = -9
@@ -385,7 +385,7 @@ def test_device_functions_take_and_return_vectors(accelerator):
     r = a[:, :3] - 2 * (a[:, :3] @ nn)[:, None] * nn
     np.testing.assert_allclose(out, r[:, [1, 0, 2]], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(idx, [next((k for k in range(4) if row[k] < 0), -1) for row in a])
-    np.testing.assert_allclose(mo, (a[:, 0] * a[:, 3])[:, None, None] * np.ones((1, 3, 3)), rtol=1e-6)
+    np.testing.assert_allclose(mo, (a[:, 0] * a[:, 3])[:, None, None] * np.ones((1, 3, 3)), rtol=1e-6, atol=1e-6)
 
 
 def test_vector_arguments_accept_tuples_and_arrays(accelerator):
@@ -395,7 +395,7 @@ def test_vector_arguments_accept_tuples_and_arrays(accelerator):
         mv, mm, det = np.zeros((4, 4, 3), np.float32), np.zeros((4 * 5, 3, 3), np.float32), np.zeros((4, 4), np.float32)
         _launch(accelerator, mat_ops, 4, m, v, q, c, mv, mm, det)
         outs.append(mv[:, 2])
-    np.testing.assert_allclose(outs[0], v + [1, 2, 3], rtol=1e-6)
+    np.testing.assert_allclose(outs[0], v + [1, 2, 3], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
