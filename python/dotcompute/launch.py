@@ -20,11 +20,21 @@ class LaunchSizeValueError(LaunchError, ValueError):
     """``global_size``/``local_size`` with a bad value (also a ``ValueError``)."""
 
 
+# Extents travel to the native layer as int64: a larger one used to escape as pybind11's "Unable to cast
+# Python instance" RuntimeError; and the work-items of all dimensions together must fit 64 bits (PoCL
+# silently ran nothing for (2**40, 2**40, 2**40)).
+_MAX_EXTENT = 2**63 - 1
+_MAX_ITEMS = 2**64
+
+
 def _sizes(value: Any, what: str) -> tuple[int, ...]:
     # fast paths for the common spellings; everything else is checked below with messages
-    if type(value) is int and value > 0:
+    if type(value) is int and 0 < value <= _MAX_EXTENT:
         return (value,)
-    if type(value) is tuple and 1 <= len(value) <= 3 and all(type(v) is int and v > 0 for v in value):
+    if type(value) is tuple and 1 <= len(value) <= 3 and all(type(v) is int and 0 < v <= _MAX_EXTENT
+                                                             for v in value):
+        if len(value) > 1 and _product(value) >= _MAX_ITEMS:
+            raise LaunchSizeValueError(f"{what} {value} has more than 2**64 work-items in all")
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         items: tuple[Any, ...] = (value,)
@@ -41,8 +51,19 @@ def _sizes(value: Any, what: str) -> tuple[int, ...]:
             raise LaunchSizeTypeError(f"{what}[{d}] must be an int, not {type(v).__name__} ({v!r})")
         if v <= 0:
             raise LaunchSizeValueError(f"{what}[{d}] must be positive, got {v}")
+        if v > _MAX_EXTENT:
+            raise LaunchSizeValueError(f"{what}[{d}] = {v} is too large (at most 2**63 - 1)")
         out.append(int(v))
+    if len(out) > 1 and _product(out) >= _MAX_ITEMS:
+        raise LaunchSizeValueError(f"{what} {tuple(out)} has more than 2**64 work-items in all")
     return tuple(out)
+
+
+def _product(values: Any) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
 
 
 _runtime: Any = None

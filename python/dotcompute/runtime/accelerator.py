@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import OutOfMemoryError
 from . import trace as _trace
 from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
@@ -18,6 +19,9 @@ from .stream import Stream
 
 def _features(bits: int) -> list[str]:
     return [name for name, bit in native().FEATURES.items() if bits & bit]
+
+
+_MAX_BYTES = 2**63 - 1  # the native layer counts sizes in int64
 
 
 class Memory:
@@ -158,7 +162,19 @@ class Accelerator:
 
     def empty(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         """A new buffer with undefined contents."""
-        return Buffer._wrap(self._native.allocate(normalize_shape(shape), native_order(np.dtype(dtype))), self)
+        dims = normalize_shape(shape)
+        dt = native_order(np.dtype(dtype))
+        nbytes = dt.itemsize
+        for d in dims:
+            nbytes *= d
+        if nbytes > _MAX_BYTES or (dims and max(dims) > _MAX_BYTES):
+            # A size no device can address is a failed allocation like any other (an OutOfMemoryError,
+            # also a MemoryError), not the native layer's "shape is too large" KernelTypeError or
+            # pybind11's "Unable to cast Python instance" RuntimeError for extents of 2**63 and more.
+            raise OutOfMemoryError(f"out of memory on {self.id}: cannot allocate a buffer of shape {dims} and "
+                                   f"dtype {dt}: its extents or its size pass 2**63 - 1 bytes, more than any "
+                                   f"device can address")
+        return Buffer._wrap(self._native.allocate(dims, dt), self)
 
     def zeros(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         buf = self.empty(shape, dtype)

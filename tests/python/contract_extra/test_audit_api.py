@@ -90,7 +90,7 @@ def test_negative_shapes(accelerator, shape):
         accelerator.zeros(shape, np.float32)
 
 
-@pytest.mark.parametrize("gsize", [-1, (4, -1), (0,), 0])
+@pytest.mark.parametrize("gsize", [-1, (4, -1), (0,), 0, 2**63, 2**64, (2**40, 2**40, 2**40)])
 def test_non_positive_global_sizes_are_clean_errors(accelerator, gsize):
     # DESIGN.md says nothing about zero-size launches; dotcompute refuses them as a ValueError /
     # LaunchError before anything runs (CUDA and OpenCL 1.2 refuse an empty grid too).
@@ -102,7 +102,8 @@ def test_non_positive_global_sizes_are_clean_errors(accelerator, gsize):
 
 
 def test_impossible_allocation_is_out_of_memory_not_a_crash(accelerator):
-    for shape in [1 << 50, (1 << 25, 1 << 25)]:
+    # sizes a device could not hold, and sizes whose extents or byte count pass 64 bits
+    for shape in [1 << 50, (1 << 25, 1 << 25), 1 << 62, 1 << 63, 1 << 64, (1 << 40, 1 << 40), (1 << 32, 1 << 32)]:
         with pytest.raises(dc.OutOfMemoryError) as info:
             accelerator.empty(shape, np.float64)
         assert isinstance(info.value, MemoryError) and isinstance(info.value, dc.DotComputeError)
