@@ -245,3 +245,27 @@ def test_kernel_source_for_every_backend():
     for backend in ("cpu", "cuda", "opencl", "metal"):
         text = saxpy.source(backend)
         assert isinstance(text, str) and "saxpy" in text
+
+
+@dc.kernel
+def fill_u64(a: dc.Buffer[dc.uint64], v: dc.uint64):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        a[i] = v
+
+
+def test_uint64_scalars(accelerator):
+    a = np.zeros(2, np.uint64)
+    dc.launch(fill_u64, 2, a, 2**63 - 1, accelerator=accelerator)
+    assert (a == 2**63 - 1).all()
+    with pytest.raises(dc.KernelTypeError, match="'v'"):
+        dc.launch(fill_u64, 2, a, -1, accelerator=accelerator)
+
+
+@pytest.mark.xfail(strict=True, reason="the native argument packer holds integers as int64 (ArgValue in "
+                   "cpp/include/dotcompute/launch_plan.hpp): a uint64 scalar of 2**63 or more is refused with "
+                   "a ValueError 'does not fit in 64 bits' (python/src/launch.cpp to_int64)")
+def test_uint64_scalars_above_int64(accelerator):
+    a = np.zeros(2, np.uint64)
+    dc.launch(fill_u64, 2, a, np.uint64(2**64 - 1), accelerator=accelerator)
+    assert (a == 2**64 - 1).all()

@@ -172,3 +172,30 @@ def test_pipeline_dag_reruns_and_strategies(accelerator):
         dc.Pipeline(accelerator=accelerator).add(scale, N, 1.0, x)
     with pytest.raises(ValueError):
         dc.Pipeline(accelerator=accelerator).add(scale, N, 1.0, x, a, on_error="explode")
+
+
+def test_one_pipeline_run_from_several_threads(accelerator):
+    import threading
+
+    x = accelerator.asarray(np.ones(N, np.float32))
+    a, b = accelerator.zeros(N, np.float32), accelerator.zeros(N, np.float32)
+    p = dc.Pipeline(accelerator=accelerator)
+    p.add(scale, N, 2.0, x, a, name="first")
+    p.add(scale, N, 3.0, a, b, name="second")
+    oks, errors = [], []
+
+    def go():
+        try:
+            for _ in range(5):
+                oks.append(p.run().ok)
+        except BaseException as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=go) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert oks == [True] * 15
+    assert (b.numpy() == 6).all()
