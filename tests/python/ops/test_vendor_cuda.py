@@ -64,6 +64,8 @@ def test_simulated_devices_never_take_the_vendor_path(monkeypatch):
     if not _simulated(acc):
         pytest.skip("a real CUDA device: the simulator case does not apply")
     assert native.context(acc) is None  # the plugin refuses native handles on the simulator
+    with pytest.raises(dc.DotComputeError, match="simulated"):
+        acc.asarray(np.ones(4, np.float32))._native.native_handle()  # noqa: SLF001
     # even with the libraries "installed", nothing vendor applies there
     monkeypatch.setattr(cublas, "library", lambda: object())
     monkeypatch.setattr(cufft, "library", lambda: object())
