@@ -134,6 +134,15 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
         axes = tuple(range(buf.ndim))
     full = set(axes) == set(range(buf.ndim))
     count = 1
+    if full and _lanes_on_device(name, buf, out_dtype):
+        # a CPU-type device (PoCL): the lanes kernel's SIMD runs, then the tree over their partials
+        count = buf.size
+        x = flat(buf)
+        runs = -(-x.size // rk.RUN)
+        partial = buf.accelerator.empty((runs,), out_dtype)
+        buf.accelerator.launch(rk.lanes_kernel(out_dtype.type), runs, x, partial)
+        buf = reduce_flat(rk.op_add, partial, 1, runs, 1, out_dtype, commutative=True)
+        axes = ()
     for a in sorted(axes, reverse=True):  # one axis at a time, highest first, so the others keep their place
         count *= buf.shape[a] if buf.ndim else 1
         buf = _portable_axis(name, buf, a, out_dtype)
@@ -144,6 +153,14 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
     elif full and buf.ndim != 0:
         buf = shaped(flat(buf), ())
     return result(op, buf)
+
+
+def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
+    """Whether the portable full sum of ``buf`` uses the lanes kernel: on CPU-type devices, where a
+    work-item's 16 SIMD lanes beat the work-group tree (16M float32 on PoCL: 1.6 ms vs 2.3 ms),
+    for large sums and means of the dtypes it is written for."""
+    return (name in ("sum", "mean") and buf.accelerator.type == "cpu" and buf.size >= LANES_MIN
+            and buf.dtype != np.bool_ and out_dtype in _LANES_ACC and (out_dtype.kind == "f" or buf.dtype.kind != "f"))
 
 
 def _portable_axis(name: str, buf: Buffer, axis: int, out_dtype: np.dtype) -> Buffer:

@@ -168,3 +168,17 @@ def test_lanes_kernel_on_every_accelerator(accelerator):
     outi = accelerator.empty((3,), np.int64)
     accelerator.launch(rk.lanes_kernel(np.int64), 3, accelerator.asarray(xi), outi)
     np.testing.assert_array_equal(outi.numpy(), [xi[i * rk.RUN:(i + 1) * rk.RUN].sum() for i in range(3)])
+
+
+def test_portable_full_sums_on_cpu_devices_use_the_lanes_kernel(accelerator):
+    """On CPU-type devices (the CPU backend, PoCL) the portable full sum/mean of a large array runs
+    the lanes kernel, then the tree over its partials, all on the device; GPUs keep the tree."""
+    x = RNG.standard_normal(reduce_mod.LANES_MIN + 5).astype(np.float32)
+    b = accelerator.asarray(x)
+    with dispatch.prefer("portable"), dc.profile() as prof:
+        s = dc.sum(b)
+        m = dc.mean(b)
+    names = {k.name for k in prof.kernels}
+    assert ("sum_lanes" in names) == (accelerator.type == "cpu"), names
+    np.testing.assert_allclose(s.item(), x.sum(dtype=np.float64), rtol=1e-5, atol=1e-2)
+    np.testing.assert_allclose(m.item(), x.mean(dtype=np.float64), rtol=1e-4, atol=1e-7)
