@@ -101,7 +101,8 @@ uint32_t convert_scalar(const Kernel& k, const ParamSpec& p, const ArgValue& v, 
       case DType::Int32: lo = INT32_MIN; hi = INT32_MAX; break;
       case DType::UInt32: hi = UINT32_MAX; break;
       case DType::Int64: lo = INT64_MIN; hi = INT64_MAX; break;
-      default: hi = UINT64_MAX; break;  // UInt64
+      default: lo = INT64_MIN; hi = UINT64_MAX; break;  // UInt64: the int64 carries the value's 64 bits
+      // (2**63 and more arrive negative; the Python layer, which sees the real value, checks the sign)
     }
     if (x < lo || (x >= 0 && static_cast<uint64_t>(x) > hi)) {
       arg_error(k, p, "the value " + std::to_string(x) + " does not fit in " + dtype_name(t));

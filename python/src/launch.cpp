@@ -42,14 +42,28 @@ dc::ParamSpec to_param(py::handle spec) {
   return p;
 }
 
-int64_t to_int64(py::handle obj, const std::string& label) {
+// A Python or numpy integer for argument i. Integers travel to the core as int64; for a uint64 scalar
+// parameter the int64 holds the value's 64 bits, so 2**63 .. 2**64-1 (hash seeds, masks) can be passed:
+// the sign is checked here, where the Python value is known (the core takes any bits for uint64).
+// Failures are InvalidArgumentErrors (dc.KernelTypeError naming the parameter), like every other
+// argument that does not fit; they used to be a plain ValueError.
+int64_t to_int64(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
   if (!index) throw py::error_already_set();
+  const auto& params = plan.params();
+  const bool u64 = i < params.size() && params[i].kind == dc::ParamKind::Scalar &&
+                   params[i].dtype == dc::DType::UInt64;
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-  if (overflow != 0) throw py::value_error(label + ": the integer " + py::str(obj).cast<std::string>() +
-                                           " does not fit in 64 bits");
-  return static_cast<int64_t>(v);
+  if (overflow == 0 && !(u64 && v < 0)) return static_cast<int64_t>(v);
+  if (u64 && overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return static_cast<int64_t>(u);
+    PyErr_Clear();
+  }
+  throw dc::InvalidArgumentError(param_label(plan, i) + ": the value " + py::str(index).cast<std::string>() +
+                                     " does not fit in " + (u64 ? "uint64" : "64 bits"),
+                                 i < params.size() ? params[i].name : std::string());
 }
 
 // One Python argument as a core ArgValue. Numbers first: they are cheapest to
@@ -57,7 +71,7 @@ int64_t to_int64(py::handle obj, const std::string& label) {
 dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
   PyObject* p = obj.ptr();
   if (PyBool_Check(p)) return p == Py_True;
-  if (PyLong_Check(p)) return to_int64(obj, param_label(plan, i));
+  if (PyLong_Check(p)) return to_int64(obj, plan, i);
   if (PyFloat_Check(p)) return PyFloat_AS_DOUBLE(p);
   if (py::isinstance<py::array>(obj)) {
     auto arr = py::reinterpret_borrow<py::array>(obj);
@@ -80,7 +94,7 @@ dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
   if (py::hasattr(obj, "dtype")) {  // a numpy scalar
     const char kind = py::dtype::from_args(py::getattr(obj, "dtype")).kind();
     if (kind == 'b') return PyObject_IsTrue(p) == 1;
-    if (kind == 'i' || kind == 'u') return to_int64(obj, param_label(plan, i));
+    if (kind == 'i' || kind == 'u') return to_int64(obj, plan, i);
     if (kind == 'f') {
       const double v = PyFloat_AsDouble(p);
       if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();

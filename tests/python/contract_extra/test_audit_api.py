@@ -262,10 +262,15 @@ def test_uint64_scalars(accelerator):
         dc.launch(fill_u64, 2, a, -1, accelerator=accelerator)
 
 
-@pytest.mark.xfail(strict=True, reason="the native argument packer holds integers as int64 (ArgValue in "
-                   "cpp/include/dotcompute/launch_plan.hpp): a uint64 scalar of 2**63 or more is refused with "
-                   "a ValueError 'does not fit in 64 bits' (python/src/launch.cpp to_int64)")
 def test_uint64_scalars_above_int64(accelerator):
+    # the whole uint64 range (an FNV-1a offset basis, an all-ones mask); used to be a ValueError
+    # "does not fit in 64 bits" from the bindings, which held every integer as int64
     a = np.zeros(2, np.uint64)
-    dc.launch(fill_u64, 2, a, np.uint64(2**64 - 1), accelerator=accelerator)
-    assert (a == 2**64 - 1).all()
+    for value in (14695981039346656037, 2**64 - 1, np.uint64(2**64 - 1), 2**63):
+        dc.launch(fill_u64, 2, a, value, accelerator=accelerator)
+        assert (a == np.uint64(value)).all()
+    for bad in (2**64, -1, np.int64(-1), -(2**63)):
+        with pytest.raises(dc.KernelTypeError, match="'v'"):
+            dc.launch(fill_u64, 2, a, bad, accelerator=accelerator)
+    with pytest.raises(dc.KernelTypeError, match="'v'"):
+        dc.launch(fill_u64, 2, a, 2**70, accelerator=accelerator)
