@@ -274,3 +274,44 @@ def test_uint64_scalars_above_int64(accelerator):
             dc.launch(fill_u64, 2, a, bad, accelerator=accelerator)
     with pytest.raises(dc.KernelTypeError, match="'v'"):
         dc.launch(fill_u64, 2, a, 2**70, accelerator=accelerator)
+
+
+@dc.kernel
+def copy_any(src, dst):
+    i = dc.global_id(0)
+    if i < dst.shape[0]:
+        dst[i] = src[i]
+
+
+@dc.kernel
+def axpy_any(a, x, y):
+    i = dc.global_id(0)
+    if i < y.shape[0]:
+        y[i] = a * x[i] + y[i]
+
+
+NUMERIC = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float16,
+           np.float32, np.float64, np.complex64, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", NUMERIC, ids=lambda d: np.dtype(d).name)
+def test_every_numeric_type_in_buffers(accelerator, dtype):
+    src = (np.arange(10) % 3).astype(dtype)
+    dst = np.zeros_like(src)
+    dc.launch(copy_any, 10, src, dst, accelerator=accelerator)
+    np.testing.assert_array_equal(dst, src)
+    np.testing.assert_array_equal(accelerator.asarray(src).numpy(), src)
+
+
+_COMPLEX_SCALARS = pytest.mark.xfail(strict=True, raises=dc.KernelTypeError, reason=(
+    "DESIGN.md lists complex64/complex128 among the scalar types, but a complex scalar argument is refused "
+    "('a complex64 scalar cannot be a kernel argument yet', dotcompute/lang; the native packer has no complex)"))
+
+
+@pytest.mark.parametrize("dtype", [pytest.param(d, marks=_COMPLEX_SCALARS) if np.dtype(d).kind == "c" else d
+                                   for d in NUMERIC if d is not np.bool_], ids=lambda d: np.dtype(d).name)
+def test_every_numeric_type_as_a_scalar_argument(accelerator, dtype):
+    x = (np.arange(10) % 3).astype(dtype)
+    y = np.ones(10, dtype)
+    dc.launch(axpy_any, 10, dtype(2), x, y, accelerator=accelerator)
+    np.testing.assert_allclose(y.astype(np.complex128), (2 * x + 1).astype(dtype).astype(np.complex128))
