@@ -95,6 +95,13 @@ def device_vendor(operation: str, acc: Accelerator, applicable: bool) -> bool | 
     return True
 
 
+def vendor_failed(operation: str, acc: Accelerator, library: str, exc: Exception, *dtypes: np.dtype) -> str:
+    """A vendor library call failed before it enqueued anything (an error status): logs a warning
+    and chooses again without vendor libraries; the second choice is a second profile note."""
+    _log.warning("%s on %s: %s failed (%s); taking the next path", operation, acc.id, library, exc)
+    return choose(operation, acc, *dtypes, vendor=False)
+
+
 def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | None = None,
            fast: str | None = None, fast_worth: bool = False, library: str | None = None) -> str:
     """The path for one call. ``vendor``: whether a vendor implementation exists for these arguments
@@ -130,4 +137,4 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
 
 
 __all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "device_vendor", "kernel_dtype",
-           "listeners", "prefer", "preferred"]
+           "listeners", "prefer", "preferred", "vendor_failed"]

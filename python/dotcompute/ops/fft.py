@@ -311,29 +311,11 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
         lib = "clfft" if clfft.applies(o.acc, cdt, lengths) else "cufft" if cufft.applies(o.acc, cdt, lengths) else None
     path = dispatch.choose(f"fft.{name}", o.acc, rdt, library=lib,
                            vendor=dispatch.device_vendor(f"fft.{name}", o.acc, lib is not None))
-    if path == "vendor" and lib == "cufft":
-        out = cufft.transform(o.device(), lengths, inverse)  # unscaled: numpy's norm by a kernel
-        factor = _factor_for(norm, int(np.prod(lengths)), inverse)
-        if factor != 1.0:
-            from .arrays import shaped
-
-            flat_out = _flat(out)
-            _scale(flat_out, factor)
-            out = shaped(flat_out, out.shape)
-        return result(o, out)
-    if path == "vendor" and lib == "clfft":
-        factor = _factor_for(norm, int(np.prod(lengths)), inverse)
-        # clFFT takes its scale as a float: for complex128, a factor that float32 would round is
-        # applied afterwards in double precision (one more pass), so results keep float64 accuracy
-        exact = cdt == np.complex64 or float(np.float32(factor)) == factor
-        out = clfft.transform(o.device(), lengths, inverse, factor if exact else 1.0)
-        if not exact:
-            from .arrays import shaped
-
-            flat_out = _flat(out)  # a copy when out has more than one axis: scaled, then reshaped
-            _scale(flat_out, factor)
-            out = shaped(flat_out, out.shape)
-        return result(o, out)
+    if path == "vendor" and lib is not None:
+        try:
+            return result(o, _library_fft(lib, o.device(), lengths, inverse, norm, cdt))
+        except (clfft.CLFFTError, cufft.CuFFTError) as exc:
+            path = dispatch.vendor_failed(f"fft.{name}", o.acc, lib, exc, rdt)
     if path in ("vendor", "host"):
         host = o.on_host(path)
         value = _vendor(name, host, axs, sizes, norm)
@@ -356,6 +338,27 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
     if real_out:
         return result(o, planes.real())
     return result(o, planes.complex(cdt))
+
+
+def _library_fft(lib: str, x: Buffer, lengths: tuple[int, ...], inverse: bool, norm: Any, cdt: np.dtype) -> Buffer:
+    """The transform over the trailing ``lengths`` of the complex buffer ``x`` by clFFT or cuFFT,
+    with numpy's normalisation."""
+    from .arrays import shaped
+
+    factor = _factor_for(norm, int(np.prod(lengths)), inverse)
+    if lib == "cufft":
+        out = cufft.transform(x, lengths, inverse)  # unscaled: numpy's norm by a kernel
+        exact = False
+    else:
+        # clFFT takes its scale as a float: for complex128, a factor that float32 would round is
+        # applied afterwards in double precision (one more pass), so results keep float64 accuracy
+        exact = cdt == np.complex64 or float(np.float32(factor)) == factor
+        out = clfft.transform(x, lengths, inverse, factor if exact else 1.0)
+    if not exact and factor != 1.0:
+        flat_out = _flat(out)  # a copy when out has more than one axis: scaled, then reshaped
+        _scale(flat_out, factor)
+        out = shaped(flat_out, out.shape)
+    return out
 
 
 def _norm_check(norm: Any) -> None:

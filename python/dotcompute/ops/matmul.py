@@ -67,7 +67,11 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
     path = dispatch.choose("matmul", oa.acc, dtype, vendor=dispatch.device_vendor("matmul", oa.acc, lib is not None),
                            library=lib)
     if path == "vendor" and lib is not None:
-        return result(oa, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype), out))
+        try:
+            return result(oa, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype),
+                                           out))
+        except (clblast.CLBlastError, cublas.CuBLASError) as exc:
+            path = dispatch.vendor_failed("matmul", oa.acc, lib, exc, dtype)
     if path in ("vendor", "host"):
         ha = oa.on_host(path)
         hb = ob.on_host(path)

@@ -149,3 +149,27 @@ def test_clfft_plan_cache_is_bounded_and_released(ocl_fft, monkeypatch):
 def test_plannable_lengths():
     assert all(clfft.plannable(n) for n in (1, 2, 3, 5, 7, 1000, 1 << 20, 2 * 3 * 5 * 7))
     assert not any(clfft.plannable(n) for n in (0, 11, 13, 22, 1009))
+
+
+def test_a_failing_library_call_falls_back(ocl_fft, monkeypatch, caplog):
+    """An error status from CLBlast/clFFT (nothing enqueued) is logged and the next path runs; both
+    choices are in the profile."""
+    def gemm_fails(*args, **kwargs):
+        raise clblast.CLBlastError("status -1024 (test)")
+
+    def fft_fails(*args, **kwargs):
+        raise clfft.CLFFTError("status 4 (test)")
+
+    monkeypatch.setattr(clblast, "applies", lambda acc, dtype: acc.backend == "opencl")
+    monkeypatch.setattr(clblast, "gemm", gemm_fails)
+    monkeypatch.setattr(clfft, "transform", fft_fails)
+    a = RNG.standard_normal((6, 5)).astype(np.float32)
+    x = (RNG.standard_normal(16) + 1j * RNG.standard_normal(16)).astype(np.complex64)
+    with dispatch.prefer("vendor"), caplog.at_level("WARNING", logger="dotcompute.ops"):
+        got, paths = _paths(lambda: dc.matmul(ocl_fft.asarray(a), ocl_fft.asarray(a.T.copy())))
+        np.testing.assert_allclose(got.numpy(), a @ a.T, rtol=1e-4, atol=1e-4)
+        assert paths[0] == ("vendor", "clblast") and paths[1][1] != "clblast" and len(paths) == 2
+        got, paths = _paths(lambda: dc.fft.fft(ocl_fft.asarray(x)))
+        np.testing.assert_allclose(got.numpy(), np.fft.fft(x), rtol=1e-4, atol=1e-4)
+        assert paths[0] == ("vendor", "clfft") and paths[1][1] != "clfft" and len(paths) == 2
+    assert "clblast failed" in caplog.text and "clfft failed" in caplog.text
