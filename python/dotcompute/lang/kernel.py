@@ -103,7 +103,12 @@ class Specialization:
 
     def __init__(self, module: ir.Module, captures: list[Capture], debug_files: dict[int, str] | None = None) -> None:
         self.module = module
-        self.captures = captures
+        # One record per name: a constant used in many places is read once per use while lowering,
+        # and every launch re-checks the records (valid()), so duplicates cost launch time.
+        unique: dict[tuple[str, str, int], Capture] = {}
+        for c in captures:
+            unique.setdefault((c.where, c.name, id(c.namespace)), c)
+        self.captures = list(unique.values())
         self.debug_files = debug_files or {}
         self.emitted: dict[str, Any] = {}
 
