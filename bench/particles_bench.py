@@ -10,8 +10,9 @@ Columns, per particle count, in milliseconds per time step (best of N):
   ``--brute-max`` particles);
 * "numpy + scipy cKDTree": the same step with the contacts found by ``cKDTree.query_pairs`` and
   the pushes summed with ``np.add.at`` (what a numpy user would write; skipped without scipy);
-* "warp": not written yet (NVIDIA Warp is not installed where this was developed, and an
-  untested port would not be a fair column) — reported as skipped;
+* "warp <device>": the same four-kernel step written with NVIDIA Warp (bench/warp_particles.py:
+  positions and velocities as two ``wp.vec3`` arrays, ``wp.utils.array_scan``), on Warp's CPU
+  and, where there is one, CUDA device; skipped where Warp is not installed;
 * per device, "dc <device>": ``Simulation.step()`` with everything resident on the device (four
   launches and a ``dc.cumsum``), ending with a synchronize.
 
@@ -95,7 +96,7 @@ def _bench(report: Report, ex, n: int, accs: list, repeat: int, brute_max: int) 
     else:
         report.add(Result(label, "numpy + scipy cKDTree", best_time(lambda: kdtree_step(host, cpu_sim), repeat) * 1e3,
                           "ms", False))
-    report.add(Result(label, "warp", None, "ms", False, "skipped: no Warp version written (not installed here)"))
+    _bench_warp(report, ex, label, n, repeat)
     for acc in accs:
         err, touching = ex.check(1000, 3, acc.id)
         sim = ex.Simulation(n, acc)
@@ -103,6 +104,30 @@ def _bench(report: Report, ex, n: int, accs: list, repeat: int, brute_max: int) 
         acc.synchronize()
         report.add(Result(label, f"dc {acc.id}", best_time(sim.step, repeat, sync=acc.synchronize) * 1e3, "ms",
                           False, f"max err {err:.1e} ({touching} contacts)"))
+
+
+def _bench_warp(report: Report, ex, label: str, n: int, repeat: int) -> None:
+    try:
+        import warp as wp
+        import warp_particles as wpp
+    except ImportError:
+        report.add(Result(label, "warp", None, "ms", False, "skipped: warp (warp-lang) is not installed"))
+        return
+    wp.init()
+    devices = ["cpu"] + (["cuda:0"] if wp.get_cuda_device_count() > 0 else [])
+    for device in devices:
+        # the same contact-rich check as the dotcompute columns
+        check_sim = ex.Simulation(1000, dc.accelerator("cpu"), 1, spacing=1.95)
+        ref = check_sim.host.copy()
+        w = wpp.WarpSimulation(check_sim, device)
+        for _ in range(3):
+            w.step()
+            ref = ex.step_numpy(ref, check_sim)
+        w.synchronize()
+        err = float(np.abs(w.positions() - ref["pos"]).max())
+        sim = wpp.WarpSimulation(ex.Simulation(n, dc.accelerator("cpu")), device)
+        report.add(Result(label, f"warp {device}", best_time(sim.step, repeat, sync=sim.synchronize) * 1e3, "ms",
+                          False, f"max err {err:.1e}"))
 
 
 def main() -> None:
