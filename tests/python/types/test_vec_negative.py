@@ -115,6 +115,11 @@ def atomic_on_whole_vector(a: dc.Buffer[dc.vec3]):
     dc.atomic_add(a, 0, 1.0)  # ERR
 
 
+def mixed_conditional(a: dc.Buffer[dc.vec3], out: dc.Buffer[dc.vec3]):
+    i = dc.global_id(0)
+    out[i] = a[i] if i > 0 else 1.0  # ERR
+
+
 @dc.func
 def spin(v: dc.vec3) -> dc.vec3:
     return dc.vec3(v.y, v.x, v.z)
@@ -149,6 +154,7 @@ def vector_call_in_and(a: dc.Buffer[dc.vec3], out: dc.Buffer[dc.bool_]):
     (number_into_struct, "cannot assign a float64 number to ps[i] of type Body"),
     (unknown_local_field, "struct Body has no field 'velocity'"),
     (vector_into_float_buffer, "'out' is a buffer of float32 numbers; a vector, matrix or struct cannot be stored"),
+    (mixed_conditional, "the branches of this conditional expression have different types: vec3 and float64"),
     (atomic_on_struct_field, "atomics on fields of a Body buffer are not supported"),
     (atomic_on_whole_vector, "updates one component: give 2 indices"),
     (vector_call_in_and, "spin() takes or returns vectors, matrices or structs, so it is inlined"),

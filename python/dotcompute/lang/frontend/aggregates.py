@@ -592,9 +592,10 @@ class AggregateLowerer(FunctionLowerer):
         if not (isinstance(a, AggValue) and isinstance(b, AggValue)) or a.type.nleaves != b.type.nleaves or \
                 type(a.type) is not type(b.type) or getattr(a.type, "shape", 0) != getattr(b.type, "shape", 0) or \
                 (isinstance(a.type, StructType) and a.type is not b.type):
+            def what(v: Any) -> str:
+                return type_name(v.type) if hasattr(v, "type") else "a non-number"
             raise self.rep.type(node, f"the branches of this conditional expression have different types: "
-                                      f"{type_name(getattr(a, 'type', None) or a.type)} and "
-                                      f"{type_name(getattr(b, 'type', None) or b.type)}")
+                                      f"{what(a)} and {what(b)}")
         c = self.cond(node.test)
         if isinstance(c, ir.Const):
             return a if c.value else b
