@@ -202,8 +202,9 @@ def matrix(rows: int, cols: int, dtype: Any = FLOAT32) -> MatrixType:
 
 def _elem(dtype: Any) -> ScalarType:
     t = from_dtype(dtype)
-    if t.is_complex or t.name == "float16":
-        raise ValueError(f"vectors and matrices of {t} are not supported (bool, integer, float32 and float64 are)")
+    if t.is_complex:
+        # dc.length/dc.dot would need numpy's conjugating definitions: not yet
+        raise ValueError(f"vectors and matrices of {t} are not supported (bool, integer and float types are)")
     return t
 
 
@@ -276,6 +277,10 @@ def aggregate_type(obj: Any) -> Aggregate | None:
 def _field_type(cls: type, name: str, ann: Any) -> ScalarType | VectorType | MatrixType | StructType:
     agg = aggregate_type(ann)
     if agg is not None:
+        if not isinstance(agg, StructType) and agg.dtype.name == "float16":
+            # OpenCL C has no half struct members without cl_khr_fp16 (only half pointers)
+            raise TypeError(f"@dc.struct {cls.__name__}: field {name!r}: float16 fields are not supported yet "
+                            "(bool, integer, float32 and float64 fields are)")
         return agg
     from .types import scalar_type
 

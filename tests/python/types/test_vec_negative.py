@@ -212,6 +212,10 @@ def test_type_constructors_refuse_bad_shapes():
         @dc.struct
         class Bad:
             z: dc.complex64
+    with pytest.raises(TypeError, match="field 'h'.*float16 fields are not supported"):
+        @dc.struct
+        class Bad3:
+            h: dc.vector(2, dc.float16)
     with pytest.raises(TypeError, match="field 'x' has type"):
         @dc.struct
         class Bad2:

@@ -244,6 +244,27 @@ def nbody_ref(pos):
     return (d / ((d ** 2).sum(-1) + np.float32(0.01))[..., None] ** 1.5).sum(1)
 
 
+H4 = dc.vector(4, dc.float16)
+H22 = dc.matrix(2, 2, dc.float16)
+
+
+@dc.kernel
+def half_vectors(a: dc.Buffer[H4], b: dc.Buffer[H4], out: dc.Buffer[H4], m: dc.Buffer[H22], mo: dc.Buffer[H22]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        out[i] = a[i] * b[i] + a[i] / 3.0
+        mo[i] = m[i] @ m[i]
+
+
+def half_vectors_ref(a, b, m):
+    """numpy's float16 arithmetic: every operation rounded to half, as the kernel's."""
+    mm = np.empty_like(m)
+    for r in range(2):
+        for c in range(2):
+            mm[:, r, c] = m[:, r, 0] * m[:, 0, c] + m[:, r, 1] * m[:, 1, c]
+    return a * b + a / np.float16(3), mm
+
+
 def _launch(acc, kern, size, *args):
     acc.launch(kern, size, *args)
     acc.synchronize()
@@ -293,6 +314,21 @@ def test_shared_arrays_of_vectors_and_swizzles(accelerator):
     ref = nbody_ref(pos)
     np.testing.assert_allclose(out, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
     np.testing.assert_array_equal(sw, pos[:, [2, 1, 0, 0]])
+
+
+def _half_inputs():
+    rng = np.random.default_rng(3)
+    return (rng.uniform(-2, 2, (N, 4)).astype(np.float16), rng.uniform(-2, 2, (N, 4)).astype(np.float16),
+            rng.uniform(-2, 2, (N, 2, 2)).astype(np.float16))
+
+
+def test_float16_vectors_and_matrices_are_numpys_bits(accelerator):
+    a, b, m = _half_inputs()
+    out, mo = np.zeros_like(a), np.zeros_like(m)
+    _launch(accelerator, half_vectors, N, a, b, out, m, mo)
+    want, want_m = half_vectors_ref(a, b, m)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(mo, want_m)
 
 
 def test_tuple_assignment_shape_unpacking_and_len(accelerator):
@@ -446,7 +482,7 @@ def test_host_side_constructors_and_functions():
 # NVRTC and the Metal shim
 
 KERNELS = [vec_arith, vec_components, vec_ctors, roundtrip, mat_ops, vec_funcs, vec_forms, vec_swaps,
-           scatter_add, nbody_tiles]
+           scatter_add, nbody_tiles, half_vectors]
 
 
 @pytest.mark.parametrize("kern", KERNELS, ids=lambda k: k.name)
@@ -495,6 +531,12 @@ def test_metal_shim_runs_matrix_and_function_kernels():
     out, idx, mo = np.zeros((N, 3), np.float32), np.zeros(N, np.int64), np.zeros((N, 3, 3), np.float32)
     run_msl(vec_funcs.source("metal"), [a, *n, out, idx, mo], global_size=N, local_size=8)
     np.testing.assert_array_equal(idx, [next((k for k in range(4) if row[k] < 0), -1) for row in a])
+    a, b, m = _half_inputs()
+    out, mo = np.zeros_like(a), np.zeros_like(m)
+    run_msl(half_vectors.source("metal"), [a, b, out, m, mo], global_size=N, local_size=8)
+    want, want_m = half_vectors_ref(a, b, m)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(mo, want_m)
     pos = rand(128, 3)
     out, sw = np.zeros_like(pos), np.zeros((128, 4), np.float32)
     run_msl(nbody_tiles.source("metal"), [pos, out, sw], global_size=128, local_size=64)
