@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,8 @@ def _product(values: Any) -> int:
 
 
 _runtime: Any = None
+# the module (dotcompute.runtime.accelerator names a function there): its fork state is read per launch
+_accelerator_module = importlib.import_module(".runtime.accelerator", __package__)
 
 
 def _rt() -> Any:
@@ -118,6 +121,8 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
 def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], local_size: Any = None,
               stream: Any = None) -> None:
     """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
+    if _accelerator_module.inherited_by_fork:  # a forked child: fail instead of hanging (see there)
+        _accelerator_module.refuse_after_fork(acc.id)
     before = _ARRAY_HOOKS.get("before_launch")
     if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
         before(kernel, args)

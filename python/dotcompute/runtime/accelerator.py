@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import OutOfMemoryError
+from ..errors import BackendUnavailableError, OutOfMemoryError
 from . import trace as _trace
 from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
@@ -22,6 +23,30 @@ def _features(bits: int) -> list[str]:
 
 
 _MAX_BYTES = 2**63 - 1  # the native layer counts sizes in int64
+
+# fork(): a child process forked after this process started devices (multiprocessing's default
+# "fork" start method on Linux, os.fork) inherits the runtime's memory but none of its threads -- the
+# CPU backend's worker pool and stream queues, the OpenCL/CUDA drivers' own threads -- so its first
+# pooled launch, copy or synchronize waited forever. Such a child now gets a BackendUnavailableError
+# saying what to do instead of a hang. (A child forked before any device was used starts its own
+# runtime normally: the hook is registered when the first Accelerator is made.)
+inherited_by_fork = False
+_fork_hook = False
+
+
+def _after_fork_in_child() -> None:
+    global inherited_by_fork
+    inherited_by_fork = True
+
+
+def refuse_after_fork(acc_id: str) -> None:
+    """Raises the error for work on ``acc_id`` in a child forked from a process that had started it."""
+    raise BackendUnavailableError(
+        f"{acc_id} cannot be used in this process: it was forked (os.fork, or multiprocessing's 'fork' start "
+        f"method) after its parent had started dotcompute's devices, and their threads and driver state do "
+        f"not survive a fork (the work would hang). Use multiprocessing.get_context('spawn') or "
+        f"'forkserver', or start using dotcompute only in the child processes.",
+        reason="forked from a process whose dotcompute runtime had started")
 
 
 class Memory:
@@ -73,6 +98,10 @@ class Accelerator:
     __slots__ = ("_native", "_default_stream", "_memory", "_info", "_capture_stream", "__weakref__")
 
     def __init__(self, native_acc: Any) -> None:
+        global _fork_hook
+        if not _fork_hook:
+            _fork_hook = True
+            os.register_at_fork(after_in_child=_after_fork_in_child)
         self._native = native_acc
         self._default_stream: Stream | None = None
         self._memory = Memory(native_acc)
@@ -162,6 +191,8 @@ class Accelerator:
 
     def empty(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         """A new buffer with undefined contents."""
+        if inherited_by_fork:
+            refuse_after_fork(self.id)
         dims = normalize_shape(shape)
         dt = native_order(np.dtype(dtype))
         nbytes = dt.itemsize
@@ -192,6 +223,8 @@ class Accelerator:
             array = array.numpy()
         # np.asarray with order="C", unlike np.ascontiguousarray, keeps 0-d arrays 0-d
         host = np.asarray(array, dtype=dtype, order="C")
+        if inherited_by_fork:
+            refuse_after_fork(self.id)
         if not host.dtype.isnative:  # big-endian data from files: devices compute in native order
             host = host.astype(native_order(host.dtype))
         buf = Buffer._wrap(self._native.allocate(host.shape, host.dtype), self)
@@ -213,11 +246,15 @@ class Accelerator:
 
     def stream(self) -> Stream:
         """A new in-order stream of this accelerator."""
+        if inherited_by_fork:
+            refuse_after_fork(self.id)
         return Stream(self._native.create_stream(), self)
 
     def synchronize(self) -> None:
         """Waits for all work queued on every stream of this accelerator (pending array expressions
         on it are evaluated first)."""
+        if inherited_by_fork:
+            refuse_after_fork(self.id)
         sync = HOOKS.get("synchronize")
         if sync is not None:
             sync(self)
