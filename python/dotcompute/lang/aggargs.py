@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelTypeError
-from .types import BufferType, elem_ndim
+from .types import BufferType, ScalarType, elem_ndim
 from .vectypes import StructType, aggregate_type, leaf_values
 
 
@@ -70,6 +70,18 @@ def check_buffer(kernel: str, param: str, t: BufferType, a: Any) -> Any:
     return a
 
 
+def complex_parts(kernel: str, param: str, t: ScalarType, value: Any) -> list[float]:
+    """The real and imaginary parts of ``value`` for the complex scalar parameter ``param`` (a complex
+    kernel parameter is launched as its two parts)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
+        raise KernelTypeError(f"{kernel}(): parameter {param!r} expects a {t} scalar (a complex or real number), "
+                              f"got {type(value).__name__}")
+    z = complex(value)
+    return [z.real, z.imag]  # the launch rounds each part to the parameter's real type, as numpy's cast does
+
+
 def expander(kernel: str, params: list[Any], decl_types: list[Any]) -> Callable[[tuple], tuple] | None:
     """A function from the Python arguments to the expanded ones the launch plan takes, checking
     the aggregate ones; None when the kernel has no aggregate parameter (the fast path)."""
@@ -81,6 +93,9 @@ def expander(kernel: str, params: list[Any], decl_types: list[Any]) -> Callable[
             any_agg = True
         elif isinstance(t, BufferType) and t.elem is not None:
             kinds.append(("buffer", name, t))
+            any_agg = True
+        elif isinstance(t, ScalarType) and t.is_complex:
+            kinds.append(("complex", name, t))
             any_agg = True
         else:
             kinds.append(("plain", name, t))
@@ -94,6 +109,8 @@ def expander(kernel: str, params: list[Any], decl_types: list[Any]) -> Callable[
                 out.append(a)
             elif kind == "scalar":
                 out += check_scalar(kernel, name, t, a)
+            elif kind == "complex":
+                out += complex_parts(kernel, name, t, a)
             else:
                 out.append(check_buffer(kernel, name, t, a))
         return tuple(out)

@@ -302,7 +302,10 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
     "isnan": (1, "f->b"), "isinf": (1, "f->b"), "isfinite": (1, "f->b"),
     "min": (2, "n"), "max": (2, "n"), "abs": (1, "n"),
     "conj": (1, "c"), "real": (1, "c"), "imag": (1, "c"),
+    "complex": (2, "r->c"),
 }
+# complex(re, im): two values of the complex type's real type give the complex value (how a complex
+# scalar parameter, passed as its two parts, is put together; no rounding, no 0 * inf).
 # complex: "exp", "sqrt" and "conj" take and give the complex type; "abs", "real", "imag" take a
 # complex and give its real type (``ScalarType.real_type``).
 # round: Python's round-half-to-even (math ``rint``), returning the float type; the frontend

@@ -29,6 +29,7 @@ from .launching import launch_kernel
 from .pickling import reduce_by_value
 from .types import (
     BOOL,
+    COMPLEX128,
     FLOAT32,
     FLOAT64,
     INT32,
@@ -342,6 +343,8 @@ def type_of_argument(a: Any) -> ParamType | None:
         return INT64
     if isinstance(a, float):
         return FLOAT64
+    if isinstance(a, complex):
+        return COMPLEX128
     if isinstance(a, np.generic):
         return scalar_type(a.dtype)
     dtype = getattr(a, "dtype", None)
@@ -368,6 +371,9 @@ def check_argument(kernel: str, d: ParamDecl, fixed: ParamType, got: ParamType) 
         raise KernelTypeError(f"{kernel}(): parameter {d.name!r} expects a {fixed} number, got an array")
     if fixed.is_int and got.is_float:
         raise KernelTypeError(f"{kernel}(): parameter {d.name!r} expects {fixed}, got a float")
+    if got.is_complex and not fixed.is_complex:
+        raise KernelTypeError(f"{kernel}(): parameter {d.name!r} expects {fixed}, got a complex number "
+                              "(pass z.real, z.imag or abs(z))")
     if fixed.is_bool and not got.is_bool:
         raise KernelTypeError(f"{kernel}(): parameter {d.name!r} expects a bool, got {got}")
 

@@ -303,13 +303,7 @@ def test_every_numeric_type_in_buffers(accelerator, dtype):
     np.testing.assert_array_equal(accelerator.asarray(src).numpy(), src)
 
 
-_COMPLEX_SCALARS = pytest.mark.xfail(strict=True, raises=dc.KernelTypeError, reason=(
-    "DESIGN.md lists complex64/complex128 among the scalar types, but a complex scalar argument is refused "
-    "('a complex64 scalar cannot be a kernel argument yet', dotcompute/lang; the native packer has no complex)"))
-
-
-@pytest.mark.parametrize("dtype", [pytest.param(d, marks=_COMPLEX_SCALARS) if np.dtype(d).kind == "c" else d
-                                   for d in NUMERIC if d is not np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [d for d in NUMERIC if d is not np.bool_], ids=lambda d: np.dtype(d).name)
 def test_every_numeric_type_as_a_scalar_argument(accelerator, dtype):
     x = (np.arange(10) % 3).astype(dtype)
     y = np.ones(10, dtype)

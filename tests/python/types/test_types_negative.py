@@ -115,10 +115,6 @@ def complex_max(a: dc.Buffer[dc.complex64], out: dc.Buffer[dc.complex64]):
     out[i] = max(a[i], a[0])  # ERR
 
 
-def complex_scalar_argument(z: dc.complex64, out: dc.Buffer[dc.complex64]):  # ERR
-    out[0] = z
-
-
 @pytest.mark.parametrize("fn, words", [
     (complex_ordering, "complex numbers have no order"),
     (complex_floordiv, "unsupported operand types for //: complex64"),
@@ -126,7 +122,6 @@ def complex_scalar_argument(z: dc.complex64, out: dc.Buffer[dc.complex64]):  # E
     (complex_cast_to_float, "a complex128 value cannot become float64"),
     (complex_atomic, "atomics on complex64 arrays are not supported"),
     (complex_max, "max() is not defined for complex64"),
-    (complex_scalar_argument, "cannot be a kernel argument yet"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_complex_refusals_name_file_and_line(fn, words):
     with pytest.raises(dc.KernelTypeError) as info:

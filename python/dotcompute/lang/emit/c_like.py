@@ -392,6 +392,9 @@ class CLikePrinter:
         self.note_type(argt)
         if name in ("real", "imag"):
             return f"({args[0]}).{'x' if name == 'real' else 'y'}"
+        if name == "complex":
+            self.note_type(t)
+            return f"dc_mk_{complex_helpers.suffix(t)}({args[0]}, {args[1]})"
         if argt.is_complex:
             return f"{self.chelper(name, argt)}({args[0]})"
         if name in ("min", "max"):

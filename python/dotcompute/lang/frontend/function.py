@@ -62,6 +62,7 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         self.shared: list[ir.SharedDecl] = []
         self.params: list[ir.Param] = []
         self.block: list[ir.Stmt] = []
+        self.prologue: list[ir.Stmt] = []  # statements before the body (complex parameters put together)
         self.loop_depth = 0
         self.nesting = 0
         self.uses_barrier = False
@@ -75,12 +76,10 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
                 # vectors, matrices, structs and buffers of them (frontend/aggregates.py)
                 self.aggregate_param(a, t, i, debug_ids)  # type: ignore[attr-defined]
                 continue
-            name = self.names.fresh(a.arg)
             if is_kernel and not isinstance(t, BufferType) and t.is_complex:
-                # the native launch path packs int, float and bool scalars only
-                raise self.rep.type(a, f"parameter {a.arg!r}: a {t} scalar cannot be a kernel argument yet",
-                                    hint=f"pass a 1-element dc.Buffer[dc.{t.name}] (read it as {a.arg}[0]) or the "
-                                         "real and imaginary parts as two float arguments")
+                self.complex_param(a, t)
+                continue
+            name = self.names.fresh(a.arg)
             # index: the position in the expanded argument list (an aggregate scalar takes one per leaf)
             p = ir.Param(name=name, py_name=a.arg, type=t, index=len(self.params), loc=self.loc(a))
             self.params.append(p)
@@ -91,6 +90,23 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
                 ref = ir.BufferRef(name=name, py_name=a.arg, space="global", dtype=t.dtype, ndim=t.ndim,
                                    param_index=p.index, debug_id=did)
             self.scope[a.arg] = Sym("param", p, ref)
+
+    def complex_param(self, a: ast.arg, t: ScalarType) -> None:
+        """A complex scalar kernel parameter: launched as its real and imaginary parts (two real IR
+        parameters; the native launch path packs real scalars), put together in a local at entry."""
+        loc = self.loc(a)
+        parts = []
+        for part in ("real", "imag"):
+            name = self.names.fresh(f"{a.arg}_{part[:2]}")
+            p = ir.Param(name=name, py_name=f"{a.arg}.{part}", type=t.real_type, index=len(self.params), loc=loc)
+            self.params.append(p)
+            self._param_names.add(name)
+            parts.append(ir.Var(name=name, type=t.real_type, loc=loc))
+        var = ir.LocalVar(name=self.names.fresh(a.arg), py_name=a.arg, type=t, loc=loc)
+        self.locals.append(var)
+        self.prologue.append(ir.Assign(name=var.name, value=ir.MathCall(name="complex", args=parts, type=t, loc=loc),
+                                       loc=loc))
+        self.scope[a.arg] = Sym("local", var)
 
     # ----------------------------------------------------------------------------- scope
 
@@ -148,7 +164,7 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
     def lower(self) -> ir.Function:
         for name in self.names_for_reserve():
             self.names.reserve(name)
-        body = self.stmts(self.parsed.tree.body)
+        body = self.prologue + self.stmts(self.parsed.tree.body)
         loc = self.loc(self.parsed.tree)
         if self.is_kernel:
             return ir.Kernel(name=self.ir_name, py_name=self.parsed.name, params=self.params, return_type=VOID,
