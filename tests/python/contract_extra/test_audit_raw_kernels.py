@@ -226,3 +226,33 @@ def test_python_scalars_take_the_declared_parameter_types(accelerator):
     with pytest.raises(dc.KernelTypeError, match="argument 0"):
         dc.launch(k, 256, 2**40, 2.0, x, y, accelerator=accelerator)  # does not fit an int
     np.testing.assert_allclose(y, 2 * x + 1)  # nothing ran
+
+
+def test_one_raw_kernel_from_several_threads(accelerator):
+    import threading
+
+    src = _saxpy_source(accelerator.backend)
+    if not src:
+        pytest.skip(f"no raw source written for {accelerator.backend}")
+    k = dc.RawKernel(src, "saxpy_gs", backend=accelerator.backend)  # first compile races too
+    n = 3000
+    x = np.arange(n, dtype=np.float32)
+    errors: list[BaseException] = []
+    sums: list[float] = []
+
+    def go():
+        try:
+            for _ in range(5):
+                y = np.ones(n, np.float32)
+                dc.launch(k, 1024, np.int32(n), np.float32(2.0), x, y, local_size=32, accelerator=accelerator)
+                sums.append(float(y.sum(dtype=np.float64)))
+        except BaseException as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sums == [float((2 * x + 1).sum(dtype=np.float64))] * 20
