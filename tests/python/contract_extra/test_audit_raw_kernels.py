@@ -256,3 +256,40 @@ def test_one_raw_kernel_from_several_threads(accelerator):
         t.join()
     assert not errors, errors
     assert sums == [float((2 * x + 1).sum(dtype=np.float64))] * 20
+
+
+CU_FAULTS = r"""#include <assert.h>
+__global__ void asserts(float* a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(i < 3);
+  if (i < n) a[i] = 1.0f;
+}
+__global__ void traps(float* a) { __trap(); }
+__global__ void fine(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 2.0f; }
+"""
+
+
+def _fault_then_recover(accelerator, name, *args):
+    with pytest.raises(dc.LaunchError) as info:
+        dc.launch(dc.RawKernel(CU_FAULTS, name, backend="cuda"), 64, *args, accelerator=accelerator)
+        accelerator.synchronize()
+    assert info.value.transient is False
+    a = np.zeros(8, np.float32)  # the device still works afterwards
+    dc.launch(dc.RawKernel(CU_FAULTS, "fine", backend="cuda"), 8, a, 8, accelerator=accelerator)
+    assert (a == 2).all()
+
+
+def test_a_trapping_kernel_is_a_launch_error_and_the_device_recovers(accelerator):
+    if accelerator.backend != "cuda":
+        pytest.skip("a CUDA C++ kernel")
+    _fault_then_recover(accelerator, "traps", np.zeros(4, np.float32))
+
+
+@pytest.mark.xfail(strict=True, raises=dc.DotComputeError, reason=(
+    "a device-side assert (CUDA_ERROR_ASSERT) maps to DC_ERROR_INTERNAL in cuda/status.cpp (map_cuda_result "
+    "has no case for it), so it surfaces as a bare dc.DotComputeError, not the dc.LaunchError of a kernel "
+    "that failed while running; one line there fixes it"))
+def test_a_failed_device_assert_is_a_launch_error(accelerator):
+    if accelerator.backend != "cuda":
+        pytest.skip("a CUDA C++ kernel")
+    _fault_then_recover(accelerator, "asserts", np.zeros(64, np.float32), 64)
