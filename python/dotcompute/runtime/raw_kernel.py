@@ -347,10 +347,13 @@ def _with_c_linkage(source: str, name: str) -> str:
         return source
     # search a copy whose comments and string literals are blanked, same length, so offsets carry over
     plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
-    bounds = r"(?:__launch_bounds__\s*\([^()]*\)\s*)?"
-    decl = re.compile(r"\b__global__\s+" + bounds + r"void\s+" + bounds + re.escape(name) + r"\s*\(")
+    # the words before the name, in any order: __global__ void, void __global__, __launch_bounds__(...)
+    decl = re.compile(r"\b(?:(?:__global__|void|__launch_bounds__\s*\([^()]*\))\s*)+(?<![\w])" + re.escape(name)
+                      + r"\s*\(")
     cuts = []
     for m in decl.finditer(plain):
+        if "__global__" not in m.group(0) or "void" not in m.group(0):
+            continue
         before = plain[:m.start()].rstrip()  # (its "C" of an extern "C" is blanked like every literal)
         if before.endswith(">") or re.search(r"\b(?:extern|static)$", before):
             continue

@@ -293,3 +293,19 @@ def test_a_failed_device_assert_is_a_launch_error(accelerator):
     if accelerator.backend != "cuda":
         pytest.skip("a CUDA C++ kernel")
     _fault_then_recover(accelerator, "asserts", np.zeros(64, np.float32), 64)
+
+
+@pytest.mark.parametrize("src", [
+    'extern "C" {\n__global__ void k(float* a) { a[threadIdx.x] = 3.0f; }\n}\n',
+    "namespace mine {\n__global__ void k(float* a) { a[threadIdx.x] = 3.0f; }\n}\n",
+    "__global__ void k(float* a);\n__device__ float three() { return 3.0f; }\n"
+    "__global__ void k(float* a) { a[threadIdx.x] = three(); }\n",
+    "void __global__ k(float* a) { a[threadIdx.x] = 3.0f; }\n",
+    "__global__ void __launch_bounds__(64, 1) k(float* a) { a[threadIdx.x] = 3.0f; }\n",
+], ids=["extern-c-block", "namespace", "forward-declared", "void-first", "launch-bounds"])
+def test_raw_cuda_declaration_styles(accelerator, src):
+    if accelerator.backend != "cuda":
+        pytest.skip("a CUDA C++ kernel")
+    a = np.zeros(4, np.float32)
+    dc.launch(dc.RawKernel(src, "k", backend="cuda"), 4, a, accelerator=accelerator)
+    assert (a == 3).all()
