@@ -34,7 +34,7 @@ from .builtins import (
 )
 from .kernel import DeviceFunction, Kernel, func, kernel
 from .quat import quat, quat_conjugate, quat_from_axis_angle, quat_mul, quat_rotate, quat_to_matrix
-from .types import buffer_annotation as _buffer_annotation
+from .vectypes import buffer_annotation as _buffer_annotation
 from .vectypes import (
     cross,
     determinant,

@@ -21,10 +21,12 @@ from .. import config
 from ..errors import KernelTypeError
 from . import ir
 from .frontend import ParsedFunction, build_module, param_decls, parse_function, return_spec, signature_text
+from .frontend.device_check import check_device_function
 from .frontend.module import ModuleBuilder
 from .frontend.names import short_hash
 from .frontend.resolve import Capture, capture_still_valid, is_buffer_class
 from .frontend.signature import ParamDecl
+from .kinds import DeviceFunctionBase, KernelBase
 from .launching import launch_kernel
 from .pickling import reduce_by_value
 from .types import (
@@ -45,7 +47,7 @@ from .vectypes import aggregate_type
 ParamType = ScalarType | BufferType
 
 
-class DeviceFunction:
+class DeviceFunction(DeviceFunctionBase):
     """A ``@dc.func`` device function: callable from kernels and other device functions.
 
     Called from ordinary Python it runs the Python function itself (handy for testing the
@@ -84,8 +86,6 @@ class DeviceFunction:
         parsed = self.parsed()
         decls = param_decls(parsed)
         types = tuple(default_param_type(d, parsed.tree) for d in decls)
-        from .frontend.aggregates import check_device_function
-
         if check_device_function(self, decls, types):
             return  # takes or returns vectors, matrices or structs: checked as it is inlined
         return_spec(parsed)
@@ -126,7 +126,7 @@ class Specialization:
         return out
 
 
-class Kernel:
+class Kernel(KernelBase):
     """A ``@dc.kernel``: launch with ``dc.launch(kernel, global_size, *args)``."""
 
     def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None) -> None:

@@ -205,16 +205,12 @@ class BufferAnnotation:
 
 
 def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnotation:
-    """The annotation object for ``dc.Buffer[dtype, ndim]`` (called by the runtime's Buffer class).
+    """The annotation object for ``dc.Buffer[dtype, ndim]`` of a scalar dtype (vectors, matrices and
+    structs: ``vectypes.buffer_annotation``, which the runtime's Buffer class calls).
 
     ``ndim`` defaults to 1 when a dtype is given (``dc.Buffer[dc.float32]`` is 1-D, as in the
     design's examples); bare ``dc.Buffer`` (``dtype=None``) is generic in both.
     """
-    from .vectypes import aggregate_type
-
-    agg = aggregate_type(dtype)
-    if agg is not None:
-        return _aggregate_buffer_annotation(agg, ndim)
     st = None if dtype is None else from_dtype(dtype)
     if ndim is None:
         ndim = 1 if st is not None else None
@@ -230,22 +226,6 @@ def elem_ndim(elem: Any) -> int:
     (its bytes)."""
     shape = getattr(elem, "shape", None)
     return 1 if shape is None else len(shape)
-
-
-def _aggregate_buffer_annotation(agg: Any, ndim: int | None) -> BufferAnnotation:
-    """``dc.Buffer[dc.vec3]``: the leaf dtype with the element's trailing dimensions (a ``(n, 3)``
-    float32 array); ``dc.Buffer[Particle]``: the struct's bytes (the launch views the structured
-    array as uint8 of shape ``(n, itemsize)``)."""
-    if ndim is None:
-        ndim = 1
-    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)) or not 1 <= int(ndim) <= 3:
-        raise ValueError(f"dc.Buffer ndim must be 1, 2 or 3, not {ndim!r}")
-    dtype = UINT8 if agg.shape is None else agg.dtype
-    if int(ndim) + elem_ndim(agg) > 3:
-        # the launch ABI passes buffers of 1 to 3 dimensions, element dimensions included
-        raise ValueError(f"dc.Buffer[{agg.name}, {ndim}] would be a {int(ndim) + elem_ndim(agg)}-d array; buffers "
-                         f"have at most 3 dimensions including the element's ({elem_ndim(agg)} for a {agg.name})")
-    return BufferAnnotation(dtype, int(ndim) + elem_ndim(agg), agg)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .types import FLOAT32, ScalarType, from_dtype
+from .types import FLOAT32, UINT8, BufferAnnotation, ScalarType, elem_ndim, from_dtype
+from .types import buffer_annotation as scalar_buffer_annotation
 
 _COMPONENTS = "xyzw"
 
@@ -403,7 +404,33 @@ def leaf_values(t: Aggregate, value: Any, what: str) -> list[Any]:
     return [x for x in a.astype(t.dtype.np_dtype).reshape(-1)]
 
 
-__all__ = ["AggregateType", "VectorType", "MatrixType", "StructType", "StructField", "Aggregate", "vector",
+def buffer_annotation(dtype: Any = None, ndim: int | None = None) -> BufferAnnotation:
+    """The annotation object for ``dc.Buffer[dtype, ndim]`` (called by the runtime's Buffer class):
+    vectors, matrices and structs here, scalar dtypes by ``types.buffer_annotation``."""
+    agg = aggregate_type(dtype)
+    if agg is not None:
+        return aggregate_buffer_annotation(agg, ndim)
+    return scalar_buffer_annotation(dtype, ndim)
+
+
+def aggregate_buffer_annotation(agg: Any, ndim: int | None) -> BufferAnnotation:
+    """``dc.Buffer[dc.vec3]``: the leaf dtype with the element's trailing dimensions (a ``(n, 3)``
+    float32 array); ``dc.Buffer[Particle]``: the struct's bytes (the launch views the structured
+    array as uint8 of shape ``(n, itemsize)``)."""
+    if ndim is None:
+        ndim = 1
+    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)) or not 1 <= int(ndim) <= 3:
+        raise ValueError(f"dc.Buffer ndim must be 1, 2 or 3, not {ndim!r}")
+    dtype = UINT8 if agg.shape is None else agg.dtype
+    if int(ndim) + elem_ndim(agg) > 3:
+        # the launch ABI passes buffers of 1 to 3 dimensions, element dimensions included
+        raise ValueError(f"dc.Buffer[{agg.name}, {ndim}] would be a {int(ndim) + elem_ndim(agg)}-d array; buffers "
+                         f"have at most 3 dimensions including the element's ({elem_ndim(agg)} for a {agg.name})")
+    return BufferAnnotation(dtype, int(ndim) + elem_ndim(agg), agg)
+
+
+__all__ = ["buffer_annotation", "aggregate_buffer_annotation",
+           "AggregateType", "VectorType", "MatrixType", "StructType", "StructField", "Aggregate", "vector",
            "matrix", "vec2", "vec3", "vec4", "mat22", "mat33", "mat44", "struct", "aggregate_type", "struct_type",
            "leaf_values", "VecFunction", "VEC_FUNCTIONS", "dot", "cross", "length", "length_sq", "normalize",
            "transpose", "outer", "determinant"]

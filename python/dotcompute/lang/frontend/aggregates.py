@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir, vectypes
+from ..kinds import DeviceFunctionBase
 from ..types import BOOL, FLOAT64, INDEX, BufferType, ScalarType, elem_ndim, promote
 from ..vectypes import (
     MatrixType,
@@ -668,15 +667,13 @@ class AggregateLowerer(FunctionLowerer):
                 raise self.rep.type(node, str(e)) from None
         if isinstance(fn, VecFunction):
             return self.vec_function(fn, node)
-        from ..kernel import DeviceFunction
-
-        if isinstance(fn, DeviceFunction):
+        if isinstance(fn, DeviceFunctionBase):
             if self.needs_inline(fn, node):
                 return self.inline_call(fn, node)
             self.premade(node.func, callee)
             try:
                 return super().call(node)
-            except _NeedsInline:
+            except NeedsInline:
                 # an unannotated function that turned out to return a vector/matrix/struct
                 return self.inline_call(fn, node)
         if fn is len and len(node.args) == 1 and not node.keywords:
@@ -1345,7 +1342,7 @@ class AggregateLowerer(FunctionLowerer):
             if value is not None and not self.is_kernel:
                 v = self.value(value)
                 if isinstance(v, AggValue):
-                    raise _NeedsInline()
+                    raise NeedsInline()
                 self.premade(value, v)
             return super().s_Return(node)
         value = node.value
@@ -1378,7 +1375,7 @@ class AggregateLowerer(FunctionLowerer):
                 self.premade(a, v)
                 if isinstance(v, AggValue):
                     return True
-        return False  # an aggregate return found while lowering the body raises _NeedsInline
+        return False  # an aggregate return found while lowering the body raises NeedsInline
 
     def inline_call(self, fn: Any, node: ast.Call) -> Any:
         from .signature import param_decls, return_spec_any
@@ -1568,50 +1565,9 @@ class _VoidResult(StaticValue):
         super().__init__(None, node)
 
 
-class _NeedsInline(Exception):
+class NeedsInline(Exception):
     """Raised by a device function's ``return`` of an aggregate when it is being lowered as an
     ordinary function (no annotation said so): the call site inlines it instead."""
-
-
-def check_device_function(fn: Any, decls: list[Any], types: tuple) -> bool:
-    """``DeviceFunction.check`` for functions that are inlined (vector, matrix or struct parameters
-    or results): lower the body as a call would. Returns False for other functions (checked the
-    ordinary way). An unannotated parameter that the default (int64) does not fit is tried as a
-    ``vec3`` too, as such functions are usually written for vectors."""
-    from ..types import FLOAT32
-    from .module import ModuleBuilder
-    from .signature import return_spec_any
-
-    parsed = fn.parsed()
-    rspec = return_spec_any(parsed, None)
-    agg = aggregate_type(rspec) is not None or any(is_aggregate_param(t) for t in types)
-    if not agg:
-        try:
-            ModuleBuilder(debug=False).function_for(fn, types, parsed.tree, parsed.reporter)
-            return True
-        except _NeedsInline:
-            pass  # an unannotated function that returns an aggregate
-        except (KernelSyntaxError, KernelTypeError):
-            if not any(d.spec is None for d in decls):
-                raise
-            first = sys.exc_info()[1]
-            alt = tuple(VectorType(3, FLOAT32) if d.spec is None else t for d, t in zip(decls, types, strict=True))
-            try:
-                _lower_inline_alone(fn, alt)
-                return True
-            except (KernelSyntaxError, KernelTypeError):
-                raise first from None
-    _lower_inline_alone(fn, types)
-    return True
-
-
-def _lower_inline_alone(fn: Any, types: tuple) -> None:
-    from .module import ModuleBuilder
-
-    parsed = fn.parsed()
-    low = AggregateLowerer(parsed, ModuleBuilder(debug=False), list(types), is_kernel=False,
-                           ir_name=f"{parsed.name}_check", inline=True)
-    low.inline_body = low.stmts(parsed.tree.body)
 
 
 class _Copier:
@@ -1699,4 +1655,4 @@ def pure(e: ir.Expr) -> bool:
     return not any(isinstance(n, (ir.Call, ir.AtomicOp, ir.Bind)) for n in ir.walk(e))
 
 
-__all__ = ["AggregateLowerer", "AggValue", "AggVar", "is_aggregate_param", "pure", "check_device_function"]
+__all__ = ["AggregateLowerer", "AggValue", "AggVar", "is_aggregate_param", "pure", "NeedsInline"]

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import builtins as dcb
 from .. import ir
+from ..kinds import DeviceFunctionBase, KernelBase
 from ..types import BOOL, FLOAT64, INDEX, INT64, ScalarType, scalar_type
 from . import fold
 from .exprs import BufferValue, StaticValue, is_number_tuple
@@ -72,11 +73,9 @@ class CallLowering:
         if not isinstance(callee, StaticValue):
             raise self.rep.syntax(node, f"{ast.unparse(node.func)!r} cannot be called")
         fn = callee.value
-        from ..kernel import DeviceFunction, Kernel
-
-        if isinstance(fn, DeviceFunction):
+        if isinstance(fn, DeviceFunctionBase):
             return self.device_call(fn, node)
-        if isinstance(fn, Kernel):
+        if isinstance(fn, KernelBase):
             raise self.rep.syntax(node, f"a kernel cannot call another kernel ({fn.__name__!r})",
                                   hint="make the callee a device function with @dc.func")
         if isinstance(fn, dcb.Builtin):

@@ -6,10 +6,13 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import ir
+from ..kinds import DeviceFunctionBase
 from ..types import VOID, BufferType, ScalarType, scalar_type
 from .calls import CallLowering
-from .exprs import BufferValue, ExprLowering
+from .exprs import BufferValue, ExprLowering, is_number_tuple
 from .names import NameAllocator
 from .resolve import MISSING, lookup, static_eval
 from .source import ParsedFunction
@@ -29,12 +32,7 @@ class Sym:
 def tracked(value: Any) -> bool:
     """Whether rebinding the name would change the generated code in a way a launch must notice:
     folded numbers (also tuples of them) and device functions. Modules and dtypes are taken as fixed."""
-    import numpy as np
-
-    from ..kernel import DeviceFunction
-    from .exprs import is_number_tuple
-
-    return isinstance(value, (bool, int, float, np.generic, DeviceFunction)) or is_number_tuple(value)
+    return isinstance(value, (bool, int, float, np.generic, DeviceFunctionBase)) or is_number_tuple(value)
 
 
 def assigned_names(tree: ast.FunctionDef) -> set[str]:
