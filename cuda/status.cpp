@@ -45,6 +45,7 @@ dc_status map_cuda_result(CUresult result) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:  // a device-side assert() failed: the kernel's own failure
     case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ILLEGAL_INSTRUCTION:
     case CUDA_ERROR_MISALIGNED_ADDRESS:

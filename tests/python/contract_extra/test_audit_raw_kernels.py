@@ -285,10 +285,6 @@ def test_a_trapping_kernel_is_a_launch_error_and_the_device_recovers(accelerator
     _fault_then_recover(accelerator, "traps", np.zeros(4, np.float32))
 
 
-@pytest.mark.xfail(strict=True, raises=dc.DotComputeError, reason=(
-    "a device-side assert (CUDA_ERROR_ASSERT) maps to DC_ERROR_INTERNAL in cuda/status.cpp (map_cuda_result "
-    "has no case for it), so it surfaces as a bare dc.DotComputeError, not the dc.LaunchError of a kernel "
-    "that failed while running; one line there fixes it"))
 def test_a_failed_device_assert_is_a_launch_error(accelerator):
     if accelerator.backend != "cuda":
         pytest.skip("a CUDA C++ kernel")
