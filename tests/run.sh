@@ -39,11 +39,15 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan --output-on-failure
 
-step "Python tests (pytest)"
+step "Python tests (pytest, in Python's development mode)"
 cd "$root"
 # The CUDA driver test double and the plugin built above let the CUDA host logic run without a GPU.
 export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
-python3 -m pytest -q -rs tests/python --ignore=tests/python/metal "$@" \
+# The whole suite runs once in development mode (PYTHONDEVMODE: debug allocator hooks, every warning
+# shown) with unclosed resources as errors: a ResourceWarning in a test, or one raised in a
+# destructor (which pytest reports as PytestUnraisableExceptionWarning), fails the run.
+PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs tests/python --ignore=tests/python/metal "$@" \
+  -W error::ResourceWarning -W error::pytest.PytestUnraisableExceptionWarning \
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
 step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
