@@ -71,6 +71,8 @@ std::unique_ptr<Nvrtc> Nvrtc::load(std::string& error) {
     resolve(n->lib_, n->getCUBIN_, "nvrtcGetCUBIN", missing);
     resolve(n->lib_, n->getPTXSize_, "nvrtcGetPTXSize", missing);
     resolve(n->lib_, n->getPTX_, "nvrtcGetPTX", missing);
+    resolve(n->lib_, n->addNameExpression_, "nvrtcAddNameExpression", missing);
+    resolve(n->lib_, n->getLoweredName_, "nvrtcGetLoweredName", missing);
     resolve(n->lib_, num_archs, "nvrtcGetNumSupportedArchs", missing);
     resolve(n->lib_, archs, "nvrtcGetSupportedArchs", missing);
     if (!missing.empty()) {
@@ -91,7 +93,8 @@ std::unique_ptr<Nvrtc> Nvrtc::load(std::string& error) {
 }
 
 Nvrtc::Result Nvrtc::compile(const std::string& source, const std::string& arch,
-                             const std::vector<std::string>& options, const std::string& program_name) const {
+                             const std::vector<std::string>& options, const std::string& program_name,
+                             const std::vector<std::string>& name_expressions) const {
   Result result;
   nvrtcProgram prog = nullptr;
   nvrtcResult rc = createProgram_(&prog, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
@@ -104,6 +107,14 @@ Nvrtc::Result Nvrtc::compile(const std::string& source, const std::string& arch,
     nvrtcProgram* prog;
     ~ProgramGuard() { destroy(prog); }
   } guard{destroyProgram_, &prog};
+
+  for (const auto& expr : name_expressions) {
+    rc = addNameExpression_(prog, expr.c_str());
+    if (rc != NVRTC_SUCCESS) {
+      result.log = "nvrtcAddNameExpression(\"" + expr + "\") failed: " + getErrorString_(rc);
+      return result;
+    }
+  }
 
   std::vector<std::string> all = {"--gpu-architecture=" + arch};
   all.insert(all.end(), options.begin(), options.end());
@@ -132,6 +143,16 @@ Nvrtc::Result Nvrtc::compile(const std::string& source, const std::string& arch,
   if (rc != NVRTC_SUCCESS) {
     result.log += std::string("\nretrieving the ") + (cubin ? "CUBIN" : "PTX") + " failed: " + getErrorString_(rc);
     return result;
+  }
+  for (const auto& expr : name_expressions) {
+    const char* lowered = nullptr;
+    rc = getLoweredName_(prog, expr.c_str(), &lowered);
+    if (rc != NVRTC_SUCCESS || !lowered) {
+      result.log += "\nthe kernel name '" + expr + "' names no __global__ function NVRTC could instantiate (" +
+                    getErrorString_(rc) + ")";
+      return result;
+    }
+    result.lowered.emplace_back(lowered);
   }
   result.ok = true;
   return result;

@@ -29,10 +29,13 @@ class Nvrtc {
     bool ok = false;
     std::string output;  // CUBIN bytes, or PTX text including its terminating NUL
     std::string log;     // the compiler's log (errors and warnings)
+    std::vector<std::string> lowered;  // per name expression: the mangled name of the kernel it names
   };
-  // Compiles `source` for `arch` ("sm_90" -> CUBIN, "compute_90" -> PTX).
+  // Compiles `source` for `arch` ("sm_90" -> CUBIN, "compute_90" -> PTX). Each of `name_expressions`
+  // (e.g. "MatrixMul<32>") is registered with the program, which instantiates the template it names;
+  // its lowered (mangled) name, the name the module exports the kernel under, is in Result::lowered.
   Result compile(const std::string& source, const std::string& arch, const std::vector<std::string>& options,
-                 const std::string& program_name) const;
+                 const std::string& program_name, const std::vector<std::string>& name_expressions = {}) const;
 
  private:
   DynLib builtins_;  // kept open: NVRTC 13 wheels need it preloaded (no RPATH)
@@ -50,6 +53,8 @@ class Nvrtc {
   PFN_nvrtcGetCUBIN getCUBIN_ = nullptr;
   PFN_nvrtcGetPTXSize getPTXSize_ = nullptr;
   PFN_nvrtcGetPTX getPTX_ = nullptr;
+  PFN_nvrtcAddNameExpression addNameExpression_ = nullptr;
+  PFN_nvrtcGetLoweredName getLoweredName_ = nullptr;
 };
 
 // Where NVRTC is looked for, in order:

@@ -30,6 +30,9 @@ typedef nvrtcResult (*PFN_nvrtcGetCUBINSize)(nvrtcProgram prog, size_t* size);
 typedef nvrtcResult (*PFN_nvrtcGetCUBIN)(nvrtcProgram prog, char* cubin);
 typedef nvrtcResult (*PFN_nvrtcGetPTXSize)(nvrtcProgram prog, size_t* size);
 typedef nvrtcResult (*PFN_nvrtcGetPTX)(nvrtcProgram prog, char* ptx);
+typedef nvrtcResult (*PFN_nvrtcAddNameExpression)(nvrtcProgram prog, const char* name_expression);
+typedef nvrtcResult (*PFN_nvrtcGetLoweredName)(nvrtcProgram prog, const char* name_expression,
+                                               const char** lowered_name);
 
 #ifdef __cplusplus
 }

@@ -292,7 +292,8 @@ dc_status cu_compile(int32_t device, const char* source, const char* options, vo
   const Nvrtc* n = s->compiler();
   if (!n) return fail(DC_ERROR_UNAVAILABLE, s->nvrtc_error);
   const CompileTarget t = choose_target(dev->sm(), s->driver_version, n->version_number(), n->supported_archs());
-  const Nvrtc::Result r = n->compile(source, t.arch, split_options(options), "dotcompute_kernel.cu");
+  const std::vector<std::string> exprs = name_expressions_in(source);
+  const Nvrtc::Result r = n->compile(source, t.arch, split_options(options), "dotcompute_kernel.cu", exprs);
   if (!r.ok)
     return fail(DC_ERROR_COMPILATION, "NVRTC " + std::to_string(n->major()) + "." + std::to_string(n->minor()) +
                                           " failed to compile for " + t.arch + ":\n" + r.log);
@@ -300,7 +301,14 @@ dc_status cu_compile(int32_t device, const char* source, const char* options, vo
   std::string sim_image, sim_error;
   if (drv().simulated() && !drv().sim_image(source, options, dev->sm(), r.output, sim_image, sim_error))
     return fail(DC_ERROR_COMPILATION, sim_error);
-  const std::string& out = drv().simulated() ? sim_image : r.output;
+  std::string out = drv().simulated() ? std::move(sim_image) : r.output;
+  if (!exprs.empty()) {
+    // The lowered names travel with the image (and through the kernel cache): kernel_get maps the
+    // expression to the symbol on a GPU and on the simulator alike.
+    NameMap names;
+    for (size_t i = 0; i < exprs.size(); ++i) names.emplace_back(exprs[i], r.lowered[i]);
+    out = wrap_with_names(names, out);
+  }
   void* blob = std::malloc(out.size());
   if (!blob) return fail(DC_ERROR_OUT_OF_MEMORY, "compile: out of host memory for the binary");
   std::memcpy(blob, out.data(), out.size());
@@ -316,11 +324,18 @@ dc_status cu_module_load(int32_t device, const void* binary, uint64_t size, dc_m
   Device* dev = nullptr;
   DC_TRY(need_device(device, s, dev));
   if (!binary || size == 0 || !out) return fail(DC_ERROR_INVALID_ARGUMENT, "module_load: empty binary");
+  NameMap names;
+  const void* image = binary;
+  size_t image_size = static_cast<size_t>(size);
+  std::string error;
+  if (!unwrap_names(binary, image_size, names, image, image_size, error) && !error.empty())
+    return fail(DC_ERROR_INVALID_ARGUMENT, "module_load: " + error);
   CUmodule m = nullptr;
-  DC_TRY(check(drv(), drv().cuModuleLoadData(&m, binary), "cuModuleLoadData"));
+  DC_TRY(check(drv(), drv().cuModuleLoadData(&m, image), "cuModuleLoadData"));
   auto mod = std::make_unique<dc_module_s>();
   mod->device = device;
   mod->module = m;
+  for (auto& [expr, lowered] : names) mod->lowered.emplace(std::move(expr), std::move(lowered));
   *out = mod.release();
   return DC_OK;
 }
@@ -345,10 +360,14 @@ dc_status cu_kernel_get(dc_module m, const char* name, dc_kernel* out) {
     return DC_OK;
   }
   CUfunction f = nullptr;
-  const CUresult r = drv().cuModuleGetFunction(&f, m->module, name);
+  const auto lowered = m->lowered.find(name);
+  const char* symbol = lowered != m->lowered.end() ? lowered->second.c_str() : name;
+  const CUresult r = drv().cuModuleGetFunction(&f, m->module, symbol);
   if (r == CUDA_ERROR_NOT_FOUND)
-    return fail(DC_ERROR_INVALID_ARGUMENT, std::string("no kernel named '") + name +
-                                               "' in the module (is it declared extern \"C\" __global__?)");
+    return fail(DC_ERROR_INVALID_ARGUMENT,
+                std::string("no kernel named '") + name + "' in the module" +
+                    (symbol != name ? std::string(" (NVRTC lowered it to '") + symbol + "', which the module lacks)"
+                                    : std::string(" (is it declared extern \"C\" __global__?)")));
   DC_TRY(check(drv(), r, "cuModuleGetFunction"));
   auto k = std::make_unique<dc_kernel_s>();
   k->function = f;

@@ -37,6 +37,7 @@ struct dc_module_s {
   CUmodule module;
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<dc_kernel_s>> kernels;  // owned: the ABI has no kernel release
+  std::map<std::string, std::string> lowered;  // name expression ("MatrixMul<32>") -> the exported symbol
 };
 
 struct dc_cuda_graph_s {

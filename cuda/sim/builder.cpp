@@ -9,9 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -241,11 +244,14 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
   for (size_t i = spans.size(); i-- > 0;) text.replace(spans[i].first, spans[i].second, replacements[i]);
   out.source = text;
 
-  // Every non-template __global__ function is registered under its (qualified) name.
+  // Every non-template __global__ function is registered under its (qualified) name; the exported
+  // symbol (found with dladdr when the module loads) is what cuModuleGetFunction matches.
   static const std::regex global(R"(\b__global__\b)");
   static const std::regex bounds(R"(__launch_bounds__\s*\([^()]*\))");
-  std::set<std::string> seen;
-  int n = 0;
+  struct Kernel {
+    std::string qualified, name, params;
+  };
+  std::vector<Kernel> kernels;
   for (auto it = std::sregex_iterator(scan.begin(), scan.end(), global); it != std::sregex_iterator(); ++it) {
     const size_t pos = static_cast<size_t>(it->position(0));
     // template <...> __global__: instantiations have no name we could take the address of.
@@ -253,7 +259,11 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
     while (start > 0 && scan[start - 1] != ';' && scan[start - 1] != '}' && scan[start - 1] != '{') --start;
     if (std::regex_search(scan.substr(start, pos - start), std::regex(R"(\btemplate\b)"))) continue;
     const size_t paren_search_end = std::min(scan.size(), pos + 2000);
-    const std::string after = std::regex_replace(scan.substr(pos + 10, paren_search_end - pos - 10), bounds, " ");
+    // __launch_bounds__(...) blanked in place (same length: offsets into `after` are offsets into src)
+    std::string after = scan.substr(pos + 10, paren_search_end - pos - 10);
+    for (std::smatch b; std::regex_search(after, b, bounds);)
+      after.replace(static_cast<size_t>(b.position(0)), static_cast<size_t>(b.length(0)),
+                    static_cast<size_t>(b.length(0)), ' ');
     const size_t paren = after.find('(');
     if (paren == std::string::npos) continue;
     size_t e = paren;
@@ -270,9 +280,52 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
     }
     if (!reachable) continue;
     qualified += name;
-    if (!seen.insert(qualified).second) continue;
-    out.epilogue += "static ::dcsim::Registrar dcsim_registrar_" + std::to_string(n++) + "(&" + qualified + ", \"" +
-                    name + "\");\n";
+    // The parameter list as written (names included, which a function type allows), to tell overloads
+    // apart: `&k` of an overloaded kernel is ambiguous, `static_cast<void (*)(float* x)>(&k)` is not.
+    int depth = 0;
+    size_t close = paren;
+    for (; close < after.size(); ++close) {
+      if (after[close] == '(') ++depth;
+      if (after[close] == ')' && --depth == 0) break;
+    }
+    if (close >= after.size()) continue;
+    const size_t params_at = pos + 10 + paren + 1;  // `after` starts 10 characters past __global__
+    kernels.push_back({qualified, name, src.substr(params_at, close - paren - 1)});
+  }
+  // The same parameter list with whitespace and parameter names ignored is one kernel (a prototype and
+  // its definition); differing lists of one name are overloads, each registered through a cast.
+  auto shape = [](const std::string& params) {
+    std::string plain = std::regex_replace(params, std::regex(R"(\b\w+\s*(,|$|\[))"), "$1");
+    plain.erase(std::remove_if(plain.begin(), plain.end(), [](unsigned char c) { return std::isspace(c); }),
+                plain.end());
+    return plain;
+  };
+  std::map<std::string, std::set<std::string>> shapes;
+  for (const auto& k : kernels) shapes[k.qualified].insert(shape(k.params));
+  std::set<std::string> seen;
+  int n = 0;
+  for (const auto& k : kernels) {
+    const bool overloaded = shapes[k.qualified].size() > 1;
+    if (!seen.insert(overloaded ? k.qualified + "(" + shape(k.params) + ")" : k.qualified).second) continue;
+    const std::string address =
+        overloaded ? "static_cast<void (*)(" + k.params + ")>(&" + k.qualified + ")" : "&" + k.qualified;
+    out.epilogue += "static ::dcsim::Registrar dcsim_registrar_" + std::to_string(n++) + "(" + address + ", \"" +
+                    k.name + "\");\n";
+  }
+  // Template kernels are instantiated for the name expressions the plugin was asked for (the same
+  // lines NVRTC got as name expressions): `&MatrixMul<32>` names one specialization, which the host
+  // compiler mangles as NVRTC does, so the lowered name finds it.
+  const std::string marker = "//!dotcompute-name-expression ";
+  for (size_t at = src.find(marker); at != std::string::npos; at = src.find(marker, at + 1)) {
+    if (at != 0 && src[at - 1] != '\n') continue;
+    const size_t begin = at + marker.size();
+    size_t end = src.find('\n', begin);
+    if (end == std::string::npos) end = src.size();
+    std::string expr = src.substr(begin, end - begin);
+    while (!expr.empty() && std::isspace(static_cast<unsigned char>(expr.back()))) expr.pop_back();
+    if (expr.empty() || expr.find('"') != std::string::npos || expr.find('\\') != std::string::npos) continue;
+    out.epilogue += "static ::dcsim::Registrar dcsim_registrar_" + std::to_string(n++) + "(&" + expr + ", \"" +
+                    expr + "\");\n";
   }
   (void)error;
   return true;

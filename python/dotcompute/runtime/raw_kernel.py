@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import KernelTypeError, LaunchError
+from ..errors import DotComputeError, KernelTypeError, LaunchError
 from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
@@ -65,15 +65,19 @@ class RawKernel:
                  read_only: Iterable[int | str] = ()) -> None:
         if not isinstance(source, str) or not source.strip():
             raise ValueError("RawKernel: source is empty")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"RawKernel: name must be the kernel function's identifier, got {name!r}")
         if backend not in KNOWN_BACKENDS:
             raise ValueError(f"RawKernel: backend must be one of {', '.join(KNOWN_BACKENDS)}, got {backend!r}")
+        if not isinstance(name, str) or not (name.isidentifier() or (backend == "cuda" and _NAME_EXPR.match(name))):
+            raise ValueError(f"RawKernel: name must be the kernel function's identifier"
+                             f"{' (or, in CUDA, a name expression such as MatrixMul<32>)' if backend == 'cuda' else ''}"
+                             f", got {name!r}")
+        if backend == "cuda":
+            _check_cuda_name(source, name)
         self._source = source
         self.name = name
         self.backend = backend
         self.options = options
-        self.read_only = _read_only_positions(source, name, backend, read_only)
+        self.read_only = _read_only_positions(source, _base_name(name), backend, read_only)
         # the scalar parameter types the source declares (CUDA C++/OpenCL C), to type Python scalars by
         self._declared = _declared_scalar_types(source, name) if backend in ("cuda", "opencl") else ()
         self._lock = threading.Lock()
@@ -95,9 +99,21 @@ class RawKernel:
         kernel = self._kernels.get(acc.id)
         if kernel is None:
             source = self._source
-            if self.backend == "cuda":  # a kernel copied from a .cu file, as it is (see the two helpers)
-                source = _with_c_linkage(_without_host_headers(source), self.name)
-            kernel = compile_source(acc, source, self.name, self.options)
+            if self.backend == "cuda":  # a kernel copied from a .cu file, as it is (see the helpers)
+                source = _without_host_headers(source)
+                if self.name.isidentifier():
+                    source = _with_c_linkage(source, self.name)
+                else:
+                    # a template instantiation or qualified name: the plugin hands the line to NVRTC as a
+                    # name expression (and the simulator instantiates it); kernel_get maps the name to
+                    # NVRTC's lowered (mangled) name
+                    source = f"{source.rstrip()}\n{_NAME_EXPR_MARKER}{self.name}\n"
+            try:
+                kernel = compile_source(acc, source, self.name, self.options)
+            except DotComputeError as e:
+                if self.backend == "cuda" and "no kernel named" in str(e):
+                    raise LaunchError(_missing_kernel_message(self._source, self.name)) from e
+                raise
             with self._lock:
                 kernel = self._kernels.setdefault(acc.id, kernel)
         return kernel
@@ -369,6 +385,96 @@ def _with_c_linkage(source: str, name: str) -> str:
     return "".join(out)
 
 
+# A CUDA kernel name with template arguments and/or a namespace: NVRTC's "name expression".
+_NAME_EXPR = re.compile(r"^\s*(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*\s*(?:<.*>)?\s*$", re.S)
+# cuda/compile_policy.hpp: the line the plugin reads name expressions from (and the simulator's builder)
+_NAME_EXPR_MARKER = "//!dotcompute-name-expression "
+
+
+def _base_name(name: str) -> str:
+    """The function's own identifier in a name expression: ``ns::MatrixMul<32>`` -> ``MatrixMul``."""
+    return name.split("<", 1)[0].split("::")[-1].strip()
+
+
+def _template_args(name: str) -> list[str]:
+    """The top-level template arguments of a name expression (``reduce<float, 256>`` -> float, 256)."""
+    if "<" not in name:
+        return []
+    inner = name[name.index("<") + 1:name.rindex(">")]
+    args, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        args.append(cur.strip())
+    return args
+
+
+def _global_functions(source: str) -> list[tuple[str, str, str]]:
+    """Every ``__global__`` function defined in CUDA C++ ``source``: (name, parameter list, template header).
+
+    Found by scanning (comments and literals blanked), so a kernel produced by a macro is not seen; the
+    callers use this for error messages and for the checks a scan can make without doubt.
+    """
+    plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
+    plain = re.sub(r"__launch_bounds__\s*\([^()]*(?:\([^()]*\)[^()]*)*\)",
+                   lambda m: " " * len(m.group(0)), plain)
+    out = []
+    for m in re.finditer(r"\b__global__\b", plain):
+        head = m.end()
+        paren = plain.find("(", head)
+        if paren < 0:
+            continue
+        ident = re.search(r"([A-Za-z_]\w*)\s*$", plain[head:paren])
+        if ident is None:
+            continue
+        depth, close = 0, paren
+        while close < len(plain):
+            depth += {"(": 1, ")": -1}.get(plain[close], 0)
+            if depth == 0:
+                break
+            close += 1
+        rest = plain[close + 1:close + 200].lstrip()
+        if not rest.startswith("{"):
+            continue  # a declaration; the definition is counted
+        start = max(plain.rfind(";", 0, m.start()), plain.rfind("}", 0, m.start()), plain.rfind("{", 0, m.start()))
+        before = plain[start + 1:m.start()]
+        tmpl = re.search(r"\btemplate\s*<(.*)>", before, re.S)
+        out.append((ident.group(1), " ".join(plain[paren + 1:close].split()), tmpl.group(1) if tmpl else ""))
+    return out
+
+
+def _describe(found: list[tuple[str, str, str]]) -> str:
+    return ", ".join(f"{'template<' + t.strip() + '> ' if t else ''}{n}({p})" for n, p, t in found)
+
+
+def _check_cuda_name(source: str, name: str) -> None:
+    """Clear errors for the kernel names that cannot work: an overloaded kernel (which of them?) and a
+    template named without its arguments (which instantiation?)."""
+    base = _base_name(name)
+    found = [f for f in _global_functions(source) if f[0] == base]
+    plain_defs = [f for f in found if not f[2]]
+    if len(plain_defs) > 1 and "::" not in name:  # (kernels of one name in two namespaces are not overloads)
+        raise ValueError(f"RawKernel {name!r}: the kernel name is overloaded, so it names no single kernel; "
+                         f"candidates: {_describe(plain_defs)}. Rename one of them")
+    if "<" not in name and found and all(f[2] for f in found):
+        raise ValueError(f"RawKernel {name!r} is a template kernel: name the instantiation to run, with its "
+                         f"template arguments, e.g. {base}<...> (candidates: {_describe(found)})")
+
+
+def _missing_kernel_message(source: str, name: str) -> str:
+    found = _global_functions(source)
+    return (f"RawKernel {name!r}: the source defines no __global__ function of that name; "
+            + (f"__global__ functions found: {_describe(found)}" if found else "it defines no __global__ function"))
+
+
 _C_SCALARS = {
     "bool": np.bool_, "char": np.int8, "signed char": np.int8, "int8_t": np.int8,
     "unsigned char": np.uint8, "uchar": np.uint8, "uint8_t": np.uint8,
@@ -389,11 +495,23 @@ def _declared_scalar_types(source: str, name: str) -> tuple[np.dtype | None, ...
     """Per parameter of ``name`` in CUDA C++/OpenCL C source: the numpy dtype of a plain scalar parameter
     (``int n``, ``const float a``, ``size_t count``), None for pointers and types not known here."""
     plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
-    m = re.search(r"\b" + re.escape(name) + r"\s*\(([^)]*)\)\s*\{", plain)
+    base = _base_name(name)
+    # a template kernel's parameters may be its type parameters (`T value`): read them as the name
+    # expression's arguments (`reduce<float, 256>`: T is float)
+    subst: dict[str, str] = {}
+    if "<" in name:
+        for fn, _params, tmpl in _global_functions(source):
+            if fn == base and tmpl:
+                names = [re.findall(r"[A-Za-z_]\w*", p.split("=")[0])[-1:] for p in tmpl.split(",")]
+                subst = {n[0]: a for n, a in zip(names, _template_args(name), strict=False) if n}
+                break
+    m = re.search(r"\b" + re.escape(base) + r"\s*\(([^)]*)\)\s*\{", plain)
     if m is None or not m.group(1).strip() or m.group(1).strip() == "void":
         return ()
     out: list[np.dtype | None] = []
     for part in m.group(1).split(","):
+        if subst:
+            part = re.sub(r"[A-Za-z_]\w*", lambda w: subst.get(w.group(0), w.group(0)), part)
         words = re.findall(r"[A-Za-z_]\w*", part)
         if any(c in part for c in "*&[<") or _C_ADDRESS_SPACES.intersection(words):
             out.append(None)
