@@ -121,5 +121,76 @@ TEST_F(CompileTest, MissingNvrtcIsUnavailableWithTheInstallHint) {
   EXPECT_EQ(b.mem_free(0, p), DC_OK);
 }
 
+// A template kernel named with its arguments: the plugin gives NVRTC the name expression (the
+// line dotcompute.RawKernel appends), and the driver is asked for the lowered (mangled) name.
+const char* kTemplate = R"(template <int N, typename T> __global__ void scale(T* x) { x[threadIdx.x] *= N; }
+template <int N> __global__ void scale(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= N; }
+//!dotcompute-name-expression scale<3, float>
+//!dotcompute-name-expression scale<4>
+)";
+
+TEST_F(CompileTest, TemplateKernelsAreFoundByNameExpressionUnderTheirLoweredNames) {
+  const std::string image = compile(kTemplate, "");
+  ASSERT_GT(image.size(), 8u);
+  EXPECT_EQ(image.compare(0, 8, "DCNAMES1"), 0);  // the name table travels in front of the CUBIN
+  dc_module m = nullptr;
+  ASSERT_EQ(b.module_load(0, image.data(), image.size(), &m), DC_OK) << error();
+  size_t loaded = 0;
+  EXPECT_STREQ(dbl.last_image_kind(&loaded), "cubin");  // the driver gets the CUBIN alone
+  EXPECT_LT(loaded, image.size());
+  dc_kernel k3 = nullptr, k4 = nullptr;
+  ASSERT_EQ(b.kernel_get(m, "scale<3, float>", &k3), DC_OK) << error();
+  ASSERT_EQ(b.kernel_get(m, "scale<4>", &k4), DC_OK) << error();
+  EXPECT_NE(k3, k4);
+  // not asked for at compile time: no instantiation exists, and the message says so
+  dc_kernel other = nullptr;
+  EXPECT_EQ(b.kernel_get(m, "scale<5>", &other), DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("no kernel named 'scale<5>'"), std::string::npos) << error();
+
+  dc_stream st = nullptr;
+  ASSERT_EQ(b.stream_create(0, &st), DC_OK);
+  dc_devptr x = 0;
+  ASSERT_EQ(b.mem_alloc(0, 64, &x), DC_OK);
+  dc_launch_config c{};
+  c.struct_size = sizeof c;
+  c.dims = 1;
+  c.global_size[0] = 16;
+  c.global_size[1] = c.global_size[2] = 1;
+  c.local_size[0] = 16;
+  dc_kernel_arg args[2]{};
+  args[0].kind = DC_ARG_BUFFER;
+  args[0].size = 8;
+  args[0].value.buffer = x;
+  const int32_t n = 16;
+  args[1].kind = DC_ARG_SCALAR;
+  args[1].size = 4;
+  args[1].value.scalar = &n;
+  ASSERT_EQ(b.launch(st, k3, &c, args, 1), DC_OK) << error();
+  ASSERT_EQ(b.launch(st, k4, &c, args, 2), DC_OK) << error();
+  int count = 0;
+  const double_launch* log = dbl.launch_log(&count);
+  ASSERT_GE(count, 2);
+  // Itanium mangling, as NVRTC lowers the two expressions
+  EXPECT_STREQ(log[count - 2].name, "_Z5scaleILi3EfEvPT0_");
+  EXPECT_STREQ(log[count - 1].name, "_Z5scaleILi4EEvPfi");
+  EXPECT_EQ(b.mem_free(0, x), DC_OK);
+  EXPECT_EQ(b.stream_destroy(st), DC_OK);
+  EXPECT_EQ(b.module_unload(m), DC_OK);
+}
+
+TEST_F(CompileTest, ANameExpressionNamingNoKernelIsACompilationError) {
+  compile("__global__ void k(float* x) {}\n//!dotcompute-name-expression kk<2>\n", "", DC_ERROR_COMPILATION);
+  EXPECT_NE(error().find("kk"), std::string::npos) << error();
+}
+
+TEST_F(CompileTest, ADamagedNameTableIsRefused) {
+  std::string image = compile(kTemplate, "");
+  ASSERT_GT(image.size(), 16u);
+  image.resize(14);  // the magic and part of the count
+  dc_module m = nullptr;
+  EXPECT_EQ(b.module_load(0, image.data(), image.size(), &m), DC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("kernel-name table is damaged"), std::string::npos) << error();
+}
+
 }  // namespace
 }  // namespace dctest
