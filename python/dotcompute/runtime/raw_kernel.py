@@ -59,10 +59,17 @@ class RawKernel:
     arguments the kernel only reads, by position or (except for ``backend="cpu"``,
     whose entry point has no named parameters) by parameter name; those may be
     read-only arrays and are never copied back.
+
+    CUDA: ``name`` may be a name expression -- a template instantiation such as
+    ``"MatrixMulCUDA<32>"`` or ``"reduce<float, 256>"``, or a namespace-qualified name;
+    NVRTC instantiates it and the kernel is looked up under its lowered (mangled)
+    name, on a GPU and on the CUDA simulator alike. ``shared_mem`` is the dynamic
+    (``extern __shared__``) shared memory of each block in bytes, the third value of
+    ``<<<grid, block, shared_mem>>>``.
     """
 
     def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "",
-                 read_only: Iterable[int | str] = ()) -> None:
+                 read_only: Iterable[int | str] = (), shared_mem: int = 0) -> None:
         if not isinstance(source, str) or not source.strip():
             raise ValueError("RawKernel: source is empty")
         if backend not in KNOWN_BACKENDS:
@@ -73,8 +80,16 @@ class RawKernel:
                              f", got {name!r}")
         if backend == "cuda":
             _check_cuda_name(source, name)
+        if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
+            raise ValueError(f"RawKernel: shared_mem is the dynamic shared memory of each block in bytes (an int "
+                             f">= 0), got {shared_mem!r}")
+        if shared_mem and backend != "cuda":
+            raise ValueError(f"RawKernel: shared_mem (dynamic `extern __shared__` memory) is for CUDA kernels, "
+                             f"not {backend}")
         self._source = source
         self.name = name
+        # bytes of `extern __shared__` memory every launch gets (what <<<grid, block, shared_mem>>> says)
+        self.shared_mem = int(shared_mem)
         self.backend = backend
         self.options = options
         self.read_only = _read_only_positions(source, _base_name(name), backend, read_only)
@@ -173,7 +188,7 @@ class RawKernel:
             args = tuple(converted)
         plan = self._typed_plan(acc, args) if typed else (self._plans.get(acc) or self._untyped_plan(acc))
         try:
-            plan.launch(global_size, local_size, args, stream)
+            plan.launch(global_size, local_size, args, stream, self.shared_mem)
         except NeedsStaging:  # host arrays the device cannot read in place (or non-contiguous ones)
             host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
             self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
@@ -183,7 +198,7 @@ class RawKernel:
         staged = list(args)
         for i in host:
             staged[i] = acc.asarray(args[i])
-        plan.launch(global_size, local_size, staged, stream)
+        plan.launch(global_size, local_size, staged, stream, self.shared_mem)
         # Raw kernels do not say what they write: every writable array gets its results back.
         for i in host:
             out = args[i]
@@ -199,7 +214,8 @@ class RawKernel:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the source travels; compiled kernels and plans are per process (Dask workers compile their own)
-        return (RawKernel, (self._source, self.name, self.backend, self.options, tuple(sorted(self.read_only))))
+        return (RawKernel, (self._source, self.name, self.backend, self.options, tuple(sorted(self.read_only)),
+                            self.shared_mem))
 
 
 def _read_only_positions(source: str, name: str, backend: str, read_only: Iterable[int | str]) -> frozenset[int]:
