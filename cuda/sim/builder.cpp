@@ -300,8 +300,12 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
                 plain.end());
     return plain;
   };
+  // Under #if the alternatives may be one kernel written twice, only one of which survives the
+  // preprocessor: a cast to the other would not compile, so such a source keeps the plain `&name`.
+  static const std::regex conditional(R"((^|\n)[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else)\b)");
+  const bool has_conditionals = std::regex_search(scan, conditional);
   std::map<std::string, std::set<std::string>> shapes;
-  for (const auto& k : kernels) shapes[k.qualified].insert(shape(k.params));
+  for (const auto& k : kernels) shapes[k.qualified].insert(has_conditionals ? std::string() : shape(k.params));
   std::set<std::string> seen;
   int n = 0;
   for (const auto& k : kernels) {

@@ -467,6 +467,9 @@ def _global_functions(source: str) -> list[tuple[str, str, str]]:
     return out
 
 
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else)\b", re.M)
+
+
 def _describe(found: list[tuple[str, str, str]]) -> str:
     return ", ".join(f"{'template<' + t.strip() + '> ' if t else ''}{n}({p})" for n, p, t in found)
 
@@ -477,7 +480,9 @@ def _check_cuda_name(source: str, name: str) -> None:
     base = _base_name(name)
     found = [f for f in _global_functions(source) if f[0] == base]
     plain_defs = [f for f in found if not f[2]]
-    if len(plain_defs) > 1 and "::" not in name:  # (kernels of one name in two namespaces are not overloads)
+    # (kernels of one name in two namespaces are not overloads; nor are alternatives under #if/#else,
+    # which only the preprocessor tells apart: then NVRTC's own error stands)
+    if len(plain_defs) > 1 and "::" not in name and not _CONDITIONAL.search(source):
         raise ValueError(f"RawKernel {name!r}: the kernel name is overloaded, so it names no single kernel; "
                          f"candidates: {_describe(plain_defs)}. Rename one of them")
     if "<" not in name and found and all(f[2] for f in found):

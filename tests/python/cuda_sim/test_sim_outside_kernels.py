@@ -307,3 +307,107 @@ def test_cuda_outside_kernels_compile_with_nvrtc_for_sm_80(source_name):
     kernel = {"MATMUL": b"tiled_matmul", "REDUCE": b"block_reduce", "HISTOGRAM": b"histogram_shared",
               "OVERLOADED_HELPER": b"apply_squash", "BOUNDS": b"smooth3"}[source_name]
     assert kernel in cubin  # the (instantiated) kernel is in the image
+
+
+def test_cuda_alternatives_under_preprocessor_conditionals(sim):
+    # one kernel written twice under #if/#else is not an overload: only one survives the preprocessor
+    src = r"""
+    #ifdef USE_DOUBLE
+    __global__ void twice(double* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0; }
+    #else
+    __global__ void twice(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }
+    #endif
+    """
+    x = np.arange(32, dtype=np.float64)
+    dc.launch(dc.RawKernel(src, "twice", backend="cuda", options="-DUSE_DOUBLE"), 32, x, 32, local_size=32,
+              accelerator=_acc(sim))
+    np.testing.assert_array_equal(x, 2 * np.arange(32))
+    y = np.arange(32, dtype=np.float32)
+    dc.launch(dc.RawKernel(src, "twice", backend="cuda"), 32, y, 32, local_size=32, accelerator=_acc(sim))
+    np.testing.assert_array_equal(y, 2 * np.arange(32, dtype=np.float32))
+
+
+SAMPLES_STYLE_SHARED = r"""
+// A typed view of dynamic shared memory per element type, specialised for double (its own symbol).
+template <class T> struct SmemOf {
+    __device__ inline operator T*() { extern __shared__ int smem_i[]; return (T*)smem_i; }
+};
+template <> struct SmemOf<double> {
+    __device__ inline operator double*() { extern __shared__ double smem_d[]; return (double*)smem_d; }
+};
+
+template <class T, unsigned int blockSize, bool nIsPow2>
+__global__ void sum_pairs(T* g_in, T* g_out, unsigned int n)
+{
+    T* s = SmemOf<T>();
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * blockSize * 2 + threadIdx.x;
+    T v = 0;
+    while (i < n) {
+        v += g_in[i];
+        if (nIsPow2 || i + blockSize < n) v += g_in[i + blockSize];
+        i += blockSize * 2 * gridDim.x;
+    }
+    s[tid] = v;
+    __syncthreads();
+    for (unsigned int k = blockSize / 2; k > 0; k >>= 1) {
+        if (tid < k) s[tid] = v = v + s[tid + k];
+        __syncthreads();
+    }
+    if (tid == 0) g_out[blockIdx.x] = v;
+}
+
+template <unsigned int blockSize>
+__global__ void count_positive(const int* in, unsigned int* out, int n)
+{
+    extern __shared__ unsigned int flags[];
+    int i = blockIdx.x * blockSize + threadIdx.x;
+    flags[threadIdx.x] = (i < n && in[i] > 0) ? 1u : 0u;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int c = 0;
+        for (unsigned int k = 0; k < blockSize; ++k) c += flags[k];
+        atomicAdd(out, c);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("ctype,dtype,pow2", [("double", np.float64, "true"), ("float", np.float32, "false"),
+                                              ("unsigned int", np.uint32, "false")])
+def test_cuda_three_template_arguments_and_specialised_shared_memory(sim, ctype, dtype, pow2):
+    n = 1 << 14 if pow2 == "true" else 12_345
+    x = np.random.default_rng(11).integers(0, 100, n).astype(dtype)
+    out = np.zeros(16, dtype)
+    kern = dc.RawKernel(SAMPLES_STYLE_SHARED, f"sum_pairs<{ctype}, 128, {pow2}>", backend="cuda",
+                        shared_mem=128 * np.dtype(dtype).itemsize)
+    dc.launch(kern, 16 * 128, x, out, n, local_size=128, accelerator=_acc(sim))
+    assert out.astype(np.float64).sum() == x.astype(np.float64).sum()
+
+
+def test_cuda_extern_shared_array_inside_a_template_kernel(sim):
+    n = 3000
+    x = np.random.default_rng(12).integers(-10, 10, n).astype(np.int32)
+    out = np.zeros(1, np.uint32)
+    kern = dc.RawKernel(SAMPLES_STYLE_SHARED, "count_positive<256>", backend="cuda", shared_mem=256 * 4)
+    dc.launch(kern, 12 * 256, x, out, n, local_size=256, accelerator=_acc(sim))
+    assert int(out[0]) == int((x > 0).sum())
+
+
+def test_cuda_two_instantiations_of_one_source(sim):
+    # two RawKernels of one source: each its own module and instantiation, both launchable
+    x = np.random.default_rng(13).random(4096, dtype=np.float32)
+    for block in (64, 128):
+        out = np.zeros(8, np.float32)
+        kern = dc.RawKernel(REDUCE, f"block_reduce<float, {block}>", backend="cuda", shared_mem=block * 4)
+        dc.launch(kern, 8 * block, x, out, x.size, local_size=block, accelerator=_acc(sim))
+        assert float(out.sum()) == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
+
+
+def test_cuda_shared_mem_argument_is_checked():
+    with pytest.raises(ValueError, match="shared_mem"):
+        dc.RawKernel(HISTOGRAM, "histogram_shared", backend="cuda", shared_mem=-1)
+    with pytest.raises(ValueError, match="shared_mem"):
+        dc.RawKernel("__kernel void k() {}", "k", backend="opencl", shared_mem=64)
+    with pytest.raises(ValueError, match="name expression"):
+        dc.RawKernel(MATMUL, "tiled_matmul<16", backend="cuda")
