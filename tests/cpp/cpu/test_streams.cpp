@@ -1,5 +1,8 @@
 // Streams are in-order and asynchronous; events mark positions in them, time
 // them and let one stream wait for another.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -65,6 +68,33 @@ TEST(CpuStreams, LaunchIsAsynchronous) {
   DC_ASSERT_OK(api().event_query(e.get(), &done));
   EXPECT_EQ(done, 1);
   s.sync();
+}
+
+// A queued launch that the worker has not started when the caller synchronizes
+// runs on the synchronizing thread (which would only sleep otherwise). The
+// worker sleeps between the rounds (the pause outlasts its spin), so it wakes
+// for each launch only after the caller is already waiting: at least one of
+// the rounds must have run on the caller; without the hand-over none can.
+TEST(CpuStreams, SynchronizeRunsWorkTheWorkerHasNotStarted) {
+  dc_kernel k = kernel("record_thread");
+  ASSERT_NE(k, nullptr);
+  Stream s;
+  DeviceBuffer tid(8);
+  const auto me = static_cast<int64_t>(syscall(SYS_gettid));
+  Dims one_group;  // queued (more items than run inline), one group: one thread runs all of it
+  one_group.global[0] = 1u << 15;
+  one_group.local[0] = 1u << 15;
+  int on_caller = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    *tid.as<int64_t>() = 0;
+    DC_ASSERT_OK(launch(s.get(), k, one_group, Args().buffer(tid)));
+    s.sync();
+    const int64_t ran_on = *tid.as<int64_t>();
+    ASSERT_NE(ran_on, 0);
+    on_caller += ran_on == me;
+  }
+  EXPECT_GT(on_caller, 0);
 }
 
 TEST(CpuStreams, EventsMeasureElapsedTime) {

@@ -42,6 +42,11 @@ void Stream::enqueue(std::unique_ptr<Task> task) {
 
 bool Stream::synchronize(std::string* error, dc_status* status) {
   std::unique_lock<std::mutex> lock(mutex_);
+  // Work queued but not yet started (typically a launch made just before this wait, which a
+  // sleeping worker takes tens of microseconds to wake for) runs on the waiting thread: it would
+  // only sleep otherwise, and a launch's pool then has the cores without a third thread handing
+  // off to the worker and back. Order holds: only one thread runs the stream's tasks at a time.
+  while (!queue_.empty() && !running_) run_front(lock);
   if (!idle_locked()) {
     lock.unlock();
     // Short waits are common (a launch just enqueued); spinning avoids a futex sleep.
@@ -55,6 +60,36 @@ bool Stream::synchronize(std::string* error, dc_status* status) {
   deferred_error_.clear();
   deferred_status_ = DC_OK;
   return false;
+}
+
+void Stream::run_front(std::unique_lock<std::mutex>& lock) {
+  std::unique_ptr<Task> task = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = true;
+  lock.unlock();
+  std::string failure;
+  dc_status failure_status = DC_ERROR_LAUNCH;
+  try {
+    run_task(*task, *this);
+  } catch (const KernelFailureError& e) {
+    failure = e.message;
+    failure_status = e.status;
+  } catch (const std::exception& e) {
+    failure = std::string("cpu: queued work failed: ") + e.what();
+  }
+  task.reset();
+  lock.lock();
+  if (!failure.empty() && deferred_error_.empty()) {
+    deferred_error_ = std::move(failure);
+    deferred_status_ = failure_status;
+  }
+  running_ = false;
+  queued_.fetch_sub(1, std::memory_order_release);
+  if (queue_.empty()) {
+    idle_cv_.notify_all();
+  } else if (sleeping_) {
+    work_cv_.notify_one();  // a waiting thread that ran this task may leave the rest to the worker
+  }
 }
 
 void Stream::worker_loop() {
@@ -72,29 +107,7 @@ void Stream::worker_loop() {
       }
       continue;
     }
-    std::unique_ptr<Task> task = std::move(queue_.front());
-    queue_.pop_front();
-    running_ = true;
-    lock.unlock();
-    std::string failure;
-    dc_status failure_status = DC_ERROR_LAUNCH;
-    try {
-      run_task(*task, *this);
-    } catch (const KernelFailureError& e) {
-      failure = e.message;
-      failure_status = e.status;
-    } catch (const std::exception& e) {
-      failure = std::string("cpu: queued work failed: ") + e.what();
-    }
-    task.reset();
-    lock.lock();
-    if (!failure.empty() && deferred_error_.empty()) {
-      deferred_error_ = std::move(failure);
-      deferred_status_ = failure_status;
-    }
-    running_ = false;
-    queued_.fetch_sub(1, std::memory_order_release);
-    if (queue_.empty()) idle_cv_.notify_all();
+    run_front(lock);
   }
 }
 

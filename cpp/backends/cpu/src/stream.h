@@ -1,5 +1,6 @@
 // A stream: an in-order queue drained by its own worker thread. Work may also
-// run inline on the submitting thread when the stream is idle, which keeps
+// run inline on the submitting thread when the stream is idle (or on a thread
+// that synchronizes before the worker started it), which keeps
 // small launches free of any thread hand-off while preserving order.
 #pragma once
 
@@ -32,7 +33,8 @@ class Stream {
   void end_inline();
 
   void enqueue(std::unique_ptr<Task> task);
-  // Waits until everything queued so far ran. Returns false (with the
+  // Waits until everything queued so far ran; queued work that no thread has
+  // started yet runs on the calling thread. Returns false (with the
   // message) when queued work failed since the last synchronize.
   // `status` (optional) receives the failure's dc_status.
   bool synchronize(std::string* error, dc_status* status = nullptr);
@@ -42,6 +44,9 @@ class Stream {
 
  private:
   void worker_loop();
+  // Pops and runs the front task with `lock` held on entry and exit (released
+  // while the task runs); records a failure for synchronize.
+  void run_front(std::unique_lock<std::mutex>& lock);
   bool idle_locked() const { return queue_.empty() && !running_; }
 
   const uint32_t spin_us_;

@@ -3,6 +3,7 @@
 // pointers, integer scalars int64.
 #include <dotcompute/cpu_kernel_abi.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace {
@@ -133,6 +134,11 @@ extern "C" void wait_flag(const dc_cpu_launch* launch, uint64_t, uint64_t, void*
 // out[0] = value.  (out: int32*, value: int32)
 extern "C" void set_value(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
   __atomic_store_n(arg<int32_t*>(launch, 0), arg<int32_t>(launch, 1), __ATOMIC_RELEASE);
+}
+
+// out[0] = the Linux thread id of the thread that ran the (last) group.  (out: int64*)
+extern "C" void record_thread(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
+  __atomic_store_n(arg<int64_t*>(launch, 0), static_cast<int64_t>(syscall(SYS_gettid)), __ATOMIC_RELEASE);
 }
 
 // The cheapest possible kernel: counts its launches.  (counter: int64*)
