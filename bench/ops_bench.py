@@ -163,7 +163,8 @@ def _bench_row(report: Report, row: str, x: np.ndarray, work: tuple, accs: list,
 
 
 def crossover(out: Path) -> None:
-    """dc.sum and dc.min of float32 on cpu:0 per size and path, beside numpy: where lanes/threads pay."""
+    """Per size and path on cpu:0, beside numpy: where lanes/threads pay for dc.sum and dc.min of
+    float32, and where the portable scan beats numpy's cumsum for int32 (ops/scan.py SCAN_MIN)."""
     acc = dc.accelerator("cpu:0")
     lines = ["| n | op | numpy | dc vendor (numpy) | dc lanes | dc threads |", "|---|---|---|---|---|---|"]
     for exp in range(14, 25, 2):
@@ -177,11 +178,27 @@ def crossover(out: Path) -> None:
                 cells.append(f"{t * 1e6:.0f} us")
             lines.append(f"| 2^{exp} | {name} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
+    scan = ["| n | numpy | dc vendor (numpy) | dc portable | auto path |", "|---|---|---|---|---|"]
+    for mib in (1, 2, 4, 6, 8, 12, 16):
+        x = RNG.integers(0, 100, mib << 20, dtype=np.int32)
+        b = acc.asarray(x)
+        reps = 10 if mib >= 4 else 30
+        cells = [f"{best_time(lambda a=x: np.cumsum(a), repeat=reps) * 1e3:.2f} ms"]
+        for mode in ("vendor", "portable"):
+            with dispatch.prefer(mode):
+                t = best_time(lambda a=b: dc.cumsum(a), repeat=reps, sync=acc.synchronize)
+            cells.append(f"{t * 1e3:.2f} ms")
+        cells.append(_path_of(lambda a=b: dc.cumsum(a)))
+        scan.append(f"| {mib}M | " + " | ".join(cells) + " |")
+        print(scan[-1], flush=True)
     (out / "operations_crossover.md").write_text(
         "dc.sum / dc.min of float32 on cpu:0, best of 30 (microseconds, including the 0-d result's read), per "
         "forced path. A forced path that does not apply takes the auto choice: lanes is for sums only (min: "
         "threads above THREADS_MIN, else numpy), threads is not used for float sums (lanes above LANES_MIN).\n\n"
-        + "\n".join(lines) + "\n")
+        + "\n".join(lines) + "\n\n"
+        "dc.cumsum of int32 Buffers on cpu:0 (int64 result), best of 10-30 (milliseconds, synchronized), per forced "
+        "path, and the path auto takes (ops/scan.py SCAN_MIN: the portable scan from 8M elements).\n\n"
+        + "\n".join(scan) + f"\n\nLoad average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}.\n")
 
 
 def main() -> None:
@@ -190,7 +207,7 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(ROWS), help="comma list of: " + ", ".join(ROWS))
     ap.add_argument("--devices", default=None, help="comma list of device ids (default: every device)")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for operations.{json,md}")
-    ap.add_argument("--crossover", action="store_true", help="time the reduction paths per size instead")
+    ap.add_argument("--crossover", action="store_true", help="time the reduction and scan paths per size instead")
     args = ap.parse_args()
     if args.crossover:
         out = Path(args.out)

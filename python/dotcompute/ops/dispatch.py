@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -102,6 +103,19 @@ def vendor_failed(operation: str, acc: Accelerator, library: str, exc: Exception
     return choose(operation, acc, *dtypes, vendor=False)
 
 
+_host_cpu: weakref.WeakKeyDictionary[Accelerator, bool] = weakref.WeakKeyDictionary()
+
+
+def host_cpu(acc: Accelerator) -> bool:
+    """Whether ``acc`` is the CPU backend (its memory is host memory, numpy's paths apply), asked
+    of the native device once per accelerator: every operation call asks, and each property read
+    crosses into the extension (microseconds when the caches are cold after a large kernel)."""
+    known = _host_cpu.get(acc)
+    if known is None:
+        known = _host_cpu[acc] = bool(acc.unified_memory and acc.backend == "cpu")
+    return known
+
+
 def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | None = None,
            fast: str | None = None, fast_worth: bool = False, library: str | None = None) -> str:
     """The path for one call. ``vendor``: whether a vendor implementation exists for these arguments
@@ -110,7 +124,7 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     ``auto`` when ``fast_worth`` (the size where it measured faster). ``library``: the vendor library
     behind ``vendor`` (``"clblast"``, ``"clfft"``, ...), named in the profile note when it is taken."""
     if vendor is None:
-        vendor = acc.unified_memory and acc.backend == "cpu"
+        vendor = host_cpu(acc)
     want = preferred()
     portable_ok = all(kernel_dtype(d) for d in dtypes)
     if want == "portable" and portable_ok:
@@ -126,15 +140,18 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     else:
         path = "host"
     lib = library if (path == "vendor" and library) else ("numpy" if path in ("vendor", "threads", "host") else None)
-    _log.debug("%s on %s: %s%s", operation, acc.id, path, f" ({lib})" if lib else "")
-    if lib:  # shows in dc.profile()
-        trace.note("operation", operation=operation, accelerator=acc.id, path=path, library=lib)
-    else:
-        trace.note("operation", operation=operation, accelerator=acc.id, path=path)
+    # the log line, profile note and listeners each want acc.id: only read when one of them is there
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug("%s on %s: %s%s", operation, acc.id, path, f" ({lib})" if lib else "")
+    if trace.active is not None:
+        if lib:  # shows in dc.profile()
+            trace.note("operation", operation=operation, accelerator=acc.id, path=path, library=lib)
+        else:
+            trace.note("operation", operation=operation, accelerator=acc.id, path=path)
     for fn in listeners:
         fn(operation, acc.id, path)
     return path
 
 
-__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "device_vendor", "kernel_dtype",
-           "listeners", "prefer", "preferred", "vendor_failed"]
+__all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "device_vendor", "host_cpu",
+           "kernel_dtype", "listeners", "prefer", "preferred", "vendor_failed"]

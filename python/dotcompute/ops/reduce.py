@@ -35,7 +35,9 @@ _OPS: dict[str, tuple[Any, Any, bool]] = {
 }
 
 
+@cache
 def _result_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    # cached: numpy's rule is asked once per (operation, dtype), not on every call
     fn = _OPS[name][0]
     return np.dtype(fn(np.zeros(1, dtype)).dtype)
 
@@ -76,7 +78,7 @@ _LANES_ACC = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
 def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str | None, bool]:
     """The fast path that applies to a reduction of all of ``op`` on host memory, and whether
     its size makes it worth taking by default."""
-    if not full or op.size == 0 or not (op.acc.unified_memory and op.acc.backend == "cpu"):
+    if not full or op.size == 0 or not dispatch.host_cpu(op.acc):
         return None, False
     if (name in ("sum", "mean") and op.buf is not None and dispatch.kernel_dtype(op.dtype) and op.dtype != np.bool_
             and out_dtype in _LANES_ACC and (out_dtype.kind == "f" or op.dtype.kind != "f")):

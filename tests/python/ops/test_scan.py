@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dotcompute as dc
+from dotcompute.ops import dispatch
 
 RNG = np.random.default_rng(11)
 
@@ -84,3 +87,37 @@ def test_scan_last_equals_reduction(x):
         with dc.ops.prefer("portable"):
             s = dc.cumsum(acc.asarray(x))
             assert int(s.numpy()[-1]) == int(dc.sum(acc.asarray(x)))
+
+
+def test_long_integer_cumsums_of_cpu_buffers_take_the_portable_scan(monkeypatch):
+    """From SCAN_MIN elements along the axis the portable scan runs instead of numpy's cumsum
+    (integers only: exact in any order); the choice shows in the profile notes, and is numpy's
+    result to the bit."""
+    scan_mod = importlib.import_module("dotcompute.ops.scan")
+    monkeypatch.setattr(scan_mod, "SCAN_MIN", 4096)  # the real size would cost seconds under pytest
+    acc = dc.accelerator("cpu:0")
+    short = RNG.integers(-50, 50, 4095).astype(np.int32)
+    long = RNG.integers(-2**31, 2**31 - 1, 5000, dtype=np.int64).astype(np.int32)
+    rows = RNG.integers(-50, 50, (3, 5000)).astype(np.int32)
+    floats = RNG.standard_normal(5000).astype(np.float32)
+    seen: list[str] = []
+    dispatch.listeners.append(lambda op, acc_id, path: seen.append(path))
+    try:
+        with dc.profile() as prof:
+            got_short = dc.cumsum(acc.asarray(short))
+            got_long = dc.cumsum(acc.asarray(long))
+            got_rows = dc.cumsum(acc.asarray(rows), axis=1)
+            got_cols = dc.cumsum(acc.asarray(rows), axis=0)  # 3 long: numpy
+            dc.cumsum(acc.asarray(floats))  # floats keep numpy's sequential rounding
+            dc.cumsum(long)  # numpy in: no device copy for a kernel
+            with dispatch.prefer("vendor"):
+                dc.cumsum(acc.asarray(long))
+    finally:
+        dispatch.listeners.pop()
+    want = ["vendor", "portable", "portable", "vendor", "vendor", "vendor", "vendor"]
+    assert seen == want
+    assert [n.attrs["path"] for n in prof.notes if n.kind == "operation"] == want
+    np.testing.assert_array_equal(got_short.numpy(), np.cumsum(short))
+    np.testing.assert_array_equal(got_long.numpy(), np.cumsum(long))
+    np.testing.assert_array_equal(got_rows.numpy(), np.cumsum(rows, axis=1))
+    np.testing.assert_array_equal(got_cols.numpy(), np.cumsum(rows, axis=0))
