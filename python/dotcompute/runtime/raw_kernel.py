@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DotComputeError, KernelTypeError, LaunchError
+from ..errors import CompilationError, DotComputeError, KernelTypeError, LaunchError
 from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
@@ -126,8 +126,16 @@ class RawKernel:
             try:
                 kernel = compile_source(acc, source, self.name, self.options)
             except DotComputeError as e:
-                if self.backend == "cuda" and "no kernel named" in str(e):
-                    raise LaunchError(_missing_kernel_message(self._source, self.name)) from e
+                if self.backend != "cuda":
+                    raise
+                if isinstance(e, CompilationError) and "__nv_name_map" in e.log:
+                    # NVRTC's words for a name expression naming nothing (or the wrong template
+                    # arguments) quote a pragma the user never wrote: say which kernels there are
+                    raise CompilationError(f"{_missing_kernel_message(self._source, self.name)}\n{e}", e.log,
+                                           e.source) from e
+                if "no kernel named" in str(e):  # (the core's CompilationError, as on every backend)
+                    raise CompilationError(f"{_missing_kernel_message(self._source, self.name)}\n{e}",
+                                           getattr(e, "log", ""), getattr(e, "source", "")) from e
                 raise
             with self._lock:
                 kernel = self._kernels.setdefault(acc.id, kernel)
@@ -492,6 +500,10 @@ def _check_cuda_name(source: str, name: str) -> None:
 
 def _missing_kernel_message(source: str, name: str) -> str:
     found = _global_functions(source)
+    base = _base_name(name)
+    if any(f[0] == base for f in found):  # the kernel is there; its template arguments do not fit
+        return (f"RawKernel {name!r}: no instantiation of that name fits the kernel's template parameters; "
+                f"candidates: {_describe([f for f in found if f[0] == base])}")
     return (f"RawKernel {name!r}: the source defines no __global__ function of that name; "
             + (f"__global__ functions found: {_describe(found)}" if found else "it defines no __global__ function"))
 

@@ -278,7 +278,7 @@ def test_cuda_template_named_without_arguments_is_an_error():
 def test_cuda_missing_kernel_name_lists_the_global_functions(sim):
     kern = dc.RawKernel(HISTOGRAM + OVERLOADED_HELPER, "histogram", backend="cuda")
     found = r"'histogram'.*no __global__ function.*histogram_shared\(.*apply_squash\("
-    with pytest.raises(dc.LaunchError, match=found):
+    with pytest.raises(dc.CompilationError, match=found):
         dc.launch(kern, 128, np.zeros(4, np.uint8), np.zeros(64, np.uint32), 4, accelerator=_acc(sim))
 
 
@@ -411,3 +411,12 @@ def test_cuda_shared_mem_argument_is_checked():
         dc.RawKernel("__kernel void k() {}", "k", backend="opencl", shared_mem=64)
     with pytest.raises(ValueError, match="name expression"):
         dc.RawKernel(MATMUL, "tiled_matmul<16", backend="cuda")
+
+
+@pytest.mark.skipif(nvrtc_missing(), reason="NVRTC is not installed (pip install nvidia-cuda-nvrtc-cu12)")
+def test_cuda_name_expression_naming_nothing_lists_the_kernels(sim):
+    with pytest.raises(dc.CompilationError, match=r"(?s)^RawKernel 'tiled_matml<16>'.*no __global__ function.*"
+                                                  r"template<int TILE> tiled_matmul\(float\* C"):
+        dc.RawKernel(MATMUL, "tiled_matml<16>", backend="cuda").compile(sim)
+    with pytest.raises(dc.CompilationError, match=r"(?s)^RawKernel 'tiled_matmul<16, 2>'.*template parameters"):
+        dc.RawKernel(MATMUL, "tiled_matmul<16, 2>", backend="cuda").compile(sim)
