@@ -420,3 +420,11 @@ def test_cuda_name_expression_naming_nothing_lists_the_kernels(sim):
         dc.RawKernel(MATMUL, "tiled_matml<16>", backend="cuda").compile(sim)
     with pytest.raises(dc.CompilationError, match=r"(?s)^RawKernel 'tiled_matmul<16, 2>'.*template parameters"):
         dc.RawKernel(MATMUL, "tiled_matmul<16, 2>", backend="cuda").compile(sim)
+
+
+def test_cuda_name_expression_and_shared_mem_survive_pickling():
+    import pickle
+
+    kern = dc.RawKernel(REDUCE, "block_reduce<float, 256>", backend="cuda", shared_mem=1024, read_only=("in",))
+    again = pickle.loads(pickle.dumps(kern))
+    assert (again.name, again.shared_mem, again.read_only) == ("block_reduce<float, 256>", 1024, frozenset({0}))
