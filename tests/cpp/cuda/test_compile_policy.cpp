@@ -35,5 +35,40 @@ TEST(CompilePolicy, OptionsSplitAtWhitespace) {
             (std::vector<std::string>{"-DN=4", "--use_fast_math", "-lineinfo"}));
 }
 
+TEST(CompilePolicy, NameExpressionsAreReadFromMarkerLinesOnly) {
+  const std::string src =
+      "template <int N> __global__ void k(float* x) {}\n"
+      "  //!dotcompute-name-expression not<at_line_start>\n"
+      "// a comment: //!dotcompute-name-expression nor<this>\n"
+      "//!dotcompute-name-expression k<32>  \r\n"
+      "//!dotcompute-name-expression reduce<float, 256>";
+  EXPECT_EQ(name_expressions_in(src), (std::vector<std::string>{"k<32>", "reduce<float, 256>"}));
+  EXPECT_TRUE(name_expressions_in("__global__ void k() {}\n").empty());
+}
+
+TEST(CompilePolicy, NameTableRoundTripsAndLeavesPlainImagesAlone) {
+  const NameMap names = {{"k<32>", "_Z1kILi32EEvPf"}, {"ns::f", "_ZN2ns1fEv"}};
+  const std::string image("\x7f" "ELF and the rest", 17);
+  const std::string wrapped = wrap_with_names(names, image);
+  NameMap got;
+  const void* inner = nullptr;
+  size_t inner_size = 0;
+  std::string error;
+  ASSERT_TRUE(unwrap_names(wrapped.data(), wrapped.size(), got, inner, inner_size, error)) << error;
+  EXPECT_EQ(got, names);
+  EXPECT_EQ(std::string(static_cast<const char*>(inner), inner_size), image);
+
+  EXPECT_FALSE(unwrap_names(image.data(), image.size(), got, inner, inner_size, error));
+  EXPECT_TRUE(error.empty());  // not wrapped: no error, the image is used as it is
+  EXPECT_TRUE(got.empty());
+
+  // cut inside the table, or with nothing after it: damaged
+  for (size_t cut : {size_t{10}, wrapped.size() - image.size() - 3, wrapped.size() - image.size()}) {
+    error.clear();
+    EXPECT_FALSE(unwrap_names(wrapped.data(), cut, got, inner, inner_size, error)) << cut;
+    EXPECT_FALSE(error.empty()) << cut;
+  }
+}
+
 }  // namespace
 }  // namespace dotcompute::cuda
