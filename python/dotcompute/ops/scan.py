@@ -21,9 +21,11 @@ from .arrays import flat, into, normalize_axis, operand, result, shaped, split_a
 from .reduce import check_operator
 
 #: Length along the axis from which the portable scan beats numpy's single-threaded cumsum for
-#: integer Buffers on the CPU backend (measured on a 2-core AMD EPYC, bench/ops_bench.py --crossover:
-#: int32, 4M 4.2 ms numpy vs 6.4 ms portable, 8M 9.6 vs 9.5, 16M 18.5 vs 13.8). Floats stay on numpy:
-#: the kernels add in a different order, so their rounding would differ from numpy's sequential sums.
+#: integer Buffers on the CPU backend (bench/ops_bench.py --crossover on the 2-core AMD EPYC, int32
+#: in, int64 out: 6M 6.1 ms numpy vs 7.0 ms portable, 8M 8.4 vs 7.7, 16M 18.4 vs 13.5). The kernels
+#: need both cores: with another process busy on one, numpy stays ahead to about 24M. Floats stay on
+#: numpy: the kernels add in a different order, so their rounding would differ from numpy's
+#: sequential sums.
 SCAN_MIN = 1 << 23
 
 
