@@ -1,9 +1,11 @@
 // The dc_backend table of the CUDA plugin: every ABI entry point, each
 // translating its arguments into driver calls and driver errors into dc_status.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <vector>
 
 #include "compile_policy.hpp"
 #include "entry.hpp"
@@ -330,6 +332,14 @@ dc_status cu_module_load(int32_t device, const void* binary, uint64_t size, dc_m
   std::string error;
   if (!unwrap_names(binary, image_size, names, image, image_size, error) && !error.empty())
     return fail(DC_ERROR_INVALID_ARGUMENT, "module_load: " + error);
+  // An image behind a name table starts wherever the table ends; the driver reads the ELF/PTX
+  // headers in place, so hand it a copy at an aligned address when the image is not aligned.
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(image) % alignof(uint64_t) != 0) {
+    aligned.resize(image_size / sizeof(uint64_t) + 2, 0);  // +2: the rest, and a NUL after PTX text
+    std::memcpy(aligned.data(), image, image_size);
+    image = aligned.data();
+  }
   CUmodule m = nullptr;
   DC_TRY(check(drv(), drv().cuModuleLoadData(&m, image), "cuModuleLoadData"));
   auto mod = std::make_unique<dc_module_s>();
