@@ -282,15 +282,17 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
     qualified += name;
     // The parameter list as written (names included, which a function type allows), to tell overloads
     // apart: `&k` of an overloaded kernel is ambiguous, `static_cast<void (*)(float* x)>(&k)` is not.
+    // Matched in the whole (comment-free) text, not in `after`: a generated kernel's parameter list
+    // can be far longer than the window the name is looked for in.
+    const size_t open_at = pos + 10 + paren;  // `after` starts 10 characters past __global__
     int depth = 0;
-    size_t close = paren;
-    for (; close < after.size(); ++close) {
-      if (after[close] == '(') ++depth;
-      if (after[close] == ')' && --depth == 0) break;
+    size_t close = open_at;
+    for (; close < scan.size(); ++close) {
+      if (scan[close] == '(') ++depth;
+      if (scan[close] == ')' && --depth == 0) break;
     }
-    if (close >= after.size()) continue;
-    const size_t params_at = pos + 10 + paren + 1;  // `after` starts 10 characters past __global__
-    kernels.push_back({qualified, name, src.substr(params_at, close - paren - 1)});
+    if (close >= scan.size()) continue;
+    kernels.push_back({qualified, name, src.substr(open_at + 1, close - open_at - 1)});
   }
   // The same parameter list with whitespace and parameter names ignored is one kernel (a prototype and
   // its definition); differing lists of one name are overloads, each registered through a cast.

@@ -428,3 +428,19 @@ def test_cuda_name_expression_and_shared_mem_survive_pickling():
     kern = dc.RawKernel(REDUCE, "block_reduce<float, 256>", backend="cuda", shared_mem=1024, read_only=("in",))
     again = pickle.loads(pickle.dumps(kern))
     assert (again.name, again.shared_mem, again.read_only) == ("block_reduce<float, 256>", 1024, frozenset({0}))
+
+
+def test_a_kernel_whose_parameter_list_is_thousands_of_characters_long(sim):
+    # generated code (dotcompute's own type-conformance kernels) declares hundreds of parameters on one
+    # line; the simulator's registration must find the end of the list however long it is
+    names = [f"coefficient_number_{i:03d}" for i in range(120)]
+    params = ", ".join(f"float {p}" for p in names)
+    body = " + ".join(names)
+    src = (f'extern "C" __global__ void weighted(float* out, {params})\n'
+           f"{{ if (threadIdx.x == 0) out[0] = {body}; }}\n")
+    assert len(src.splitlines()[0]) > 3000
+    out = np.zeros(1, np.float32)
+    values = [float(i) for i in range(len(names))]
+    dc.launch(dc.RawKernel(src, "weighted", backend="cuda"), 32, out, *values, local_size=32,
+              accelerator=_acc(sim))
+    assert out[0] == np.float32(sum(values))
