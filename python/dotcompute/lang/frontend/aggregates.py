@@ -1382,19 +1382,7 @@ class AggregateLowerer(FunctionLowerer):
 
         parsed = fn.parsed()
         decls = param_decls(parsed, self.builder.captures)
-        given: list[ast.expr | None] = list(node.args) + [None] * max(0, len(decls) - len(node.args))
-        if len(node.args) > len(decls):
-            raise self.rep.type(node, f"{fn.__name__}() takes {len(decls)} argument(s), got {len(node.args)}")
-        names = [d.name for d in decls]
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise self.rep.syntax(kw.value, "**kwargs are not supported in kernel calls")
-            if kw.arg not in names:
-                raise self.rep.type(kw.value, f"{fn.__name__}() has no parameter {kw.arg!r}")
-            i = names.index(kw.arg)
-            if given[i] is not None:
-                raise self.rep.type(kw.value, f"{fn.__name__}() got two values for {kw.arg!r}")
-            given[i] = kw.value
+        given = self.bind_arguments(fn, decls, node)
         types: list[Any] = []
         values: list[Any] = []
         for decl, arg in zip(decls, given, strict=True):

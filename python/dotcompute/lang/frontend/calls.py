@@ -314,8 +314,9 @@ class CallLowering:
 
     # ----------------------------------------------------------------------------- device functions
 
-    def device_call(self, fn: Any, node: ast.Call) -> ir.Expr:
-        decls = self.builder.param_decls(fn, node, self.rep)
+    def bind_arguments(self, fn: Any, decls: list[Any], node: ast.Call) -> list[ast.expr | None]:
+        """The call's argument expression for each parameter of ``fn`` (positional, then keywords;
+        None where the call gives none), refusing extra, unknown and repeated ones as Python does."""
         given: list[ast.expr | None] = list(node.args) + [None] * max(0, len(decls) - len(node.args))
         if len(node.args) > len(decls):
             raise self.rep.type(node, f"{fn.__name__}() takes {len(decls)} argument(s), got {len(node.args)}")
@@ -329,6 +330,11 @@ class CallLowering:
             if given[i] is not None:
                 raise self.rep.type(kw.value, f"{fn.__name__}() got two values for {kw.arg!r}")
             given[i] = kw.value
+        return given
+
+    def device_call(self, fn: Any, node: ast.Call) -> ir.Expr:
+        decls = self.builder.param_decls(fn, node, self.rep)
+        given = self.bind_arguments(fn, decls, node)
         args: list[ir.Expr | ir.BufferArg] = []
         types: list[Any] = []
         for decl, arg in zip(decls, given, strict=False):
