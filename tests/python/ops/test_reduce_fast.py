@@ -15,7 +15,7 @@ from dotcompute.ops import reduce_kernels as rk
 
 RNG = np.random.default_rng(11)
 reduce_mod = importlib.import_module("dotcompute.ops.reduce")  # dc.ops.reduce is the function
-SIZES = [1, 15, 16, 17, rk.RUN - 1, rk.RUN, rk.RUN + 1, 3 * rk.RUN + 17, 100_003]
+SIZES = [1, 15, 16, 17, rk.LANES - 1, rk.LANES, rk.LANES + 1, rk.RUN - 1, rk.RUN, rk.RUN + 1, 3 * rk.RUN + 17, 100_003]
 
 
 def _cpu() -> dc.Accelerator:
