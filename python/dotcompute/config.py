@@ -12,8 +12,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import DotComputeWarning
 
 #: Every variable dotcompute understands, with what it does (shown by ``dotcompute info``).
 VARIABLES: dict[str, str] = {
@@ -41,6 +45,43 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
 
+#: The backends dotcompute ships (third-party plugins add more names; see :func:`check_backends`).
+BUILTIN_BACKENDS = ("cpu", "opencl", "cuda", "metal")
+
+_warned_lock = threading.Lock()
+_warned: set[tuple[str, str]] = set()
+# While problems() runs on a thread: the list its accessors' complaints go to instead of warnings.
+_collecting = threading.local()
+
+
+def _warn_once(name: str, value: str, message: str) -> None:
+    """One DotComputeWarning per (variable, value) and process: settings are read on every call of
+    their accessor, and a bad value should be pointed out once, not on every launch."""
+    sink = getattr(_collecting, "sink", None)
+    if sink is not None:
+        sink.append(message)
+        return
+    with _warned_lock:
+        if (name, value) in _warned:
+            return
+        _warned.add((name, value))
+    warnings.warn(message, DotComputeWarning, stacklevel=_user_stacklevel())
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first frame outside the dotcompute package, so that the warning points
+    at the user's line that started the runtime (``dc.devices()``), not at this module."""
+    frame = sys._getframe(2)  # the accessor that called _warn_once: stacklevel 2 of warnings.warn there
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+        level += 1
+    return level if frame is not None else 1
+
+
 def _get(name: str) -> str | None:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
@@ -55,19 +96,6 @@ def _flag(name: str) -> bool:
     if value in _FALSE:
         return False
     raise ValueError(f"{name}={os.environ[name]!r} is not a boolean; use 1 or 0")
-
-
-def _positive_int(name: str) -> int | None:
-    value = _get(name)
-    if value is None:
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{name}={value!r} is not an integer") from None
-    if number <= 0:
-        raise ValueError(f"{name}={value!r} must be positive")
-    return number
 
 
 def default_cache_dir() -> Path:
@@ -106,6 +134,27 @@ def backends() -> list[str] | None:
     return [b.strip().lower() for b in value.split(",") if b.strip()]
 
 
+def unknown_backends(found: list[str] | None = None) -> list[str]:
+    """Entries of ``DOTCOMPUTE_BACKENDS`` that name no backend: neither one dotcompute ships nor a
+    plugin in ``found`` (the names the runtime discovered). A typo there ("opnecl") would otherwise
+    silently disable the backend the user meant to keep."""
+    known = set(BUILTIN_BACKENDS) | {name.lower() for name in (found or [])}
+    return [b for b in (backends() or []) if b not in known]
+
+
+def check_backends(found: list[str] | None = None) -> list[str]:
+    """Warns once (DotComputeWarning) about each unknown ``DOTCOMPUTE_BACKENDS`` entry; returns them."""
+    unknown_entries = unknown_backends(found)
+    if unknown_entries:
+        known = sorted(set(BUILTIN_BACKENDS) | set(found or []))
+        names = ", ".join(repr(b) for b in unknown_entries)
+        _warn_once("DOTCOMPUTE_BACKENDS", ",".join(unknown_entries),
+                   f"DOTCOMPUTE_BACKENDS={os.environ.get('DOTCOMPUTE_BACKENDS', '')!r}: {names} "
+                   f"{'is not a backend' if len(unknown_entries) == 1 else 'are not backends'} and "
+                   f"{'is' if len(unknown_entries) == 1 else 'are'} ignored; known backends: {', '.join(known)}")
+    return unknown_entries
+
+
 def cxx() -> str | None:
     return _get("DOTCOMPUTE_CXX")
 
@@ -115,6 +164,8 @@ def debug() -> bool:
 
 
 def log_level() -> int | None:
+    """``DOTCOMPUTE_LOG`` as a ``logging`` level, or None (not set, or not a level: the logger keeps its
+    default level and one DotComputeWarning says so -- a typo in a log setting must not stop the runtime)."""
     value = _get("DOTCOMPUTE_LOG")
     if value is None:
         return None
@@ -122,7 +173,10 @@ def log_level() -> int | None:
         return int(value)
     level = logging.getLevelName(value.upper())
     if not isinstance(level, int):
-        raise ValueError(f"DOTCOMPUTE_LOG={value!r} is not a log level; use debug, info, warning or error")
+        _warn_once("DOTCOMPUTE_LOG", value,
+                   f"DOTCOMPUTE_LOG={value!r} is not a log level (use debug, info, warning or error); "
+                   f"the default level is used")
+        return None
     return level
 
 
@@ -139,8 +193,50 @@ def nvrtc() -> str | None:
     return _get("DOTCOMPUTE_NVRTC")
 
 
+#: The CPU backend's limit on its pool (cpp/backends/cpu: 1..4096 participants).
+MAX_CPU_THREADS = 4096
+
+
 def cpu_threads() -> int | None:
-    return _positive_int("DOTCOMPUTE_CPU_THREADS")
+    """``DOTCOMPUTE_CPU_THREADS``, or None for the default (the number of cores).
+
+    A value that is not a whole number in 1..4096 ("abc", "0", "-1") does not make ``cpu:0``
+    unavailable -- it is the one device always present -- the CPU backend keeps its default thread
+    count and one DotComputeWarning says so here.
+    """
+    value = _get("DOTCOMPUTE_CPU_THREADS")
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_CPU_THREADS:
+        _warn_once("DOTCOMPUTE_CPU_THREADS", value,
+                   f"DOTCOMPUTE_CPU_THREADS={value!r} is not a thread count in 1..{MAX_CPU_THREADS}; "
+                   f"the default (the number of cores) is used")
+        return None
+    return number
+
+
+def check_environment(found_backends: list[str] | None = None) -> None:
+    """Reads every setting that has a fallback for a bad value, so that each bad value is warned
+    about once when the runtime starts (not first when some later call happens to read it)."""
+    cpu_threads()
+    log_level()
+    check_backends(found_backends)
+
+
+def problems(found_backends: list[str] | None = None) -> list[str]:
+    """What :func:`check_environment` warns about, as messages (``dotcompute info`` shows them every
+    time, while the warnings come once per process)."""
+    sink: list[str] = []
+    _collecting.sink = sink
+    try:
+        check_environment(found_backends)
+    finally:
+        _collecting.sink = None
+    return sink
 
 
 def cpu_spin_us() -> int | None:
@@ -212,6 +308,7 @@ def snapshot() -> Snapshot:
 
 
 __all__ = ["VARIABLES", "default_cache_dir", "cache_dir", "plugin_dir", "plugin_path", "backends", "cxx", "debug",
-           "log_level", "cuda_driver", "nvrtc", "cpu_threads", "cpu_spin_us", "include_dir", "profile_path",
-           "in_effect",
+           "log_level", "cuda_driver", "nvrtc", "cpu_threads", "BUILTIN_BACKENDS", "MAX_CPU_THREADS",
+           "unknown_backends", "check_backends", "check_environment", "problems", "cpu_spin_us", "include_dir",
+           "profile_path", "in_effect",
            "unknown", "configure_logging", "Snapshot", "snapshot"]

@@ -7,9 +7,11 @@ import json
 import platform
 import sys
 import time
+import warnings
 from typing import Any
 
 from .. import config
+from ..errors import DotComputeWarning
 from . import compilers
 
 
@@ -60,6 +62,10 @@ def collect() -> dict[str, Any]:
         except Exception as e:  # the cache folder may be unreadable; report, do not fail
             report["errors"].append(f"kernel cache: {e}")
     report["compilers"] = [c.__dict__ for c in compilers.find()]
+    # bad settings that have a fallback (DOTCOMPUTE_CPU_THREADS=abc, DOTCOMPUTE_LOG=chatty, a typo in
+    # DOTCOMPUTE_BACKENDS): the program runs, but info says what is ignored and exits 1
+    found = [b["name"] for b in report.get("backends", [])]
+    report["warnings"] = config.problems(found)
     report["environment"] = config.in_effect()
     report["unknown_variables"] = config.unknown()
     from ..orchestrate.resilience import published
@@ -77,6 +83,8 @@ def render(report: dict[str, Any]) -> str:
     add(f"  cmake:   {report['cmake_dir']}")
     for err in report["errors"]:
         add(f"  error: {err}")
+    for warning in report.get("warnings", []):
+        add(f"  warning: {warning}")
 
     if "backends" in report:
         add("")
@@ -103,6 +111,10 @@ def render(report: dict[str, Any]) -> str:
             add(f"             max work-group {d['max_work_group_size']} {tuple(d['max_work_item_sizes'])}, "
                 f"arch {d['arch']}")
             add(f"             features: {', '.join(d['features']) or 'none'}")
+            if d["id"].startswith("cpu:") and d.get("threads"):
+                # the thread count in use: DOTCOMPUTE_CPU_THREADS when valid, else the number of cores
+                source = "DOTCOMPUTE_CPU_THREADS" if config.cpu_threads() is not None else "default: the cores"
+                add(f"             threads: {d['threads']} ({source})")
             if d.get("compiler"):
                 add(f"             compiler: {d['compiler']}")
 
@@ -149,12 +161,16 @@ def render(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = collect()
+    # the report lists every ignored setting itself ("warning: ..."); the same DotComputeWarnings on
+    # stderr would only say it twice
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DotComputeWarning)
+        report = collect()
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
         print(render(report))
-    return 1 if report["errors"] else 0
+    return 1 if report["errors"] or report["warnings"] else 0
 
 
 def register(subparsers: Any) -> None:

@@ -93,6 +93,9 @@ def _start() -> None:
     _module = module
     _warn_about_cache(module)
     _load_entry_points(module)
+    # Bad values of settings that have a fallback (DOTCOMPUTE_CPU_THREADS, _LOG, unknown names in
+    # _BACKENDS) are warned about once, here, when the runtime starts.
+    config.check_environment([b.name for b in module.backends()])
     if log.isEnabledFor(logging.DEBUG):  # DOTCOMPUTE_LOG=DEBUG: say which plugins loaded, and why not
         for b in module.backends():
             state = f"available, {b.device_count} device(s)" if b.available else f"unavailable: {b.reason}"
