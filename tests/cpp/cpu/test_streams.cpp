@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -95,6 +96,38 @@ TEST(CpuStreams, SynchronizeRunsWorkTheWorkerHasNotStarted) {
     on_caller += ran_on == me;
   }
   EXPECT_GT(on_caller, 0);
+}
+
+// A launch of few work-items runs inline on the caller only while the kernel is cheap: once a
+// run has shown that its items are heavy (64 items of 200 us here: far over the inline budget),
+// later launches of it go to the pool and spread over its threads, in groups small enough for
+// every thread. The first launch (cost unknown) runs inline; without the cost model every launch
+// would, and each would show the caller's thread id only.
+TEST(CpuStreams, HeavyLaunchesOfFewItemsUseThePool) {
+  dc_kernel k = kernel("busy_items");
+  ASSERT_NE(k, nullptr);
+  Stream s;
+  const uint64_t n = 64;
+  DeviceBuffer tids(n * 8);
+  const auto me = static_cast<int64_t>(syscall(SYS_gettid));
+  Dims d;
+  d.global[0] = n;
+  DC_ASSERT_OK(launch(s.get(), k, d, Args().buffer(tids).scalar<int64_t>(200)));
+  for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(tids.as<int64_t>()[i], me) << "first launch, item " << i;
+  bool spread = false;
+  for (int round = 0; round < 5 && !spread; ++round) {
+    for (uint64_t i = 0; i < n; ++i) tids.as<int64_t>()[i] = 0;
+    DC_ASSERT_OK(launch(s.get(), k, d, Args().buffer(tids).scalar<int64_t>(200)));
+    s.sync();
+    std::vector<int64_t> seen;
+    for (uint64_t i = 0; i < n; ++i) {
+      const int64_t t = tids.as<int64_t>()[i];
+      ASSERT_NE(t, 0) << "item " << i << " did not run";
+      if (std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
+    }
+    spread = seen.size() > 1;
+  }
+  EXPECT_TRUE(spread) << "every later launch ran on one thread";
 }
 
 TEST(CpuStreams, EventsMeasureElapsedTime) {

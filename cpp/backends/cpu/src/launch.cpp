@@ -1,6 +1,7 @@
 #include "launch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "runtime.h"
@@ -13,8 +14,13 @@ namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, uint64_t local[3]) {
+void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, bool fine, uint64_t local[3]) {
   local[0] = local[1] = local[2] = 1;
+  if (dims == 1 && fine) {
+    // Few heavy items: groups small enough that every thread gets several of them.
+    local[0] = std::max<uint64_t>(1, ceil_div(global[0], uint64_t{participants} * 4));
+    return;
+  }
   if (dims == 1) {
     // Several groups per thread for balance, yet long inner loops to vectorise.
     const uint64_t per = ceil_div(global[0], uint64_t{participants} * 4);
@@ -28,11 +34,19 @@ void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, 
 struct GroupJob {
   dc_cpu_kernel_fn fn;
   const dc_cpu_launch* desc;
+  std::atomic<uint64_t> busy_ns{0};  // summed over every thread's chunks: the launch's serial work
 };
 
+uint64_t since_ns(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
 void run_group_range(void* ctx, uint64_t begin, uint64_t end, void* scratch) {
-  const auto* job = static_cast<const GroupJob*>(ctx);
+  auto* job = static_cast<GroupJob*>(ctx);
+  const auto start = std::chrono::steady_clock::now();
   job->fn(job->desc, begin, end, scratch);
+  job->busy_ns.fetch_add(since_ns(start), std::memory_order_relaxed);
 }
 
 constexpr uint64_t kParallelCopyMin = 4ull << 20;
@@ -61,7 +75,8 @@ void fill_range(void* ctx, uint64_t begin, uint64_t end, void*) {
 
 }  // namespace
 
-dc_status plan_geometry(const dc_launch_config* given, uint32_t participants, Geometry& out, std::string& error) {
+dc_status plan_geometry(const dc_launch_config* given, uint32_t participants, Geometry& out, std::string& error,
+                        bool fine) {
   if (given == nullptr) {
     error = "cpu: launch config is NULL";
     return DC_ERROR_INVALID_ARGUMENT;
@@ -94,7 +109,7 @@ dc_status plan_geometry(const dc_launch_config* given, uint32_t participants, Ge
 
   const bool automatic = config->local_size[0] == 0 && config->local_size[1] == 0 && config->local_size[2] == 0;
   if (automatic) {
-    auto_local(d.global_size, dims, std::max<uint32_t>(participants, 1), d.local_size);
+    auto_local(d.global_size, dims, std::max<uint32_t>(participants, 1), fine, d.local_size);
     // A zero global size still needs a non-zero local size for the division.
     for (uint64_t& l : d.local_size) l = std::max<uint64_t>(l, 1);
   } else {
@@ -142,18 +157,27 @@ dc_status plan_geometry(const dc_launch_config* given, uint32_t participants, Ge
   return DC_OK;
 }
 
-void run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t total_groups, uint32_t shared_bytes,
-                Scratch& caller_scratch, bool allow_pool) {
-  if (total_groups == 0) return;
+void note_item_cost(std::atomic<uint64_t>& item_ps, uint64_t items, uint64_t busy_ns) {
+  if (items == 0) return;
+  // At least 1 ps so that "measured" differs from "unknown". Only the work is counted, not the
+  // threads' wake-up, so a slow hand-off cannot make a light kernel look heavy.
+  item_ps.store(std::max<uint64_t>(1, busy_ns * 1000 / items), std::memory_order_relaxed);
+}
+
+uint64_t run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t total_groups, uint32_t shared_bytes,
+                    Scratch& caller_scratch, bool allow_pool) {
+  if (total_groups == 0) return 0;
   void* scratch = caller_scratch.get(shared_bytes);
   ThreadPool* pool = (allow_pool && total_groups > 1) ? shared_pool() : nullptr;
   if (pool == nullptr || pool->participants() == 1) {
+    const auto start = std::chrono::steady_clock::now();
     fn(&desc, 0, total_groups, scratch);
-    return;
+    return since_ns(start);
   }
   GroupJob job{fn, &desc};
   const uint64_t grain = std::max<uint64_t>(1, total_groups / (uint64_t{pool->participants()} * 4));
   pool->parallel_for(total_groups, grain, run_group_range, &job, shared_bytes, scratch);
+  return job.busy_ns.load(std::memory_order_relaxed);
 }
 
 void parallel_copy(void* dst, const void* src, uint64_t bytes) {
@@ -187,7 +211,10 @@ void run_task(Task& task, Stream& stream) {
     case Task::Kind::Launch: {
       const uint64_t total =
           task.desc.num_groups[0] * task.desc.num_groups[1] * task.desc.num_groups[2];
-      run_groups(task.fn, task.desc, total, task.shared_bytes, stream.scratch(), true);
+      const uint64_t busy_ns = run_groups(task.fn, task.desc, total, task.shared_bytes, stream.scratch(), true);
+      if (task.item_ps != nullptr)
+        note_item_cost(*task.item_ps, task.desc.global_size[0] * task.desc.global_size[1] * task.desc.global_size[2],
+                       busy_ns);
       if (task.failure.failed()) throw KernelFailureError{task.failure.status(), task.failure.message()};
       break;
     }

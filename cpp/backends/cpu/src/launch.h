@@ -2,6 +2,7 @@
 // of launches, copies and event markers on the thread pool.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -20,8 +21,21 @@ constexpr uint64_t kMaxDynamicShared = 64ull * 1024ull * 1024ull;
 // calling thread's stack, so the bound must fit any worker's stack with room to spare. It is the
 // device's reported local_memory_bytes; the Python launcher refuses kernels that need more.
 constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
-// Launches with at most this many work-items run inline on an idle stream.
+// Launches with at most this many work-items run inline on an idle stream, serially on the calling
+// thread -- unless the kernel's measured cost says the launch takes longer than kInlineBudgetNs,
+// when handing it to the pool pays for the wake-up of its threads (tens of microseconds).
 constexpr uint64_t kInlineItems = 16384;
+constexpr uint64_t kInlineBudgetNs = 200 * 1000;
+
+// Whether a launch of `items` work-items of a kernel whose items cost `item_ps` picoseconds each
+// (0: unknown, the first launch measures it) should run on the thread pool rather than inline.
+inline bool worth_the_pool(uint64_t items, uint64_t item_ps) {
+  if (items > kInlineItems) return true;
+  return item_ps != 0 && items * item_ps / 1000 > kInlineBudgetNs;  // items <= 2^14: no overflow below 2^50 ps
+}
+
+// Records the cost per item of a run of `items` work-items whose groups took `busy_ns` in all.
+void note_item_cost(std::atomic<uint64_t>& item_ps, uint64_t items, uint64_t busy_ns);
 
 struct Geometry {
   dc_cpu_launch desc{};  // everything but args/nargs
@@ -31,12 +45,16 @@ struct Geometry {
 
 // Checks `config` and fills the geometry; on failure returns the status and
 // leaves the message in `error`. `participants` guides the automatic 1-D chunk.
-dc_status plan_geometry(const dc_launch_config* config, uint32_t participants, Geometry& out, std::string& error);
+// `fine`: the launch is known to be heavy per item (worth_the_pool with few items), so an
+// automatic 1-D local size is made small enough for every participant to get several groups.
+dc_status plan_geometry(const dc_launch_config* config, uint32_t participants, Geometry& out, std::string& error,
+                        bool fine = false);
 
 // Runs every work-group of a launch: serially for one group, else over the
-// shared pool with the calling thread taking part.
-void run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t total_groups, uint32_t shared_bytes,
-                Scratch& caller_scratch, bool allow_pool);
+// shared pool with the calling thread taking part. Returns the nanoseconds the groups took,
+// summed over the threads (the launch's serial work).
+uint64_t run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t total_groups, uint32_t shared_bytes,
+                    Scratch& caller_scratch, bool allow_pool);
 
 void parallel_copy(void* dst, const void* src, uint64_t bytes);
 void parallel_fill(void* dst, uint8_t value, uint64_t bytes);

@@ -141,18 +141,16 @@ dc_status cpu_initialize() {
     auto st = std::make_unique<State>();
     st->host = detect_host();
     st->participants = st->host.hardware_threads;
+    // A bad value in either variable keeps the default rather than failing: cpu:0 is the one device
+    // that is always present (the Python layer warns about the value, config.py).
     if (const char* t = std::getenv("DOTCOMPUTE_CPU_THREADS"); t != nullptr && *t != '\0') {
-      if (!parse_positive(t, st->participants))
-        return fail(DC_ERROR_INVALID_ARGUMENT,
-                    std::string("cpu: DOTCOMPUTE_CPU_THREADS='") + t + "' is not a thread count in 1..4096");
+      uint32_t n = 0;
+      if (parse_positive(t, n)) st->participants = n;
     }
     if (const char* s = std::getenv("DOTCOMPUTE_CPU_SPIN_US"); s != nullptr && *s != '\0') {
       char* end = nullptr;
       const unsigned long v = std::strtoul(s, &end, 10);
-      if (end == s || *end != '\0' || v > 1000000)
-        return fail(DC_ERROR_INVALID_ARGUMENT,
-                    std::string("cpu: DOTCOMPUTE_CPU_SPIN_US='") + s + "' is not a number of microseconds");
-      st->spin_us = static_cast<uint32_t>(v);
+      if (end != s && *end == '\0' && v <= 1000000) st->spin_us = static_cast<uint32_t>(v);
     }
     // A missing compiler does not make the device unavailable: memory and
     // streams still work; compile() says what is missing. (Cached binaries do
@@ -525,8 +523,13 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
     Stream& stream = *resolve(*st, s);
     Kernel* kernel = from(k);
     const uint32_t shared = config->dynamic_shared_bytes;
+    const bool pooled = worth_the_pool(geo.total_items, kernel->item_ps.load(std::memory_order_relaxed));
+    if (pooled && geo.total_items <= kInlineItems && geo.total_groups < uint64_t{st->participants} * 4) {
+      // Few heavy items: plan again with groups small enough for every thread (same check, same result otherwise).
+      if (dc_status status = plan_geometry(config, st->participants, geo, error, /*fine=*/true)) return fail(status, error);
+    }
 
-    if (geo.total_items <= kInlineItems) {
+    if (!pooled) {
       InlineToken token(stream);
       if (token) {
         // The caller's argument array lives until we return: point at it directly.
@@ -545,7 +548,8 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
         geo.desc.nargs = nargs;
         KernelFailure failure;
         failure.attach(geo.desc);
-        run_groups(kernel->fn, geo.desc, geo.total_groups, shared, stream.scratch(), false);
+        note_item_cost(kernel->item_ps, geo.total_items,
+                       run_groups(kernel->fn, geo.desc, geo.total_groups, shared, stream.scratch(), false));
         if (failure.failed()) return fail(failure.status(), failure.message());
         return DC_OK;
       }
@@ -571,6 +575,7 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
     task->desc.args = task->argv.data();
     task->desc.nargs = nargs;
     task->failure.attach(task->desc);
+    task->item_ps = &kernel->item_ps;
     stream.enqueue(std::move(task));
     return DC_OK;
   });

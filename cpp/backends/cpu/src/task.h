@@ -2,6 +2,7 @@
 // argument values, because the caller's arguments die when launch() returns.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -23,6 +24,7 @@ struct Task {
   std::vector<void*> argv;
   std::vector<unsigned char> arg_bytes;
   KernelFailure failure;  // desc.fail reports here
+  std::atomic<uint64_t>* item_ps = nullptr;  // the kernel's cost per item, updated after the run
 
   // Copy / Memset
   void* dst = nullptr;

@@ -1,6 +1,7 @@
 // Kernels for the CPU backend tests, written by hand against
 // <dotcompute/cpu_kernel_abi.h>. Raw-kernel argument convention: buffers are
 // pointers, integer scalars int64.
+#include <chrono>
 #include <dotcompute/cpu_kernel_abi.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -150,4 +151,21 @@ extern "C" void count_launch(const dc_cpu_launch* launch, uint64_t, uint64_t, vo
 extern "C" void fail_with(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
   const int32_t reason = arg<int32_t>(launch, 0);
   if (reason != 0) DC_CPU_FAIL(launch, reason, "fail_with was asked to fail");
+}
+
+// Heavy items: each busy-waits `us` microseconds, then out[item] = the Linux thread id that ran it.
+// (out: int64*, us: int64; 1-D)
+extern "C" void busy_items(const dc_cpu_launch* launch, uint64_t gb, uint64_t ge, void*) {
+  int64_t* out = arg<int64_t*>(launch, 0);
+  const int64_t us = arg<int64_t>(launch, 1);
+  const uint64_t ls = launch->local_size[0];
+  const auto tid = static_cast<int64_t>(syscall(SYS_gettid));
+  for (uint64_t g = gb; g < ge; ++g) {
+    for (uint64_t i = g * ls; i < (g + 1) * ls && i < launch->global_size[0]; ++i) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      out[i] = tid;
+    }
+  }
 }
