@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -73,6 +75,25 @@ class _Tee:
             r.note(*a)
 
 
+# The recorders of every open profile, in the order they opened. ``trace.active`` is derived from
+# this list (one recorder, a _Tee of several, or None) each time a profile opens or closes: profiles
+# opened on different threads, or closed in another order than they opened (p1 started, p2 started,
+# p1 stopped), then stop recording exactly when they are stopped. Saving and restoring "the
+# previous recorder" instead left a stopped profile installed for the rest of the process.
+_open_lock = threading.Lock()
+_open: list[Recorder] = []
+
+
+def _reinstall() -> None:
+    """Points ``trace.active`` at the open recorders (call with ``_open_lock`` held)."""
+    if not _open:
+        trace.set_active(None)
+    elif len(_open) == 1:
+        trace.set_active(_open[0])
+    else:
+        trace.set_active(_Tee(*_open))
+
+
 class Profile:
     """``with dc.profile() as prof:`` records; afterwards ``prof.kernels``, ``prof.summary()``,
     ``prof.to_json(path)``, ``prof.to_chrome_trace(path)``, ``prof.plot(path)``.
@@ -90,8 +111,6 @@ class Profile:
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._recorder: Recorder | None = None
-        self._installed: Any = None
-        self._previous: Any = None
         self._open = False
         self._launches: list[LaunchRecord] | None = None
         self.wall_start_ns = 0
@@ -104,9 +123,9 @@ class Profile:
         self.wall_start_ns = time.time_ns()
         self._recorder = Recorder(trace.now())
         self._launches = None
-        previous = trace.active
-        self._installed = self._recorder if previous is None else _Tee(self._recorder, previous)
-        self._previous = trace.set_active(self._installed)
+        with _open_lock:
+            _open.append(self._recorder)
+            _reinstall()
         self._open = True
         return self
 
@@ -115,10 +134,11 @@ class Profile:
         if not self._open:
             return
         self._open = False
-        # restore what was there, unless something later replaced it (then leave that in place)
-        if trace.active is self._installed:
-            trace.set_active(self._previous)
         assert self._recorder is not None
+        with _open_lock:
+            if self._recorder in _open:
+                _open.remove(self._recorder)
+            _reinstall()
         self._launches = self._recorder.launches()
         if self.otel:
             otel.export(self._launches, self.transfers, self.compiles, self.wall_start_ns,
@@ -245,8 +265,24 @@ def _otel_require() -> None:
 def _write(path: str | os.PathLike[str], text: str) -> None:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        # "[Errno 2] No such file or directory" does not say whether the file or its folder is
+        # missing; the profile is in memory still, so say what to fix and keep the error's type
+        # (FileNotFoundError, PermissionError, IsADirectoryError) for callers that catch it.
+        target = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(target))
+        if e.errno == errno.ENOENT and not os.path.isdir(folder):
+            why = f"the folder {folder!r} does not exist (create it first)"
+        elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            why = f"no permission to write there ({e.strerror})"
+        elif e.errno == errno.EISDIR:
+            why = "it is a folder; give a file name"
+        else:
+            why = e.strerror or str(e)
+        raise type(e)(e.errno, f"dc.profile: cannot write the profile to {target!r}: {why}") from None
 
 
 def profile(otel: bool = False, tracer_provider: Any = None, meter_provider: Any = None) -> Profile:

@@ -92,8 +92,35 @@ class Memory:
         return f"<dc.Memory in_use={s['in_use']} reserved={s['reserved']} peak={s['peak']} limit={self.limit}>"
 
 
-class Accelerator:
-    """One device: ``cpu:0``, ``cuda:1``, ``opencl:0``, ``metal:0``. Get one with ``dc.accelerator(spec)``."""
+#: ``dc.accelerator(spec)``, set by :mod:`.registry` (which imports this module, so it cannot be imported here).
+_SPEC_RESOLVER: Any = None
+
+
+class _ConstructedFromSpec(type):
+    """``dc.Accelerator("cpu:0")`` is ``dc.accelerator("cpu:0")``: the one object of that device.
+
+    Users guess the constructor (CuPy's ``cupy.cuda.Device(0)``, ``torch.device("cuda:0")``); a
+    wrapper around the spec string instead of a device failed only later, with an AttributeError
+    from deep inside a launch. The runtime itself wraps native devices with ``_native=``.
+    """
+
+    def __call__(cls, spec: Any = "auto", *, _native: Any = None) -> Any:
+        if _native is not None:
+            return super().__call__(_native)
+        if _SPEC_RESOLVER is None:  # pragma: no cover -- importing the runtime package sets it
+            raise TypeError("get accelerators with dc.accelerator(spec), e.g. dc.accelerator('cpu:0')")
+        if spec is None:
+            raise TypeError("dc.Accelerator(spec) needs a spec such as 'cpu:0', 'cuda', 'opencl:0' or 'auto', "
+                            "not None (or use dc.accelerator(spec))")
+        return _SPEC_RESOLVER(spec)
+
+
+class Accelerator(metaclass=_ConstructedFromSpec):
+    """One device: ``cpu:0``, ``cuda:1``, ``opencl:0``, ``metal:0``.
+
+    Get one with ``dc.accelerator(spec)``; ``dc.Accelerator(spec)`` is the same call and returns the same
+    object (one per device, so accelerators compare with ``is``).
+    """
 
     __slots__ = ("_native", "_default_stream", "_memory", "_info", "_capture_stream", "__weakref__")
 
@@ -241,14 +268,14 @@ class Accelerator:
     @property
     def default_stream(self) -> Stream:
         if self._default_stream is None:
-            self._default_stream = Stream(self._native.default_stream, self)
+            self._default_stream = Stream._wrap(self._native.default_stream, self)
         return self._default_stream
 
     def stream(self) -> Stream:
         """A new in-order stream of this accelerator."""
         if inherited_by_fork:
             refuse_after_fork(self.id)
-        return Stream(self._native.create_stream(), self)
+        return Stream._wrap(self._native.create_stream(), self)
 
     def synchronize(self) -> None:
         """Waits for all work queued on every stream of this accelerator (pending array expressions
@@ -279,6 +306,10 @@ class Accelerator:
         from .cuda_interop import capture_graph
 
         return capture_graph(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled by its id (Dask, multiprocessing): the receiving process looks its own device up
+        return (Accelerator, (self.id,))
 
     def __repr__(self) -> str:
         return f"<dc.Accelerator {self.id} {self.name!r} ({self.type})>"

@@ -127,7 +127,7 @@ def _buffer_stream(buf: Buffer) -> Stream:
     from .stream import Stream
 
     last = buf._native.last_stream
-    return Stream(last, buf.accelerator) if last is not None else buf.accelerator.default_stream
+    return Stream._wrap(last, buf.accelerator) if last is not None else buf.accelerator.default_stream
 
 
 # -- __cuda_array_interface__ ---------------------------------------------------------------------

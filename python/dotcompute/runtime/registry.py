@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BackendUnavailableError
+from . import accelerator as _accelerator_module
+from . import stream as _stream_module
 from .accelerator import Accelerator
 from .native import entry_point_failures, native
 
@@ -57,7 +59,7 @@ def wrap(native_acc: Any) -> Accelerator:
         with _lock:
             acc = _wrappers.get(key)
             if acc is None:
-                acc = Accelerator(native_acc)
+                acc = Accelerator(_native=native_acc)
                 _wrappers[key] = acc
     return acc
 
@@ -194,6 +196,11 @@ def unload_plugin(name: str) -> None:
                 if acc is not None:
                     _wrappers[key] = acc
             raise
+
+
+# dc.Accelerator(spec) resolves specs through this module (see accelerator._ConstructedFromSpec)
+_accelerator_module._SPEC_RESOLVER = accelerator
+_stream_module._SPEC_RESOLVER = accelerator
 
 
 def _is_plugin(name: str) -> bool:

@@ -8,14 +8,32 @@ if TYPE_CHECKING:
     from .accelerator import Accelerator
 
 
+#: ``dc.accelerator(spec)``, set by :mod:`.registry` (accelerator.py imports this module, so this one
+#: cannot import the accelerator side back).
+_SPEC_RESOLVER: Any = None
+
+
 class Event:
-    """A point in a stream: wait for it, poll it, or time the work between two of them."""
+    """A point in a stream: wait for it, poll it, or time the work between two of them.
+
+    Made by ``stream.record()`` (an event is always a recorded point; there are no empty ones).
+    """
 
     __slots__ = ("_native", "_accelerator")
 
-    def __init__(self, native_event: Any, accelerator: Accelerator) -> None:
-        self._native = native_event
-        self._accelerator = accelerator
+    _native: Any
+    _accelerator: Accelerator
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Event:
+        # CuPy's cupy.cuda.Event() makes an unrecorded event; here events exist only once recorded
+        raise TypeError("make events by recording a stream: e = stream.record() (or acc.default_stream.record())")
+
+    @classmethod
+    def _wrap(cls, native_event: Any, accelerator: Accelerator) -> Event:
+        obj = object.__new__(cls)
+        obj._native = native_event
+        obj._accelerator = accelerator
+        return obj
 
     @property
     def accelerator(self) -> Accelerator:
@@ -44,13 +62,28 @@ class Event:
 
 
 class Stream:
-    """An in-order queue of work on one accelerator; launches on it are asynchronous."""
+    """An in-order queue of work on one accelerator; launches on it are asynchronous.
+
+    ``acc.stream()`` makes a new one; ``dc.Stream(acc)`` (or ``dc.Stream("cpu:0")``) is the same call.
+    """
 
     __slots__ = ("_native", "_accelerator")
 
-    def __init__(self, native_stream: Any, accelerator: Accelerator) -> None:
-        self._native = native_stream
-        self._accelerator = accelerator
+    _native: Any
+    _accelerator: Accelerator
+
+    def __new__(cls, accelerator: Any = None) -> Stream:
+        if accelerator is None:
+            raise TypeError("dc.Stream(accelerator) needs the accelerator the stream queues work on: "
+                            "dc.Stream(acc), dc.Stream('cpu:0'), or acc.stream()")
+        return _SPEC_RESOLVER(accelerator).stream()
+
+    @classmethod
+    def _wrap(cls, native_stream: Any, accelerator: Accelerator) -> Stream:
+        obj = object.__new__(cls)
+        obj._native = native_stream
+        obj._accelerator = accelerator
+        return obj
 
     @property
     def accelerator(self) -> Accelerator:
@@ -62,7 +95,7 @@ class Stream:
 
     def record(self) -> Event:
         """An event marking the current end of the queue."""
-        return Event(self._native.record(), self._accelerator)
+        return Event._wrap(self._native.record(), self._accelerator)
 
     def wait(self, event: Event) -> None:
         """Work queued after this call starts only once ``event`` has completed."""
