@@ -19,6 +19,7 @@ from ..runtime import Buffer
 from .codegen import STATS, Program, compile_kernel, launch
 from .lazy import EVALUATE, PENDING, LazyBuffer, Scalar
 from .operands import operand
+from .types import SUPPORTED
 
 
 def _index_vars(ndim: int) -> list[str]:
@@ -175,8 +176,48 @@ def store(target: Buffer, value: Any, casting: str = "unsafe") -> None:
         _store(target, value, casting)
 
 
+def host_index(index: tuple[tuple, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """A view index as a numpy index into the base array (integer arrays, one per mapped base
+    dimension, shaped to broadcast into the view's shape)."""
+    out: list[Any] = []
+    for entry in index:
+        if entry[0] == "fix":
+            out.append(entry[1])
+            continue
+        _, vdim, start, step = entry
+        extent = start + step * np.arange(shape[vdim], dtype=np.int64)
+        out.append(extent.reshape([-1 if d == vdim else 1 for d in range(len(shape))]))
+    return tuple(out)
+
+
+def _store_on_host(base: Buffer, index: tuple[tuple, ...], shape: tuple[int, ...], value: Any,
+                   casting: str) -> None:
+    """A write into a buffer of a dtype the generator cannot spell (complex): numpy does it on a
+    host copy, which is then uploaded (views and assignments of complex buffers must still work)."""
+    if isinstance(value, Buffer):
+        value = value.numpy()
+    arr = np.asarray(value)
+    if casting == "same_kind" and not np.can_cast(arr.dtype, base.dtype, "same_kind"):
+        raise TypeError(f"cannot cast the result from {arr.dtype} to {base.dtype} in place (numpy's same_kind rule)")
+    try:
+        ok = np.broadcast_shapes(arr.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input of shape {arr.shape} into shape {shape}")
+    if 0 in shape:
+        return
+    before_write(base)
+    host = base.numpy()
+    host[host_index(index, shape)] = arr
+    base.copy_from(host)
+
+
 def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
+    if base.dtype not in SUPPORTED:
+        _store_on_host(base, index, shape, value, casting)
+        return
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
     if value is NotImplemented:
         raise TypeError(f"cannot assign {type(value).__name__} to a buffer")
@@ -232,6 +273,9 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
 def copy_view(view: LazyBuffer) -> Buffer:
     """A new buffer holding a view's elements as they are now."""
     acc = view.accelerator
+    if view.dtype not in SUPPORTED:  # complex: numpy picks the elements from a host copy
+        host = view._view.base.numpy()
+        return acc.asarray(np.asarray(host[host_index(view._view.index, view.shape)], order="C"))
     out = acc.empty(view.shape, view.dtype)
     if view.size:
         store(out, view)
@@ -315,4 +359,4 @@ EVALUATE["run"] = run
 EVALUATE["copy"] = copy_view
 
 __all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
-           "plan_elementwise", "held_intermediates"]
+           "plan_elementwise", "held_intermediates", "host_index"]

@@ -19,8 +19,9 @@ import numpy as np
 from ..runtime import Buffer
 from ..runtime.buffer import normalize_shape
 from .codegen import CAST_NAMES, compile_kernel, launch
-from .evaluate import concrete, run, store
+from .evaluate import concrete, host_index, run, store
 from .lazy import LazyBuffer, View
+from .types import SUPPORTED
 
 
 def _base_and_index(buf: Buffer) -> tuple[Buffer, tuple[tuple, ...]]:
@@ -99,6 +100,8 @@ def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
     pos = tuple(e[1] for e in index)
     if acc.unified_memory:
         return base._native.host_view(False)[pos]  # device memory is host memory: read in place
+    if base.dtype not in SUPPORTED:  # complex: no generated kernel can copy it out; a host copy can
+        return base.numpy()[host_index(index, ())]
     one = LazyBuffer.view(View(base, index), (), acc)
     value = LazyBuffer.pending("cast", (one,), (base.dtype,), base.dtype, (), acc)
     run([value], extras=False)
@@ -144,7 +147,7 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
         raise ValueError(f"reshape: buffers have 0 to 3 dimensions here, not {new}")
     acc = buf.accelerator
     src = concrete(buf)
-    if src.ndim == 0 or len(new) == 0 or src.size == 0:
+    if src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in SUPPORTED:
         return acc.asarray(np.asarray(src).reshape(new))  # nothing a kernel could index
     out = acc.empty(new, src.dtype)
     k, m = len(new), src.ndim

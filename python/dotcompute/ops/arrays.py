@@ -84,7 +84,8 @@ def operand(name: str, x: Any, spec: Any = "auto", what: str = "x") -> Operand:
     check_dtype(name, host.dtype, what)
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
-    return Operand(accelerator("auto" if spec is None else spec), np.ascontiguousarray(host), None)
+    # np.ascontiguousarray would turn a 0-d array into shape (1,): keep numpy's shape exactly
+    return Operand(accelerator("auto" if spec is None else spec), np.asarray(host, order="C"), None)
 
 
 def check_dtype(name: str, dtype: np.dtype, what: str = "x") -> None:

@@ -85,7 +85,8 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
         if out is not None:
             out.copy_from(value)
             return out
-        return result(oa, np.ascontiguousarray(value))
+        # a vector @ vector is 0-d: np.ascontiguousarray would make it shape (1,)
+        return result(oa, np.asarray(value, order="C"))
     return result(oa, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
 
 

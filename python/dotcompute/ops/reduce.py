@@ -271,8 +271,12 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,
 def _arg(name: str, x: Any, axis: Any, accelerator: Any, keepdims: bool = False) -> Any:
     op = operand(f"dc.{name}", x, accelerator)
     ax = None if axis is None else normalize_axis(f"dc.{name}", axis, len(op.shape))
-    if op.size == 0 or (ax is not None and op.shape[ax] == 0):
-        raise ValueError(f"attempt to get {name} of an empty sequence")
+    if op.size == 0:
+        if ax is None or op.shape[ax] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        # numpy: the rows along a non-empty axis of an empty array are none: an empty int64 result
+        kept = _kept(op.shape, (ax,)) if keepdims else op.shape[:ax] + op.shape[ax + 1:]
+        return result(op, np.zeros(kept, np.int64))
     fast, worth = _fast_full(name, op, np.dtype(np.int64), ax is None or len(op.shape) <= 1)
     path = dispatch.choose(name, op.acc, op.dtype, fast=fast, fast_worth=worth)
     if path == "threads":
