@@ -10,41 +10,36 @@ on first use (seconds on PoCL) and keeps them for the process.
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Any
 
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
 from . import native
+from .vendor import VendorLibrary
 
 NAMES = ["libclblast.so.1", "libclblast.so", "libclblast.dylib", "clblast.dll"]
 _ROW_MAJOR, _NO_TRANS = 101, 111  # CLBlastLayoutRowMajor, CLBlastTransposeNo
-
-_lock = threading.Lock()
-_state: dict[str, Any] = {}
 
 
 class CLBlastError(RuntimeError):
     """A CLBlast routine returned an error status."""
 
 
+def _declare(lib: ctypes.CDLL) -> dict[str, Any]:
+    sz, vp = ctypes.c_size_t, ctypes.c_void_p
+    return {name: native.fn(lib, f"CLBlast{name}StridedBatched", ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                            ctypes.c_int, sz, sz, sz, real, vp, sz, sz, sz, vp, sz, sz, sz, real, vp, sz, sz, sz, sz,
+                            ctypes.POINTER(vp), ctypes.POINTER(vp))
+            for name, real in (("Sgemm", ctypes.c_float), ("Dgemm", ctypes.c_double))}
+
+
+_lib = VendorLibrary("clblast", lambda: NAMES, _declare)
+
+
 def library() -> ctypes.CDLL | None:
     """The loaded CLBlast, or None (not installed, or disabled)."""
-    if native.disabled("clblast"):  # checked on every call: the switch works after loading too
-        return None
-    with _lock:
-        if "lib" not in _state:
-            lib = native.load_library(NAMES)
-            _state["lib"] = lib
-            if lib is not None:
-                sz, vp = ctypes.c_size_t, ctypes.c_void_p
-                for name, real in (("Sgemm", ctypes.c_float), ("Dgemm", ctypes.c_double)):
-                    _state[name] = native.fn(
-                        lib, f"CLBlast{name}StridedBatched", ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                        sz, sz, sz, real, vp, sz, sz, sz, vp, sz, sz, sz, real, vp, sz, sz, sz, sz,
-                        ctypes.POINTER(vp), ctypes.POINTER(vp))
-        return _state["lib"]
+    return _lib.load()
 
 
 def applies(acc: Accelerator, dtype: np.dtype) -> bool:
@@ -59,7 +54,7 @@ def gemm(a: Buffer, b: Buffer, c: Buffer, batch: int, m: int, n: int, k: int, st
     ``stride_a`` / ``stride_b``: elements between the batch's matrices (0: one matrix for all).
     """
     library()
-    f = _state["Sgemm" if c.dtype == np.float32 else "Dgemm"]
+    f = _lib["Sgemm" if c.dtype == np.float32 else "Dgemm"]
     acc = c.accelerator
     queue = ctypes.c_void_p(native.stream(acc))
     status = f(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, 1.0, native.read(a), 0, k, stride_a,

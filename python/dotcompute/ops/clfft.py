@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
 from . import native
+from .vendor import PlanCache, VendorLibrary
 
 NAMES = ["libclFFT.so.2", "libclFFT.so", "libclFFT.dylib", "clFFT.dll"]
 RADICES = (2, 3, 5, 7)  # lengths clFFT 2.x plans: products of these
@@ -30,10 +29,6 @@ _SINGLE, _DOUBLE = 1, 2
 _INTERLEAVED = 1
 _OUT_OF_PLACE = 2
 _FORWARD, _BACKWARD = -1, 1
-
-_lock = threading.Lock()
-_state: dict[str, Any] = {}
-_plans: OrderedDict[tuple[Any, ...], int] = OrderedDict()
 
 
 class CLFFTError(RuntimeError):
@@ -50,47 +45,45 @@ def _check(status: int, what: str) -> None:
         raise CLFFTError(f"clFFT {what} failed with status {status}")
 
 
+def _declare(lib: ctypes.CDLL) -> dict[str, Any] | None:
+    """clFFT's functions, after its one-time setup (None if the setup fails: unusable)."""
+    u, sz, vp, pl = ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t
+    f = {
+        "version": native.fn(lib, "clfftGetVersion", ctypes.c_int, *[ctypes.POINTER(u)] * 3),
+        "setup": native.fn(lib, "clfftSetup", ctypes.c_int, ctypes.POINTER(_SetupData)),
+        "teardown": native.fn(lib, "clfftTeardown", ctypes.c_int),
+        "create": native.fn(lib, "clfftCreateDefaultPlan", ctypes.c_int, ctypes.POINTER(pl), vp, ctypes.c_int,
+                            ctypes.POINTER(sz)),
+        "precision": native.fn(lib, "clfftSetPlanPrecision", ctypes.c_int, pl, ctypes.c_int),
+        "layout": native.fn(lib, "clfftSetLayout", ctypes.c_int, pl, ctypes.c_int, ctypes.c_int),
+        "location": native.fn(lib, "clfftSetResultLocation", ctypes.c_int, pl, ctypes.c_int),
+        "batch": native.fn(lib, "clfftSetPlanBatchSize", ctypes.c_int, pl, sz),
+        "distance": native.fn(lib, "clfftSetPlanDistance", ctypes.c_int, pl, sz, sz),
+        "scale": native.fn(lib, "clfftSetPlanScale", ctypes.c_int, pl, ctypes.c_int, ctypes.c_float),
+        "bake": native.fn(lib, "clfftBakePlan", ctypes.c_int, pl, u, ctypes.POINTER(vp), vp, vp),
+        "enqueue": native.fn(lib, "clfftEnqueueTransform", ctypes.c_int, pl, ctypes.c_int, u, ctypes.POINTER(vp),
+                             u, vp, vp, ctypes.POINTER(vp), ctypes.POINTER(vp), vp),
+        "destroy": native.fn(lib, "clfftDestroyPlan", ctypes.c_int, ctypes.POINTER(pl)),
+    }
+    # clfftSetup wants the version of the library it sets up
+    major, minor, patch = u(), u(), u()
+    if f["version"](ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch)) != 0:
+        return None
+    data = _SetupData(major.value, minor.value, patch.value, 0)
+    if f["setup"](ctypes.byref(data)) != 0:
+        return None
+    atexit.register(release, teardown=True)
+    return f
+
+
+_lib = VendorLibrary("clfft", lambda: NAMES, _declare)
+# per (context, queue, lengths, batch, precision, scales); read by fft.py's table release
+_plans = PlanCache(MAX_PLANS, lambda plan: _lib["destroy"](ctypes.byref(ctypes.c_size_t(plan))))
+
+
 def library() -> ctypes.CDLL | None:
     """The loaded and set-up clFFT, or None (not installed, disabled, or its setup failed)."""
-    if native.disabled("clfft"):  # checked on every call: the switch works after loading too
-        return None
-    with _lock:
-        if "lib" in _state:
-            return _state["lib"]
-        lib = native.load_library(NAMES)
-        _state["lib"] = None
-        if lib is None:
-            return None
-        u, sz, vp, pl = ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t
-        f = {
-            "version": native.fn(lib, "clfftGetVersion", ctypes.c_int, *[ctypes.POINTER(u)] * 3),
-            "setup": native.fn(lib, "clfftSetup", ctypes.c_int, ctypes.POINTER(_SetupData)),
-            "teardown": native.fn(lib, "clfftTeardown", ctypes.c_int),
-            "create": native.fn(lib, "clfftCreateDefaultPlan", ctypes.c_int, ctypes.POINTER(pl), vp, ctypes.c_int,
-                                ctypes.POINTER(sz)),
-            "precision": native.fn(lib, "clfftSetPlanPrecision", ctypes.c_int, pl, ctypes.c_int),
-            "layout": native.fn(lib, "clfftSetLayout", ctypes.c_int, pl, ctypes.c_int, ctypes.c_int),
-            "location": native.fn(lib, "clfftSetResultLocation", ctypes.c_int, pl, ctypes.c_int),
-            "batch": native.fn(lib, "clfftSetPlanBatchSize", ctypes.c_int, pl, sz),
-            "distance": native.fn(lib, "clfftSetPlanDistance", ctypes.c_int, pl, sz, sz),
-            "scale": native.fn(lib, "clfftSetPlanScale", ctypes.c_int, pl, ctypes.c_int, ctypes.c_float),
-            "bake": native.fn(lib, "clfftBakePlan", ctypes.c_int, pl, u, ctypes.POINTER(vp), vp, vp),
-            "enqueue": native.fn(lib, "clfftEnqueueTransform", ctypes.c_int, pl, ctypes.c_int, u, ctypes.POINTER(vp),
-                                 u, vp, vp, ctypes.POINTER(vp), ctypes.POINTER(vp), vp),
-            "destroy": native.fn(lib, "clfftDestroyPlan", ctypes.c_int, ctypes.POINTER(pl)),
-        }
-        data = _SetupData()
-        if f["version"](ctypes.byref(u()), ctypes.byref(u()), ctypes.byref(u())) != 0:
-            return None
-        major, minor, patch = u(), u(), u()
-        f["version"](ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch))
-        data.major, data.minor, data.patch, data.debugFlags = major.value, minor.value, patch.value, 0
-        if f["setup"](ctypes.byref(data)) != 0:
-            return None
-        _state.update(f)
-        _state["lib"] = lib
-        atexit.register(release, teardown=True)
-        return lib
+    return _lib.load()
 
 
 def plannable(n: int) -> bool:
@@ -112,35 +105,29 @@ def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool
 
 def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool, scales: tuple[float, float]) -> int:
     key = (native.context(acc), native.stream(acc), lengths, batch, double, scales)
-    with _lock:
-        plan = _plans.get(key)
-        if plan is not None:
-            _plans.move_to_end(key)
-            return plan
-    handle = ctypes.c_size_t()
-    # clFFT's lengths run fastest-first: a C-order (rows, cols) array is (cols, rows) to it
-    dims = (ctypes.c_size_t * len(lengths))(*reversed(lengths))
-    _check(_state["create"](ctypes.byref(handle), ctypes.c_void_p(key[0]), len(lengths), dims), "create plan")
-    try:
-        _check(_state["precision"](handle, _DOUBLE if double else _SINGLE), "set precision")
-        _check(_state["layout"](handle, _INTERLEAVED, _INTERLEAVED), "set layout")
-        _check(_state["location"](handle, _OUT_OF_PLACE), "set result location")
-        _check(_state["batch"](handle, batch), "set batch size")
-        total = int(np.prod(lengths))
-        _check(_state["distance"](handle, total, total), "set distance")
-        _check(_state["scale"](handle, _FORWARD, scales[0]), "set forward scale")
-        _check(_state["scale"](handle, _BACKWARD, scales[1]), "set backward scale")
-        queue = ctypes.c_void_p(key[1])
-        _check(_state["bake"](handle, 1, ctypes.byref(queue), None, None), "bake plan")
-    except CLFFTError:
-        _state["destroy"](ctypes.byref(handle))
-        raise
-    with _lock:
-        _plans[key] = handle.value
-        while len(_plans) > MAX_PLANS:
-            _, old = _plans.popitem(last=False)
-            _state["destroy"](ctypes.byref(ctypes.c_size_t(old)))
-    return handle.value
+
+    def make() -> int:
+        handle = ctypes.c_size_t()
+        # clFFT's lengths run fastest-first: a C-order (rows, cols) array is (cols, rows) to it
+        dims = (ctypes.c_size_t * len(lengths))(*reversed(lengths))
+        _check(_lib["create"](ctypes.byref(handle), ctypes.c_void_p(key[0]), len(lengths), dims), "create plan")
+        try:
+            _check(_lib["precision"](handle, _DOUBLE if double else _SINGLE), "set precision")
+            _check(_lib["layout"](handle, _INTERLEAVED, _INTERLEAVED), "set layout")
+            _check(_lib["location"](handle, _OUT_OF_PLACE), "set result location")
+            _check(_lib["batch"](handle, batch), "set batch size")
+            total = int(np.prod(lengths))
+            _check(_lib["distance"](handle, total, total), "set distance")
+            _check(_lib["scale"](handle, _FORWARD, scales[0]), "set forward scale")
+            _check(_lib["scale"](handle, _BACKWARD, scales[1]), "set backward scale")
+            queue = ctypes.c_void_p(key[1])
+            _check(_lib["bake"](handle, 1, ctypes.byref(queue), None, None), "bake plan")
+        except CLFFTError:
+            _lib["destroy"](ctypes.byref(handle))
+            raise
+        return handle.value
+
+    return _plans.get(key, make)
 
 
 def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool, scale: float) -> Buffer:
@@ -156,7 +143,7 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool, scale: float) 
     plan = _plan(acc, lengths, batch, x.dtype == np.complex128, scales)
     queue = ctypes.c_void_p(native.stream(acc))
     src, dst = ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out))
-    _check(_state["enqueue"](ctypes.c_size_t(plan), _BACKWARD if inverse else _FORWARD, 1, ctypes.byref(queue), 0,
+    _check(_lib["enqueue"](ctypes.c_size_t(plan), _BACKWARD if inverse else _FORWARD, 1, ctypes.byref(queue), 0,
                              None, None, ctypes.byref(src), ctypes.byref(dst), None), "enqueue transform")
     native.written(out)
     return out
@@ -164,14 +151,10 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool, scale: float) 
 
 def release(teardown: bool = False) -> None:
     """Destroys every cached plan (and, at exit, tears clFFT down)."""
-    with _lock:
-        plans = list(_plans.values())
-        _plans.clear()
-    for p in plans:
-        _state["destroy"](ctypes.byref(ctypes.c_size_t(p)))
-    if teardown and _state.get("lib") is not None:
-        _state["teardown"]()
-        _state["lib"] = None
+    _plans.release()
+    if teardown and _lib.load() is not None:
+        _lib["teardown"]()
+        _lib.close()
 
 
 __all__ = ["CLFFTError", "MAX_PLANS", "NAMES", "RADICES", "applies", "library", "plannable", "release", "transform"]

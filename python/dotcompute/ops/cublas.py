@@ -18,12 +18,12 @@ import numpy as np
 
 from ..runtime import Accelerator, Buffer
 from . import native
+from .vendor import VendorLibrary
 
 SONAMES = ["libcublas.so.12", "libcublas.so.11", "libcublas.so"]
 _OP_N = 0  # CUBLAS_OP_N
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {}
 _handles: dict[int, int] = {}  # CUcontext -> cublasHandle_t
 
 
@@ -36,22 +36,22 @@ def candidates() -> list[str]:
     return native.nvidia_wheel_candidates("cublas", SONAMES)
 
 
+def _declare(lib: ctypes.CDLL) -> dict[str, Any]:
+    vp, i, ll = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+    functions = {"create": native.fn(lib, "cublasCreate_v2", i, ctypes.POINTER(vp)),
+                 "set_stream": native.fn(lib, "cublasSetStream_v2", i, vp, vp)}
+    for name in ("Sgemm", "Dgemm"):
+        functions[name] = native.fn(lib, f"cublas{name}StridedBatched", i, vp, i, i, i, i, i, vp, vp, i, ll,
+                                    vp, i, ll, vp, vp, i, ll, i)
+    return functions
+
+
+_lib = VendorLibrary("cublas", candidates, _declare)
+
+
 def library() -> ctypes.CDLL | None:
     """The loaded cuBLAS, or None (not installed, or disabled)."""
-    if native.disabled("cublas"):
-        return None
-    with _lock:
-        if "lib" not in _state:
-            lib = native.load_library(candidates())
-            _state["lib"] = lib
-            if lib is not None:
-                vp, i, ll = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
-                _state["create"] = native.fn(lib, "cublasCreate_v2", i, ctypes.POINTER(vp))
-                _state["set_stream"] = native.fn(lib, "cublasSetStream_v2", i, vp, vp)
-                for name in ("Sgemm", "Dgemm"):
-                    _state[name] = native.fn(lib, f"cublas{name}StridedBatched", i, vp, i, i, i, i, i, vp, vp, i, ll,
-                                             vp, i, ll, vp, vp, i, ll, i)
-        return _state["lib"]
+    return _lib.load()
 
 
 def applies(acc: Accelerator, dtype: np.dtype) -> bool:
@@ -67,7 +67,7 @@ def _handle(acc: Accelerator) -> int:
         h = _handles.get(ctx)
         if h is None:
             out = ctypes.c_void_p()
-            status = _state["create"](ctypes.byref(out))
+            status = _lib["create"](ctypes.byref(out))
             if status != 0:
                 raise CuBLASError(f"cublasCreate on {acc.id} failed with status {status}")
             h = _handles[ctx] = int(out.value or 0)
@@ -81,12 +81,12 @@ def gemm(a: Buffer, b: Buffer, c: Buffer, batch: int, m: int, n: int, k: int, st
     acc = c.accelerator
     native.make_current(acc)
     h = _handle(acc)
-    status = _state["set_stream"](ctypes.c_void_p(h), ctypes.c_void_p(native.stream(acc)))
+    status = _lib["set_stream"](ctypes.c_void_p(h), ctypes.c_void_p(native.stream(acc)))
     if status != 0:
         raise CuBLASError(f"cublasSetStream on {acc.id} failed with status {status}")
     real = ctypes.c_float if c.dtype == np.float32 else ctypes.c_double
     one, zero = real(1.0), real(0.0)
-    f = _state["Sgemm" if c.dtype == np.float32 else "Dgemm"]
+    f = _lib["Sgemm" if c.dtype == np.float32 else "Dgemm"]
     # column-major view: C^T (n x m) = B^T (n x k) @ A^T (k x m)
     status = f(ctypes.c_void_p(h), _OP_N, _OP_N, n, m, k, ctypes.byref(one),
                ctypes.c_void_p(native.read(b)), n, stride_b, ctypes.c_void_p(native.read(a)), k, stride_a,

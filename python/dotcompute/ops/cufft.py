@@ -10,24 +10,18 @@ cuFFT does not scale, so numpy's normalisation is a kernel launch after the tran
 from __future__ import annotations
 
 import ctypes
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from ..runtime import Accelerator, Buffer
 from . import native
+from .vendor import PlanCache, VendorLibrary
 
 SONAMES = ["libcufft.so.11", "libcufft.so.10", "libcufft.so"]
 MAX_PLANS = 32
 _C2C, _Z2Z = 0x29, 0x69  # cufftType
 _FORWARD, _INVERSE = -1, 1
-
-_lock = threading.Lock()
-_state: dict[str, Any] = {}
-_plans: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-
 
 class CuFFTError(RuntimeError):
     """A cuFFT call returned an error status."""
@@ -38,23 +32,24 @@ def candidates() -> list[str]:
     return native.nvidia_wheel_candidates("cufft", SONAMES)
 
 
+def _declare(lib: ctypes.CDLL) -> dict[str, Any]:
+    i, vp = ctypes.c_int, ctypes.c_void_p
+    ip = ctypes.POINTER(ctypes.c_int)
+    return {"plan_many": native.fn(lib, "cufftPlanMany", i, ip, i, ip, ip, i, i, ip, i, i, i, i),
+            "set_stream": native.fn(lib, "cufftSetStream", i, i, vp),
+            "C2C": native.fn(lib, "cufftExecC2C", i, i, vp, vp, i),
+            "Z2Z": native.fn(lib, "cufftExecZ2Z", i, i, vp, vp, i),
+            "destroy": native.fn(lib, "cufftDestroy", i, i)}
+
+
+_lib = VendorLibrary("cufft", candidates, _declare)
+# per (context, lengths, batch, precision); read by fft.py's table release
+_plans = PlanCache(MAX_PLANS, lambda plan: _lib["destroy"](plan))
+
+
 def library() -> ctypes.CDLL | None:
     """The loaded cuFFT, or None (not installed, or disabled)."""
-    if native.disabled("cufft"):
-        return None
-    with _lock:
-        if "lib" not in _state:
-            lib = native.load_library(candidates())
-            _state["lib"] = lib
-            if lib is not None:
-                i, vp = ctypes.c_int, ctypes.c_void_p
-                ip = ctypes.POINTER(ctypes.c_int)
-                _state["plan_many"] = native.fn(lib, "cufftPlanMany", i, ip, i, ip, ip, i, i, ip, i, i, i, i)
-                _state["set_stream"] = native.fn(lib, "cufftSetStream", i, i, vp)
-                _state["C2C"] = native.fn(lib, "cufftExecC2C", i, i, vp, vp, i)
-                _state["Z2Z"] = native.fn(lib, "cufftExecZ2Z", i, i, vp, vp, i)
-                _state["destroy"] = native.fn(lib, "cufftDestroy", i, i)
-        return _state["lib"]
+    return _lib.load()
 
 
 def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool:
@@ -65,25 +60,17 @@ def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool
 
 
 def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool) -> int:
-    key = (native.context(acc), lengths, batch, double)
-    with _lock:
-        plan = _plans.get(key)
-        if plan is not None:
-            _plans.move_to_end(key)
-            return plan
-    handle = ctypes.c_int()
-    dims = (ctypes.c_int * len(lengths))(*lengths)  # cuFFT takes C order: the last length varies fastest
-    total = int(np.prod(lengths))
-    status = _state["plan_many"](ctypes.byref(handle), len(lengths), dims, None, 1, total, None, 1, total,
-                                 _Z2Z if double else _C2C, batch)
-    if status != 0:
-        raise CuFFTError(f"cufftPlanMany({lengths}, batch {batch}) on {acc.id} failed with status {status}")
-    with _lock:
-        _plans[key] = handle.value
-        while len(_plans) > MAX_PLANS:
-            _, old = _plans.popitem(last=False)
-            _state["destroy"](old)
-    return handle.value
+    def make() -> int:
+        handle = ctypes.c_int()
+        dims = (ctypes.c_int * len(lengths))(*lengths)  # cuFFT takes C order: the last length varies fastest
+        total = int(np.prod(lengths))
+        status = _lib["plan_many"](ctypes.byref(handle), len(lengths), dims, None, 1, total, None, 1, total,
+                                   _Z2Z if double else _C2C, batch)
+        if status != 0:
+            raise CuFFTError(f"cufftPlanMany({lengths}, batch {batch}) on {acc.id} failed with status {status}")
+        return handle.value
+
+    return _plans.get((native.context(acc), lengths, batch, double), make)
 
 
 def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
@@ -94,11 +81,11 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
     native.make_current(acc)
     total = int(np.prod(lengths))
     plan = _plan(acc, lengths, x.size // total, x.dtype == np.complex128)
-    status = _state["set_stream"](plan, ctypes.c_void_p(native.stream(acc)))
+    status = _lib["set_stream"](plan, ctypes.c_void_p(native.stream(acc)))
     if status != 0:
         raise CuFFTError(f"cufftSetStream on {acc.id} failed with status {status}")
     out = acc.empty(x.shape, x.dtype)
-    run = _state["Z2Z" if x.dtype == np.complex128 else "C2C"]
+    run = _lib["Z2Z" if x.dtype == np.complex128 else "C2C"]
     status = run(plan, ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out)),
                  _INVERSE if inverse else _FORWARD)
     if status != 0:
@@ -109,11 +96,7 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
 
 def release() -> None:
     """Destroys every cached plan."""
-    with _lock:
-        plans = list(_plans.values())
-        _plans.clear()
-    for p in plans:
-        _state["destroy"](p)
+    _plans.release()
 
 
 __all__ = ["MAX_PLANS", "SONAMES", "CuFFTError", "applies", "candidates", "library", "release", "transform"]

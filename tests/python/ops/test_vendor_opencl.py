@@ -132,7 +132,7 @@ def test_clfft_leaves_what_it_cannot_plan(ocl_fft):
 
 
 def test_clfft_plan_cache_is_bounded_and_released(ocl_fft, monkeypatch):
-    monkeypatch.setattr(clfft, "MAX_PLANS", 2)
+    monkeypatch.setattr(clfft._plans, "limit", 2)  # noqa: SLF001
     clfft.release()
     with dispatch.prefer("vendor"):
         for n in (4, 8, 16):
