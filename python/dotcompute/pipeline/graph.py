@@ -146,7 +146,10 @@ def stage_subtitle(stage: Stage) -> str:
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # DOT quoted strings: backslash and quote escaped; line breaks written as \n (in a label that is a
+    # line break, in a node id just a unique spelling) so that every statement stays on one line
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
 
 
 def to_dot(graph: Graph, title: str = "pipeline") -> str:
@@ -157,7 +160,7 @@ def to_dot(graph: Graph, title: str = "pipeline") -> str:
              '  edge [fontname="Helvetica", fontsize=10];']
     for s in graph.stages:
         extra = ', fillcolor="#fbf3e6"' if s.accelerator is None else ""
-        label = _quote(s.name + "\n" + stage_subtitle(s)).replace("\n", "\\n")
+        label = _quote(s.name + "\n" + stage_subtitle(s))
         lines.append(f"  {_quote(s.name)} [label={label}{extra}];")
     for e in graph.edges():
         style = ", style=dashed" if all(k == "after" for k, _ in e.reasons) else ""

@@ -16,7 +16,7 @@ from .graph import Graph, to_dot
 from .plan import Plan, make_plan
 from .resources import Resources
 from .results import PipelineRun
-from .scheduler import Run
+from .scheduler import Run, inside
 from .stage import (
     HOST,
     check_after,
@@ -67,6 +67,15 @@ class Pipeline:
     def accelerator(self) -> Accelerator | None:
         return self._acc
 
+    def _refuse_from_own_stage(self, what: str) -> None:
+        # a host step runs on a pool thread while run() holds the lock: add() or run() from there
+        # waited forever for it (a hang); an inline callable holds it already and would change the
+        # graph under the running coordinator
+        if getattr(inside, "res", None) is self._res:
+            raise RuntimeError(f"pipeline {self.name!r}: a stage cannot {what} its own pipeline while it runs "
+                               f"(that would wait for the run it is part of); use another dc.Pipeline, or "
+                               f"add the stages before run()")
+
     # ----------------------------------------------------------------------------------- building
 
     def add(self, fn: Any, *args: Any, name: str | None = None, after: Any = None, on_error: str = "abort",
@@ -95,6 +104,7 @@ class Pipeline:
             if not args:
                 raise TypeError(f"add({default_name(fn)}, global_size, *args): global_size is missing")
             global_size, args = args[0], args[1:]
+        self._refuse_from_own_stage("add stages to")
         with self._lock:
             stage_name = self._name(name, fn)
             on_error, n_retries = check_strategy(on_error, retries, "device")
@@ -115,6 +125,7 @@ class Pipeline:
             raise TypeError(f"add_host() takes a callable, not {type(fn).__name__}")
         if hasattr(fn, "_dc_launch"):
             raise TypeError("add_host() is for Python steps; add a kernel with p.add(kernel, global_size, *args)")
+        self._refuse_from_own_stage("add stages to")
         with self._lock:
             stage_name = self._name(name, fn)
             on_error, n_retries = check_strategy(on_error, retries, HOST)
@@ -192,6 +203,7 @@ class Pipeline:
         ``dc.PipelineError`` naming the stage, with the cause chained and ``.run`` attached. On CUDA,
         after one clean run, a pipeline of kernels only is captured once and replayed as a graph
         (``run.replayed``)."""
+        self._refuse_from_own_stage("run")
         with self._lock:
             if self._plan is None or self._replay is None:
                 self._plan = make_plan(self._graph)
@@ -223,6 +235,7 @@ class Pipeline:
 
     def close(self) -> None:
         """Stop the pipeline's threads and drop its cross-device mirror buffers (it can still run later)."""
+        self._refuse_from_own_stage("close")
         with self._lock:
             pool, self._async = self._async, None
         if pool is not None:

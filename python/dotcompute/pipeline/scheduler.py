@@ -28,6 +28,13 @@ from .resources import Resources
 from .results import FAILED, OK, SKIPPED, PipelineRun, StageResult
 from .stage import CALL, HOST, KERNEL, RAW, Stage
 
+#: ``inside.res``: the Resources of the pipeline whose stage this thread is running now (None
+#: elsewhere). A stage that adds to or runs its own pipeline would wait forever for the lock the run
+#: holds (host steps run on other threads) or change the graph under the running coordinator
+#: (inline callables); ``Pipeline`` checks this and refuses instead.
+inside = threading.local()
+
+
 # coordinator-side states (StageResult.status is what the user sees)
 WAITING, SUBMITTED, RUNNING, DONE, FAILED_, SKIPPED_ = range(6)
 _ABORTING = ("abort", "retry", "fallback")  # strategies that end the run once they give up
@@ -208,7 +215,11 @@ class Run:
                 stream.wait(dx.end)
         ex.stream = stream
         ex.start = stream.record()
-        launch_stage(stage, acc, stage.args, stream)
+        inside.res = self.res
+        try:
+            launch_stage(stage, acc, stage.args, stream)
+        finally:
+            inside.res = None
         ex.end = stream.record()
         r = self.results[i]
         r.wall_ms += (time.perf_counter() - t) * 1000.0
@@ -232,6 +243,7 @@ class Run:
 
     def _job(self, i: int, stage: Stage, fallback: bool) -> None:
         info: dict[str, Any] = {"t_start": time.perf_counter(), "track": f"host {threading.current_thread().name}"}
+        inside.res = self.res
         try:
             if stage.kind == HOST:
                 stage.fn(*stage.args)
@@ -240,9 +252,11 @@ class Run:
                 assert acc is not None
                 self._device_job(stage, acc, info)
         except BaseException as exc:  # noqa: BLE001 -- the coordinator applies the stage's strategy
+            inside.res = None
             info["t_end"] = time.perf_counter()
             self.q.put(("job", i, exc, info))
             return
+        inside.res = None
         info["t_end"] = time.perf_counter()
         self.q.put(("job", i, None, info))
 
