@@ -18,7 +18,7 @@ import numpy as np
 from ..runtime import Buffer
 from .codegen import STATS, Program, compile_kernel, launch
 from .lazy import EVALUATE, PENDING, LazyBuffer, Scalar
-from .operands import operand
+from .operands import accelerator_of, operand
 from .types import SUPPORTED
 
 
@@ -215,6 +215,8 @@ def _store_on_host(base: Buffer, index: tuple[tuple, ...], shape: tuple[int, ...
 
 def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
+    if isinstance(value, Buffer):
+        accelerator_of(base, value)  # a ValueError naming both devices, not a kernel's argument error
     if base.dtype not in SUPPORTED:
         _store_on_host(base, index, shape, value, casting)
         return

@@ -75,8 +75,29 @@ class _Pending:
 PENDING = _Pending()
 
 
+#: Bounds on one pending graph: its depth (operations on the longest path to a leaf) and its
+#: weight (operations and leaves, shared ones counted per use). Beyond them the arguments of a new
+#: operation are evaluated first. The depth keeps code generation's recursion far from Python's
+#: limit; the weight bounds the generated kernel's parameters (OpenCL guarantees only 1 KiB of them).
+MAX_DEPTH = 100
+MAX_WEIGHT = 256
+
+
+def _size_of(args: tuple[Any, ...]) -> tuple[int, int]:
+    """(depth, weight) of an operation on ``args``."""
+    depth, weight = 1, 1
+    for a in args:
+        if type(a) is LazyBuffer and a._op is not None:
+            depth = max(depth, a._depth + 1)
+            weight += a._weight
+        else:
+            weight += 1
+    return depth, weight
+
+
 class LazyBuffer(Buffer):
-    __slots__ = ("_op", "_args", "_loop", "_shape", "_dtype", "_backing", "_view", "_extra")
+    __slots__ = ("_op", "_args", "_loop", "_shape", "_dtype", "_backing", "_view", "_extra", "_depth", "_weight",
+                 "_copy")
 
     _op: str | None
     _args: tuple[Any, ...]
@@ -87,11 +108,21 @@ class LazyBuffer(Buffer):
     @classmethod
     def pending(cls, op: str, args: tuple[Any, ...], loop: tuple[np.dtype, ...], dtype: np.dtype,
                 shape: tuple[int, ...], accelerator: Any, extra: Any = None) -> LazyBuffer:
+        depth, weight = _size_of(args)
+        if depth > MAX_DEPTH or weight > MAX_WEIGHT:
+            # a very long chain (a loop of hundreds of `e = e * a + b`): generating it as one kernel
+            # would recurse as deep as the chain and give the kernel one parameter per scalar, so
+            # the pending arguments are computed now and the chain goes on from their values
+            for a in args:
+                if type(a) is LazyBuffer and a._op is not None:
+                    EVALUATE["run"]([a])
+            depth, weight = _size_of(args)
         obj = object.__new__(cls)
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = op, args, loop, extra
         obj._dtype, obj._shape = np.dtype(dtype), tuple(shape)
         obj._backing, obj._view = None, None
+        obj._depth, obj._weight = depth, weight
         PENDING.add(obj)
         return obj
 
@@ -156,8 +187,12 @@ class LazyBuffer(Buffer):
         except AttributeError:
             pass
         if self._view is not None:
-            # a view has no memory of its own: each use copies the window as it is now
-            return EVALUATE["copy"](self)._native
+            # a view has no memory of its own: each use copies the window as it is now. The copy is
+            # kept until the next use: the native launch takes only the pointer of the buffer this
+            # returns, so a copy dropped here would be freed before its kernel is enqueued
+            copy = EVALUATE["copy"](self)
+            self._copy = copy
+            return copy._native
         if self._op is not None:
             EVALUATE["run"]([self])
         if self._backing is not None and self._op is None:

@@ -194,14 +194,22 @@ class Buffer(ArrayOperators):
                              f"this one has shape {self.shape}")
         return self.numpy().reshape(()).item()
 
+    def _one(self, kind: str) -> Any:
+        # numpy's float()/int()/complex() refuse an array of several elements with a TypeError
+        # (item() says ValueError, as numpy's does)
+        if self.size != 1:
+            raise TypeError(f"{kind}(): only a buffer of one element can be converted to a Python scalar, "
+                            f"this one has shape {self.shape}")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._one("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._one("int"))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._one("complex"))
 
     def __bool__(self) -> bool:
         if self.size != 1:

@@ -1,0 +1,213 @@
+"""Audit 2: DESIGN.md "Array expressions (fusion)" on every accelerator, against numpy — long
+chains, complex buffers' indexing, scalar conversions, numpy's division and promotion corners,
+writes through views, @dc.fuse signatures and threads."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+
+# ---------------------------------------------------------------------------------- long chains
+def test_hundreds_of_chained_operations(accelerator):
+    # a loop of `e = e * a + b` used to build one graph as deep as the loop: generating its kernel
+    # recursed once per operation (RecursionError from ~350 operations)
+    xn = np.linspace(0, 1, 33, dtype=np.float32)
+    x = accelerator.asarray(xn)
+    e, want = x, xn.copy()
+    for i in range(600):
+        e = e * np.float32(1.0) + np.float32(0.001 * (i % 3))
+        want = want * np.float32(1.0) + np.float32(0.001 * (i % 3))
+    np.testing.assert_allclose(e.numpy(), want, rtol=1e-5)
+    e = x
+    for _ in range(2000):
+        e = e + 1
+    assert float(dc.sum(e)) == pytest.approx(float((xn + 2000).sum()), rel=1e-6)
+    assert float(dc.max(e)) == pytest.approx(2001.0)
+
+
+def test_a_long_chain_is_still_computed_once(accelerator):
+    x = accelerator.asarray(np.arange(8, dtype=np.float32))
+    e = x
+    for _ in range(300):
+        e = e + 1
+    before = dc.expr.stats()["launches"]
+    first = e.numpy()
+    mid = dc.expr.stats()["launches"]
+    second = e.numpy()
+    assert dc.expr.stats()["launches"] == mid > before
+    np.testing.assert_array_equal(first, np.arange(8) + 300)
+    np.testing.assert_array_equal(second, first)
+
+
+# ------------------------------------------------------------------------------ complex buffers
+def test_indexing_and_writing_complex_buffers(accelerator):
+    # the generated kernels cannot spell complex values: views, element reads and writes of complex
+    # buffers used to raise TypeError (or KeyError for b[i, j] on a device)
+    xn = (np.arange(12) + 1j * np.arange(12)).reshape(4, 3).astype(np.complex64)
+    x = accelerator.asarray(xn)
+    np.testing.assert_array_equal(x[1].numpy(), xn[1])
+    assert x[1, 2] == xn[1, 2] and x[-1, -1] == xn[-1, -1]
+    np.testing.assert_array_equal(x[1:3].numpy(), xn[1:3])
+    np.testing.assert_array_equal(np.asarray(x[::-2]), xn[::-2])
+    np.testing.assert_array_equal(x.T.numpy(), xn.T)
+    np.testing.assert_array_equal(x.reshape(3, 4).numpy(), xn.reshape(3, 4))
+    with pytest.raises(IndexError):
+        x[4]
+    x[0:2] = 5
+    xn[0:2] = 5
+    x[3] = np.array([1j, 2j, 3j])
+    xn[3] = [1j, 2j, 3j]
+    x[2, 1] = -1 + 1j
+    xn[2, 1] = -1 + 1j
+    np.testing.assert_array_equal(x.numpy(), xn)
+    with pytest.raises(ValueError, match=r"\(2, 3\)"):
+        x[0:2] = np.ones((3, 3))
+    with pytest.raises(TypeError, match="complex"):
+        x + x  # documented: complex arithmetic is not generated yet
+
+
+# -------------------------------------------------------------------------- scalar conversions
+def test_scalar_conversions_follow_numpy(accelerator):
+    b = accelerator.asarray(np.arange(3, dtype=np.float32))
+    for convert in (float, int, complex):
+        with pytest.raises(TypeError, match=r"\(3,\)"):
+            convert(b)
+    with pytest.raises(ValueError):
+        b.item()
+    assert b[-1] == 2.0 and b[0] == 0.0
+    with pytest.raises(IndexError, match="size 3"):
+        b[3]
+    with pytest.raises(IndexError):
+        b[-4]
+    s = dc.sum(b)
+    assert float(s) == 3.0 and int(s) == 3 and s.item() == 3.0
+
+
+# ------------------------------------------------------------------ numpy's arithmetic corners
+def test_division_by_zero_and_integer_wrapping(accelerator):
+    xn = np.array([-7, -1, 0, 1, 7, 2**31 - 1], np.int32)
+    zn = np.zeros_like(xn)
+    x, z = accelerator.asarray(xn), accelerator.asarray(zn)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = [lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a / b, lambda a, b: a + (b + 1),
+                 lambda a, b: a * a, lambda a, b: a.astype(np.float32) / b.astype(np.float32),
+                 lambda a, b: a.astype(np.float64) // b.astype(np.float64),
+                 lambda a, b: a.astype(np.float64) % (b.astype(np.float64) - 2.5),
+                 lambda a, b: a.astype(np.int8) + a.astype(np.int8), lambda a, b: abs(a), lambda a, b: -a]
+        for k, op in enumerate(cases):
+            want = op(xn, zn)
+            got = op(x, z).numpy()
+            assert got.dtype == want.dtype, k
+            np.testing.assert_array_equal(got, want, err_msg=f"case {k}")
+
+
+def test_promotion_nep50(accelerator):
+    f32 = accelerator.asarray(np.ones(4, np.float32))
+    i32 = accelerator.asarray(np.ones(4, np.int32))
+    f64 = accelerator.asarray(np.ones(4, np.float64))
+    u64 = accelerator.asarray(np.ones(4, np.uint64))
+    i64 = accelerator.asarray(np.ones(4, np.int64))
+    assert (f32 + 2.5).dtype == np.float32
+    assert (f32 * np.float64(2.5)).dtype == np.float64
+    assert (i32 + f64).dtype == np.float64
+    assert (i32 + 1.5).dtype == np.float64
+    assert (u64 + i64).dtype == np.float64
+    assert ((i32 > 0) + (i32 > 0)).dtype == np.bool_
+    assert (f32.astype(np.float16) * 2).dtype == np.float16
+    with pytest.raises(OverflowError):
+        i32 + 2**40
+    assert not (accelerator.asarray(np.ones(3, np.uint32)) < -1).numpy().any()
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)|\(4,\).*\(2, 3\)"):
+        accelerator.asarray(np.ones((2, 3), np.float32)) + f32
+
+
+def test_expressions_across_accelerators_are_refused(accelerator):
+    others = [d for d in dc.devices() if d.id != accelerator.id]
+    if not others:
+        pytest.skip("one accelerator")
+    a = accelerator.asarray(np.ones(4, np.float32))
+    b = others[0].asarray(np.ones(4, np.float32))
+    with pytest.raises(ValueError, match=others[0].id):
+        (a + b).numpy()
+    with pytest.raises(ValueError):
+        a[...] = b * 2
+
+
+# ---------------------------------------------------------------------------- writes and views
+def test_writes_through_slices(accelerator):
+    wn = np.zeros((5, 3), np.float32)
+    w = accelerator.asarray(wn)
+    src = accelerator.asarray(np.arange(3, dtype=np.float32))
+    w[...] = src * 2
+    wn[...] = np.arange(3) * 2
+    w[1:3] = 7
+    wn[1:3] = 7
+    w[-1] = src - 1
+    wn[-1] = np.arange(3) - 1
+    w[1:] = w[:-1] + 1  # overlapping read and write
+    wn[1:] = wn[:-1] + 1
+    np.testing.assert_array_equal(w.numpy(), wn)
+    with pytest.raises(IndexError):
+        w[5] = 1
+    v = w[1:4]
+    np.testing.assert_array_equal(dc.sum(v, axis=0).numpy(), wn[1:4].sum(axis=0))
+    np.testing.assert_array_equal(dc.sort(v[::-1], axis=0).numpy(), np.sort(wn[1:4][::-1], axis=0))
+
+
+# ---------------------------------------------------------------------------------- @dc.fuse
+@dc.fuse
+def _axpy_and_diff(x, y):
+    return x * 2 + y, x - y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int16, np.uint8])
+def test_fuse_per_dtype_signature(accelerator, dtype):
+    xn = np.arange(10, dtype=dtype)
+    yn = np.ones(10, dtype)
+    for _ in range(2):  # the second call replays the recorded kernel
+        s, d = _axpy_and_diff(accelerator.asarray(xn), accelerator.asarray(yn))
+        assert isinstance(s, dc.Buffer) and s.dtype == (xn * 2 + yn).dtype
+        np.testing.assert_array_equal(s.numpy(), xn * 2 + yn)
+        np.testing.assert_array_equal(d.numpy(), xn - yn)
+    s, _ = _axpy_and_diff(xn, yn)
+    assert isinstance(s, np.ndarray)
+    np.testing.assert_array_equal(s, xn * 2 + yn)
+
+
+# ------------------------------------------------------------------------------------ threads
+def test_expressions_from_four_threads(accelerator):
+    xn = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    x = accelerator.asarray(xn)
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(10):
+                np.testing.assert_allclose(((x * k + i) * 2 - 1).numpy(), (xn * k + i) * 2 - 1, rtol=1e-5,
+                                           atol=1e-5)
+                w = accelerator.zeros((1000,), np.float32)
+                w[...] = x * k
+                w[10:20] = k
+                ref = xn * k
+                ref[10:20] = k
+                np.testing.assert_allclose(w.numpy(), ref, rtol=1e-6)
+                e = x
+                for _ in range(150):
+                    e = e + 1
+                np.testing.assert_allclose(e.numpy(), xn + 150, rtol=1e-5)
+        except BaseException as exc:  # noqa: BLE001 -- reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
