@@ -77,7 +77,10 @@ def validate(kernel: Any, global_size: Any, *args: Any, accelerator: Any = None,
     and compares each written buffer argument. ``outputs`` (indices or parameter names) says which
     arguments are written; it is needed for a ``RawKernel`` and inferred for ``@dc.kernel``."""
     for value, what in ((rtol, "rtol"), (atol, "atol")):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        # NaN compares false with everything: a NaN tolerance made numpy.isclose warn and the report
+        # say whatever the comparison happened to give
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not value >= 0:
             raise ValueError(f"{what} must be a number >= 0, got {value!r}")
     if not (isinstance(reference, (str, Accelerator)) or callable(reference)):
         raise TypeError(f"reference must be an accelerator spec or a callable, not {type(reference).__name__}")
@@ -95,8 +98,15 @@ def validate(kernel: Any, global_size: Any, *args: Any, accelerator: Any = None,
     second = run_on(acc)
     if callable(reference) and not isinstance(reference, (str, Accelerator)):
         expected = _fresh(host)
-        reference(*expected)
         ref_name = getattr(reference, "__name__", "callable")
+        try:
+            returned = reference(*expected)
+        except Exception as e:
+            if hasattr(e, "add_note"):  # Python 3.11+: say where it came from, keep the user's exception
+                e.add_note(f"(raised by the reference callable {ref_name!r} of dc.validate)")
+            raise
+        if returned is not None:
+            _take_returned(returned, expected, written, names, ref_name)
     else:
         ref_acc = _device(reference, args)
         expected = run_on(ref_acc)
@@ -106,6 +116,27 @@ def validate(kernel: Any, global_size: Any, *args: Any, accelerator: Any = None,
         report.outputs[names[i]] = compare(names[i], np.asarray(first[i]), np.asarray(expected[i]), rtol, atol,
                                            deterministic=_same(first[i], second[i]))
     return report
+
+
+def _take_returned(returned: Any, expected: list[Any], written: list[int], names: list[str], ref_name: str) -> None:
+    """A reference that returns its outputs (``lambda a, x, y, out: a * x + y``) instead of writing them
+    into its arguments: the returned values are the expected outputs, in the order of the written
+    arguments. Ignoring them compared against untouched arrays and reported every element wrong."""
+    values = list(returned) if isinstance(returned, (tuple, list)) and len(written) != 1 else [returned]
+    if len(values) != len(written):
+        raise TypeError(f"dc.validate: the reference callable {ref_name!r} returned {len(values)} value(s) but the "
+                        f"kernel writes {len(written)} output(s) ({', '.join(names[i] for i in written)}); write "
+                        f"the expected values into those arguments, or return one value per output")
+    for i, value in zip(written, values, strict=True):
+        target = expected[i]
+        if not isinstance(target, np.ndarray):
+            raise TypeError(f"dc.validate: output {names[i]!r} is not an array, so a returned value cannot "
+                            f"stand for it")
+        array = np.asarray(value)
+        if array.shape != target.shape:
+            raise ValueError(f"dc.validate: the reference callable {ref_name!r} returned shape {array.shape} for "
+                             f"output {names[i]!r}, which has shape {target.shape}")
+        target[...] = array
 
 
 def compare(name: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
@@ -124,9 +155,14 @@ def compare(name: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol:
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.abs(g - e)
             rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
-        both_nan = np.isnan(g) & np.isnan(e) if g.dtype.kind in "fc" else np.zeros(g.shape, bool)
-        diff = np.where(both_nan, 0.0, diff)
-        rel = np.where(both_nan, 0.0, rel)
+        nan_g = np.isnan(g) if g.dtype.kind in "fc" else np.zeros(g.shape, bool)
+        nan_e = np.isnan(e) if e.dtype.kind in "fc" else np.zeros(e.shape, bool)
+        both_nan = nan_g & nan_e
+        # NaN on one side only is an error without a size: infinite, so that max_abs_error is never
+        # 0 (nanmax skipped those elements) while mismatches counts them
+        one_nan = nan_g ^ nan_e
+        diff = np.where(both_nan, 0.0, np.where(one_nan, np.inf, diff))
+        rel = np.where(both_nan, 0.0, np.where(one_nan, np.inf, rel))
     bad = np.argwhere(~close)
     first = None
     if len(bad):
