@@ -5,6 +5,7 @@ libraries against numpy on a real device."""
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import types
 
@@ -50,6 +51,31 @@ def test_without_nvidias_wheels_only_sonames_are_tried(monkeypatch):
     monkeypatch.setitem(sys.modules, "nvidia", None)  # import fails
     assert cublas.candidates() == cublas.SONAMES
     assert cufft.candidates() == cufft.SONAMES
+
+
+def _wheel_library(package: str, sonames: list[str]) -> str:
+    """The library file NVIDIA's wheel installed (``pip install dotcompute[cuda-libs]``), or a skip."""
+    found = [c for c in native.nvidia_wheel_candidates(package, sonames) if "/" in c]
+    if not found:
+        pytest.skip(f"NVIDIA's {package} wheel is not installed (pip install 'dotcompute[cuda-libs]')")
+    return found[0]
+
+
+@pytest.mark.parametrize("module", [cublas, cufft], ids=["cublas", "cufft"])
+def test_every_declared_function_exists_in_nvidias_library(module):
+    """The names and signatures the bindings declare are the ones NVIDIA's wheels export (this runs
+    without a GPU: loading the library needs none); a call that needs a device then fails with a
+    status, which the bindings turn into their error, instead of crashing."""
+    path = _wheel_library(module.__name__.rsplit(".", 1)[1], module.SONAMES)
+    functions = module._declare(ctypes.CDLL(path))  # noqa: SLF001
+    assert functions and all(callable(f) for f in functions.values())
+    if not [a for a in dc.devices() if a.backend == "cuda" and not _simulated(a)]:
+        if module is cublas:
+            assert functions["create"](ctypes.byref(ctypes.c_void_p())) != 0
+        else:
+            dims = (ctypes.c_int * 1)(1024)
+            assert functions["plan_many"](ctypes.byref(ctypes.c_int()), 1, dims, None, 1, 1024, None, 1, 1024,
+                                          0x29, 1) != 0
 
 
 def test_disable_switch(monkeypatch):
