@@ -23,6 +23,7 @@ import importlib.util
 import io
 import os
 import sys
+import tokenize
 import traceback
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
@@ -238,11 +239,17 @@ def check_file(path: str, allow_import: bool = False) -> FileReport:
 
     report = FileReport(path)
     try:
-        with open(path, encoding="utf-8") as f:
+        # tokenize.open: the encoding Python itself would use (a PEP 263 coding line, else UTF-8)
+        with tokenize.open(path) as f:
             text = f.read()
     except OSError as e:
         report.unreadable = True
         report.problems.append(f"{path}: cannot read: {e.strerror or e}")
+        return report
+    except (UnicodeDecodeError, SyntaxError) as e:  # a binary file, or a bad coding line: not Python source
+        report.unreadable = True
+        reason = e.msg if isinstance(e, SyntaxError) else f"not text in its declared encoding ({e.reason})"
+        report.problems.append(f"{path}: cannot read as Python source: {reason}")
         return report
     try:
         tree = ast.parse(text, filename=path)

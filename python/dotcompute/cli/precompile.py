@@ -41,13 +41,28 @@ def kernels_of(module: ModuleType) -> list[tuple[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     from ..orchestrate import precompile
 
-    module = load_module(args.module)
+    try:
+        module = load_module(args.module)
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except BaseException as e:  # noqa: BLE001 -- the user's module: its failure is one line, not a traceback
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        print(f"dotcompute precompile: cannot import {args.module}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     found = kernels_of(module)
-    if args.kernel:
-        found = [(n, k) for n, k in found if n in args.kernel]
     if not found:
-        print(f"no kernels found in {args.module}", file=sys.stderr)
+        print(f"dotcompute precompile: no kernels found in {args.module}", file=sys.stderr)
         return 1
+    if args.kernel:
+        names = [n for n, _ in found]
+        missing = [k for k in args.kernel if k not in names]
+        if missing:
+            print(f"dotcompute precompile: no kernel named {', '.join(map(repr, missing))} in {args.module} "
+                  f"(kernels: {', '.join(names)})", file=sys.stderr)
+            return 2
+        found = [(n, k) for n, k in found if n in args.kernel]
     failed = 0
     for name, kernel in found:
         t0 = time.perf_counter()
