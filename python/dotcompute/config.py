@@ -71,6 +71,12 @@ def _warn_once(name: str, value: str, message: str) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+def warn_user(message: str) -> None:
+    """A DotComputeWarning pointing at the user's line that led here (the first frame outside the
+    package), not at the dotcompute module that noticed the problem."""
+    warnings.warn(message, DotComputeWarning, stacklevel=_user_stacklevel())
+
+
 def _user_stacklevel() -> int:
     """The stacklevel of the first frame outside the dotcompute package, so that the warning points
     at the user's line that started the runtime (``dc.devices()``), not at this module."""
@@ -309,6 +315,5 @@ def snapshot() -> Snapshot:
 
 __all__ = ["VARIABLES", "default_cache_dir", "cache_dir", "plugin_dir", "plugin_path", "backends", "cxx", "debug",
            "log_level", "cuda_driver", "nvrtc", "cpu_threads", "BUILTIN_BACKENDS", "MAX_CPU_THREADS",
-           "unknown_backends", "check_backends", "check_environment", "problems", "cpu_spin_us", "include_dir",
-           "profile_path", "in_effect",
-           "unknown", "configure_logging", "Snapshot", "snapshot"]
+           "unknown_backends", "check_backends", "check_environment", "problems", "warn_user", "cpu_spin_us",
+           "include_dir", "profile_path", "in_effect", "unknown", "configure_logging", "Snapshot", "snapshot"]

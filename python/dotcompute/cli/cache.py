@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from typing import Any
+
+from ..errors import DotComputeWarning
+
+
+def _quietly(fn: Any) -> Any:
+    # the refused-folder warning is printed once, as a line of the command's own output (below)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DotComputeWarning)
+        return fn()
 
 
 def run_clear(args: argparse.Namespace) -> int:
     from ..runtime import cache_clear
 
-    before = cache_clear()
+    before = _quietly(cache_clear)
+    if before.get("warning"):
+        print(f"warning: {before['warning']}", file=sys.stderr)
     print(f"removed {before['entries']} cached kernels ({before['bytes']} bytes) from {before['dir'] or 'memory'}")
     return 0
 
@@ -17,7 +30,9 @@ def run_clear(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     from ..runtime import cache_info
 
-    info = cache_info()
+    info = _quietly(cache_info)
+    if info.get("warning"):
+        print(f"warning: {info['warning']}", file=sys.stderr)
     print(f"dir: {info['dir'] or '(memory only)'}")
     print(f"entries: {info['entries']}")
     print(f"bytes: {info['bytes']}")

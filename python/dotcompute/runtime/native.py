@@ -15,7 +15,6 @@ import importlib.util
 import logging
 import os
 import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -104,15 +103,13 @@ def _start() -> None:
 
 def _warn_about_cache(module: ModuleType) -> None:
     """Once per process: a refused (untrusted) cache folder, or a size bound that is not a number."""
-    from ..errors import DotComputeWarning
-
     reason = module.cache_warning()
     if reason:
-        warnings.warn(reason, DotComputeWarning, stacklevel=4)
+        config.warn_user(reason)
     bound = os.environ.get("DOTCOMPUTE_CACHE_MAX_BYTES", "")
     if bound and not (bound.isdigit() and len(bound) < 20):
-        warnings.warn(f"DOTCOMPUTE_CACHE_MAX_BYTES={bound!r} is not a whole number of bytes; the kernel cache "
-                      f"keeps its default bound of {module.cache_max_bytes()} bytes", DotComputeWarning, stacklevel=4)
+        config.warn_user(f"DOTCOMPUTE_CACHE_MAX_BYTES={bound!r} is not a whole number of bytes; the kernel cache "
+                         f"keeps its default bound of {module.cache_max_bytes()} bytes")
 
 
 def _load_entry_points(module: ModuleType) -> None:
