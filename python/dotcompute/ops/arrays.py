@@ -74,7 +74,11 @@ def operand(name: str, x: Any, spec: Any = "auto", what: str = "x") -> Operand:
     """Normalises one array argument of operation ``name``; a clear TypeError for what is not an array."""
     if isinstance(x, Buffer):
         if spec not in (None, "auto") and accelerator(spec) is not x.accelerator:
-            raise ValueError(f"{name}: {what} is on {x.accelerator.id}, but accelerator={spec!r} was given")
+            # spec is the user's accelerator= or the device of the operation's first operand
+            target = accelerator(spec).id
+            raise ValueError(f"{name}: {what} is on {x.accelerator.id}, but the operation runs on {target} "
+                             "(accelerator=, or where its other operands are); move it with "
+                             f"acc.asarray({what}.numpy())")
         check_dtype(name, x.dtype, what)
         return Operand(x.accelerator, None, x)
     try:

@@ -11,6 +11,8 @@ lane-blocked kernel (``"lanes"``), the rest numpy on slices in Python threads (`
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -360,15 +362,36 @@ def check_operator(name: str, op: Any, arity: int) -> None:
                               f"an operator combines exactly {arity} values")
 
 
+@contextmanager
+def operator_errors(name: str, op: Any, dtype: Any) -> Iterator[None]:
+    """A KernelTypeError from compiling a kernel around the user's ``op`` (a parameter type that
+    does not take the elements' dtype, a body that does not type-check) names the operation, the
+    operator and where it is defined, not the library kernel that calls it."""
+    try:
+        yield
+    except KernelTypeError as exc:
+        if str(exc).startswith(name):
+            raise
+        try:
+            where = f"{inspect.getsourcefile(op.pyfunc)}:{inspect.getsourcelines(op.pyfunc)[1]}"
+        except (OSError, TypeError):
+            where = "defined in Python"
+        detail = getattr(exc, "msg_only", None) or str(exc)
+        raise KernelTypeError(f"{name}: op {op.__name__!r} ({where}) cannot combine {np.dtype(dtype)} values: "
+                              f"{detail}", filename=where.rsplit(":", 1)[0]) from exc
+
+
 @cache
 def _initial_kernel(op: Any, dtype: Any) -> Any:
     T = dtype  # noqa: N806
 
+    # the initial value travels in a one-element buffer of x's dtype: a float64 parameter would
+    # round int64/uint64 values beyond 2**53
     @dc.kernel
-    def apply_initial(x: dc.Buffer, initial: dc.float64):
+    def apply_initial(x: dc.Buffer, initial: dc.Buffer):
         i = dc.global_id(0)
         if i < x.shape[0]:
-            x[i] = op(T(initial), x[i])
+            x[i] = op(T(initial[0]), x[i])
 
     return apply_initial
 
@@ -386,6 +409,11 @@ def reduce(op: Any, x: Any, axis: Any = None, initial: Any = None, *, accelerato
         raise TypeError(f"dc.reduce: x has dtype {o.dtype}, which kernels cannot compute with yet")
     axes = _axes("dc.reduce", axis, len(o.shape))
     dispatch.choose("reduce", o.acc, o.dtype, vendor=False)
+    with operator_errors("dc.reduce", op, o.dtype):
+        return _reduce_with(op, o, axes, initial)
+
+
+def _reduce_with(op: Any, o: Any, axes: Any, initial: Any) -> Any:
     buf = o.device()
     if buf.ndim == 0:
         buf, axes = flat(buf), None
@@ -407,7 +435,7 @@ def reduce(op: Any, x: Any, axis: Any = None, initial: Any = None, *, accelerato
     if initial is not None:
         f = flat(buf)
         if f.size:
-            o.acc.launch(_initial_kernel(op, t), f.size, f, float(initial))
+            o.acc.launch(_initial_kernel(op, t), f.size, f, o.acc.asarray(np.array([initial], t)))
         buf = shaped(f, buf.shape)
     if full and buf.ndim != 0:
         buf = shaped(flat(buf), ())
@@ -433,5 +461,5 @@ min = ArrayMathFunction(MATH["min"], amin)  # noqa: A001
 max = ArrayMathFunction(MATH["max"], amax)  # noqa: A001
 
 __all__ = ["ArrayMathFunction", "amax", "amin", "arg_by_search", "arg_flat", "argmax", "argmin", "check_operator",
-           "max", "mean", "min", "prod", "reduce", "reduce_flat", "sum"]
+           "max", "mean", "min", "operator_errors", "prod", "reduce", "reduce_flat", "sum"]
 

@@ -18,7 +18,7 @@ from . import dispatch
 from . import reduce_kernels as rk
 from . import scan_kernels as sk
 from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
-from .reduce import check_operator
+from .reduce import check_operator, operator_errors
 
 #: Length along the axis from which the portable scan beats numpy's single-threaded cumsum for
 #: integer Buffers on the CPU backend (bench/ops_bench.py --crossover on the 2-core AMD EPYC, int32
@@ -116,8 +116,9 @@ def scan(op: Any, x: Any, axis: Any = -1, exclusive: bool = False, initial: Any 
     o = operand("dc.scan", x, accelerator)
     if not dispatch.kernel_dtype(o.dtype):
         raise TypeError(f"dc.scan: x has dtype {o.dtype}, which kernels cannot compute with yet")
-    return _scan("dc.scan", op, o.buf if o.buf is not None else o.host, axis, exclusive, initial, o.acc, None,
-                 vendor=False)
+    with operator_errors("dc.scan", op, o.dtype):
+        return _scan("dc.scan", op, o.buf if o.buf is not None else o.host, axis, exclusive, initial, o.acc, None,
+                     vendor=False)
 
 
 __all__ = ["SCAN_MIN", "cumsum", "scan", "scan_flat"]

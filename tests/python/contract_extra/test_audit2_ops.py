@@ -264,3 +264,44 @@ def test_same_operations_from_four_threads(accelerator):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@dc.func
+def _add(a, b):
+    return a + b
+
+
+@dc.func
+def _add_int32(a: dc.int32, b: dc.int32) -> dc.int32:
+    return a + b
+
+
+def test_reduce_initial_keeps_every_bit_of_int64(accelerator):
+    # the initial value used to travel as a float64 kernel parameter: 2**60 + 1 lost its last bit
+    xn = np.array([1, 2, 3], np.int64)
+    big = 2**60 + 1
+    assert int(dc.reduce(_add, accelerator.asarray(xn), initial=big)) == big + 6
+    got = dc.reduce(_add, accelerator.asarray(np.ones((2, 3), np.int64)), axis=1, initial=big)
+    np.testing.assert_array_equal(got.numpy(), [big + 3, big + 3])
+    np.testing.assert_array_equal(dc.scan(_add, accelerator.asarray(xn), initial=big).numpy(),
+                                  big + np.cumsum(xn))
+
+
+def test_operator_type_errors_name_the_users_operator(accelerator):
+    x = accelerator.asarray(np.arange(4, dtype=np.float32))
+    for fn in (dc.reduce, dc.scan):
+        with pytest.raises(dc.KernelTypeError, match=r"_add_int32.*test_audit2_ops\.py.*float32") as info:
+            fn(_add_int32, x)
+        assert str(info.value).startswith(f"dc.{fn.__name__}:")
+
+
+def test_operands_on_two_devices_name_both(accelerator):
+    others = [d for d in dc.devices() if d.id != accelerator.id]
+    if not others:
+        pytest.skip("one accelerator")
+    a = accelerator.asarray(np.ones(4, np.float32))
+    b = others[0].asarray(np.ones(4, np.float32))
+    with pytest.raises(ValueError, match=f"{others[0].id}.*runs on {accelerator.id}"):
+        dc.sort_by_key(a, b)
+    with pytest.raises(ValueError, match=f"{others[0].id}.*{accelerator.id}"):
+        dc.matmul(a, b)
