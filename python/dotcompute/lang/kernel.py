@@ -26,6 +26,7 @@ from .frontend.module import ModuleBuilder
 from .frontend.names import short_hash
 from .frontend.resolve import Capture, capture_still_valid, is_buffer_class
 from .frontend.signature import ParamDecl
+from .frontend.source import remember_annotation_scope
 from .kinds import DeviceFunctionBase, KernelBase
 from .launching import launch_kernel
 from .pickling import reduce_by_value
@@ -57,6 +58,7 @@ class DeviceFunction(DeviceFunctionBase):
     def __init__(self, pyfunc: Callable[..., Any]) -> None:
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise TypeError(f"@dc.func decorates a Python function, not {pyfunc!r}")
+        remember_annotation_scope(pyfunc)
         self.pyfunc = pyfunc
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
         self._parsed: ParsedFunction | None = None
@@ -134,6 +136,7 @@ class Kernel(KernelBase):
             raise TypeError(f"@dc.kernel decorates a Python function, not {pyfunc!r}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
             raise ValueError(f"@dc.kernel(name=...) must be an identifier, not {name!r}")
+        remember_annotation_scope(pyfunc)
         self.pyfunc = pyfunc
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
         self.name = name or pyfunc.__name__
@@ -238,7 +241,14 @@ class Kernel(KernelBase):
                 continue
             t = type_of_argument(a)
             if t is None:
-                if hasattr(a, "dtype") and hasattr(a, "shape"):  # an array of a dtype kernels lack (complex)
+                if hasattr(a, "dtype") and hasattr(a, "shape") and scalar_type(a.dtype) is not None:
+                    # a dtype kernels know: the number of dimensions is what is wrong (0-d, or 4-d and more)
+                    if len(a.shape) == 0:
+                        raise KernelTypeError(f"{self.name}(): argument {d.name!r} is a 0-d array; pass a number "
+                                              "(a[()] or a.item()) or an array of 1 to 3 dimensions")
+                    raise KernelTypeError(f"{self.name}(): argument {d.name!r} is a {len(a.shape)}-d array; kernel "
+                                          "buffers have 1 to 3 dimensions")
+                if hasattr(a, "dtype") and hasattr(a, "shape"):  # an array of a dtype kernels lack (object)
                     raise KernelTypeError(f"{self.name}(): argument {d.name!r} has dtype {a.dtype}, which kernels "
                                           "cannot compute with yet")
                 raise KernelTypeError(f"{self.name}(): argument {d.name!r} must be a dc.Buffer, a numpy array or "

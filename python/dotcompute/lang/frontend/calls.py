@@ -83,14 +83,17 @@ class CallLowering:
         self.no_keywords(node, getattr(fn, "__name__", "this function"))
         if isinstance(fn, dcb.MathFunction):
             return self.math(fn.ir_name, node, python_ints=False)
+        # Only the look-ups are guarded: a KernelTypeError (a TypeError) from lowering the call, such as
+        # a wrong argument count, must reach the user instead of "not a function we know".
         try:
-            if fn in _PY_MATH:
-                name, rule = _PY_MATH[fn]
-                return self.py_math(name, rule, node)
-            if fn in _NP_MATH:
-                return self.math(_NP_MATH[fn], node, python_ints=False)
+            py_math = _PY_MATH.get(fn)
+            np_math = _NP_MATH.get(fn)
         except TypeError:
-            pass  # unhashable objects are no functions we know
+            py_math = np_math = None  # unhashable objects are no functions we know
+        if py_math is not None:
+            return self.py_math(py_math[0], py_math[1], node)
+        if np_math is not None:
+            return self.math(np_math, node, python_ints=False)
         t = scalar_type(fn) if isinstance(fn, type) or isinstance(fn, np.dtype) else None
         if t is not None:
             return self.cast(t, node, python_builtin=fn in (int, float, bool))
@@ -140,6 +143,14 @@ class CallLowering:
         self.no_keywords(node, t.name)
         if not node.args:
             return ir.Const(value=False if t.is_bool else (0.0 if t.is_float else 0), type=t, loc=self.loc(node))  # type: ignore[attr-defined]
+        if t.is_complex and len(node.args) == 2:
+            # complex(re, im) / np.complex64(re, im): both parts real numbers, as numpy and Python take them
+            parts = self.args(node, 2, t.name if not python_builtin else "complex")
+            for p, a in zip(parts, node.args, strict=True):
+                if p.type.is_complex:
+                    raise self.rep.type(a, f"the parts of {t.name}(re, im) must be real numbers, not {p.type}")
+            parts = [convert(p, t.real_type, self.loc(node)) for p in parts]  # type: ignore[attr-defined]
+            return ir.MathCall(name="complex", args=parts, type=t, loc=self.loc(node))  # type: ignore[attr-defined]
         (e,) = self.args(node, 1, t.name if not python_builtin else {BOOL: "bool", INT64: "int"}.get(t, "float"))
         if e.type.is_complex and not t.is_complex and not t.is_bool:
             raise self.rep.type(node, f"a {e.type} value cannot become {t}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ from .. import ir
 from ..diagnostics import Reporter
 from ..types import BufferAnnotation, BufferType, ScalarType
 from .resolve import Capture, classify_annotation, static_eval
-from .source import ParsedFunction
+from .source import ANNOTATION_SCOPE_ATTR, ParsedFunction
 from .typing_rules import strengthen
 
 
@@ -47,6 +48,24 @@ class ParamDecl:
         return strengthen(e).type
 
 
+def _annotation_object(parsed: ParsedFunction, key: str, node: ast.expr,
+                       captures: list[Capture] | None) -> Any:
+    """What an annotation means. Python evaluated it when the ``def`` ran, in the scope around the
+    function; that object is the truth: a factory's local (``def make(dt): @dc.kernel def k(a:
+    dc.Buffer[dt])``) is no free variable of the kernel, and a module-level loop variable has moved
+    on by the time the kernel compiles. Only string annotations (``from __future__ import
+    annotations``) are evaluated here, from the kernel's own namespace."""
+    evaluated = getattr(parsed.pyfunc, "__annotations__", None)
+    if isinstance(evaluated, dict) and key in evaluated and not isinstance(evaluated[key], str):
+        return evaluated[key]
+    scope = getattr(parsed.pyfunc, ANNOTATION_SCOPE_ATTR, None)
+    if isinstance(scope, dict) and scope:
+        # the enclosing function's locals at def time shadow the globals, as Python's scoping does;
+        # those values are fixed, so nothing is recorded for re-checking at launch
+        return static_eval(dataclasses.replace(parsed, closure={**parsed.closure, **scope}), node, None)
+    return static_eval(parsed, node, captures)
+
+
 def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -> list[ParamDecl]:
     rep = parsed.reporter
     args = parsed.tree.args
@@ -66,7 +85,7 @@ def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -
         seen.add(a.arg)
         spec: Any = None
         if a.annotation is not None:
-            obj = static_eval(parsed, a.annotation, captures)
+            obj = _annotation_object(parsed, a.arg, a.annotation, captures)
             spec = classify_annotation(obj)
             if isinstance(spec, str):
                 raise rep.type(a.annotation, f"parameter {a.arg!r}: {spec}",
@@ -82,7 +101,7 @@ def return_spec(parsed: ParsedFunction, captures: list[Capture] | None = None) -
         return None
     if isinstance(node, ast.Constant) and node.value is None:
         return "void"
-    obj = static_eval(parsed, node, captures)
+    obj = _annotation_object(parsed, "return", node, captures)
     if obj is None:
         return "void"
     spec = classify_annotation(obj)
@@ -98,7 +117,7 @@ def return_spec_any(parsed: ParsedFunction, captures: list[Capture] | None = Non
     if node is not None and not (isinstance(node, ast.Constant) and node.value is None):
         from ..vectypes import aggregate_type
 
-        agg = aggregate_type(static_eval(parsed, node, captures))
+        agg = aggregate_type(_annotation_object(parsed, "return", node, captures))
         if agg is not None:
             return agg
     return return_spec(parsed, captures)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,4 +121,46 @@ def closure_of(pyfunc: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ParsedFunction", "parse_function", "parse_tree", "closure_of"]
+#: attribute on a decorated function: the def-time values of names its string annotations use
+ANNOTATION_SCOPE_ATTR = "__dc_annotation_scope__"
+
+
+def remember_annotation_scope(pyfunc: Any) -> None:
+    """Keep the values that the names in ``pyfunc``'s string annotations had when the ``def`` ran.
+
+    Under ``from __future__ import annotations`` the annotations are strings. In a factory (``def
+    make(dt): @dc.kernel def k(a: "dc.Buffer[dt]")``) ``dt`` is a local of the factory that the
+    kernel's body never uses, so it is neither a global nor a closure variable of the kernel and is
+    gone by the time the kernel compiles. The decorator runs inside that ``def``'s scope: the first
+    frame outside dotcompute is where the names can still be read (as typing.get_type_hints needs a
+    localns for). Only names the annotations mention are kept, and only from function scopes.
+    """
+    annotations = getattr(pyfunc, "__annotations__", None)
+    if not isinstance(annotations, dict):
+        return
+    names: set[str] = set()
+    for value in annotations.values():
+        if isinstance(value, str):
+            try:
+                names.update(n.id for n in ast.walk(ast.parse(value, mode="eval")) if isinstance(n, ast.Name))
+            except SyntaxError:
+                continue  # reported with the annotation's line when the kernel compiles
+    if not names:
+        return
+    frame = sys._getframe(1)
+    package = __name__.split(".")[0]
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+        frame = frame.f_back
+    if frame is None or frame.f_locals is frame.f_globals:
+        return  # module level: the globals are the scope, looked up as usual
+    local = frame.f_locals
+    scope = {n: local[n] for n in names if n in local}
+    if scope:
+        try:
+            setattr(pyfunc, ANNOTATION_SCOPE_ATTR, scope)
+        except (AttributeError, TypeError):
+            pass  # a callable that takes no attributes: the names resolve as before
+
+
+__all__ = ["ParsedFunction", "parse_function", "parse_tree", "closure_of", "remember_annotation_scope",
+           "ANNOTATION_SCOPE_ATTR"]
