@@ -952,9 +952,31 @@ class AggregateLowerer(FunctionLowerer):
         self.premade(node.value, v)
         return super().s_Assign(node)
 
+    def unpack_value(self, target: ast.Tuple, value_node: ast.expr, node: ast.stmt) -> None:
+        """``x, y = v`` with a vector ``v`` (numpy unpacks a 1-d array the same way), such as the
+        result of a device function that returns ``dc.vec2(a, b)``. One value is evaluated once;
+        anything but a vector of as many components is refused here, at the assignment."""
+        v = self.value(value_node)
+        n = len(target.elts)
+        if isinstance(v, AggValue) and isinstance(v.type, VectorType) and v.type.n == n:
+            held = self.hold_agg(v)
+            for t, leaf in zip(target.elts, held.leaves, strict=True):
+                self.store(t, leaf, node)
+            return None
+        if isinstance(v, AggValue):
+            what = f"a {v.type.name} with {v.type.n} components" if isinstance(v.type, VectorType) else \
+                f"a {v.type.name}"
+            raise self.rep.syntax(node, f"cannot unpack {what} into {n} names")
+        is_call = isinstance(value_node, ast.Call)
+        raise self.rep.syntax(node, f"cannot unpack one value into {n} names",
+                              hint="a device function returns one number or vector; return dc.vec2(a, b) and "
+                                   "write `a, b = f(x)`" if is_call else "tuples are only supported as a, b = x, y")
+
     def tuple_assign(self, target: ast.Tuple, value_node: ast.expr, node: ast.stmt) -> None:
         """``a, b = b, a`` with vectors/structs too: every value is copied before any target is written."""
         value_node = self.shape_as_tuple(value_node, target, node)
+        if not isinstance(value_node, (ast.Tuple, ast.List)) and not self.is_agg_target(target):
+            return self.unpack_value(target, value_node, node)
         if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
             return super().tuple_assign(target, value_node, node)
         values = [self.value(v) for v in value_node.elts]
@@ -1337,6 +1359,11 @@ class AggregateLowerer(FunctionLowerer):
     # ----------------------------------------------------------------------------- returns and inlining
 
     def s_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Tuple) and not self.is_kernel:
+            # `return a, b` is how Python returns two values; say so at the return, not "tuples are not values"
+            raise self.rep.syntax(node.value, "device functions return one value, not a tuple",
+                                  hint="return a small vector (return dc.vec2(a, b), or dc.vector(n, dtype)(...)) "
+                                       "and unpack it at the call (a, b = f(x)), or write into buffer parameters")
         if not self.inline:
             value = node.value
             if value is not None and not self.is_kernel:

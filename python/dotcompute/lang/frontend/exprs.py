@@ -187,7 +187,13 @@ class ExprLowering:
             raise self.rep.syntax(node, f"numbers have no attribute {node.attr!r} in kernels")
         obj = getattr(base.value, node.attr, MISSING)
         if obj is MISSING:
-            raise self.rep.type(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
+            # a misspelt builtin (dc.global_idx, math.sqr) is the usual cause: name the nearest ones
+            import difflib
+
+            public = [n for n in dir(base.value) if not n.startswith("_")]
+            near = difflib.get_close_matches(node.attr, public, n=3)
+            hint = f"did you mean {' or '.join(ast.unparse(node.value) + '.' + n for n in near)}?" if near else None
+            raise self.rep.type(node, f"{ast.unparse(node.value)} has no attribute {node.attr!r}", hint=hint)
         if isinstance(obj, (bool, int, float, np.generic)):
             return self.static_to_expr(StaticValue(obj, node))
         return StaticValue(obj, node)

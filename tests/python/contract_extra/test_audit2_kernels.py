@@ -1,0 +1,682 @@
+"""Audit 2: kernels from outside projects (Numba/Warp/Taichi examples, classic CUDA/OpenCL samples)
+written in the kernel language the way a user would after reading DESIGN.md, on every accelerator,
+checked against numpy; the mistakes such users make, refused with the user's file and line.
+
+No ``from __future__ import annotations`` here on purpose: annotations are evaluated objects.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+HERE = "test_audit2_kernels.py"
+
+
+# ------------------------------------------------------------------ annotations evaluated at def time
+
+def _scaled(dt, factor):
+    @dc.kernel
+    def scale(a: dc.Buffer[dt]):  # dt is a local of the factory the body never uses
+        i = dc.global_id(0)
+        if i < a.shape[0]:
+            a[i] = a[i] * factor
+    return scale
+
+
+LOOP_KERNELS = []
+for _name in ("int16", "float64"):
+    _T = getattr(dc, _name)
+
+    @dc.kernel
+    def _twice(a: dc.Buffer[_T]):  # _T, a module global, has moved on when the kernel compiles
+        i = dc.global_id(0)
+        if i < a.shape[0]:
+            a[i] = a[i] * 2
+
+    LOOP_KERNELS.append((_name, _twice))
+
+
+def test_annotations_keep_their_def_time_values(accelerator):
+    a = np.arange(4, dtype=np.int8)
+    dc.launch(_scaled(dc.int8, 3), 4, a, accelerator=accelerator)
+    assert a.tolist() == [0, 3, 6, 9]
+    for name, k in LOOP_KERNELS:  # used to compile both for float64 (the global's last value)
+        b = np.arange(5, dtype=name)
+        dc.launch(k, 5, b, accelerator=accelerator)
+        assert b.tolist() == [0, 2, 4, 6, 8], name
+
+
+# ------------------------------------------------------------------ Python control flow habits
+
+
+@dc.kernel
+def control(x: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32], sums: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    if i == 0:
+        s = 0
+        for j in range(10, -3, -3):
+            s += j
+        sums[0] = s
+        t = 0
+        for j in range(1, 20, 4):
+            t += j
+        sums[1] = t
+        c = 0
+        for _j in range(5, 0):
+            c += 1
+        sums[2] = c
+    if not (0 <= i < x.shape[0]):
+        return
+    v = x[i]
+    if v < -5:
+        out[i] = -1
+    elif v < 0:
+        out[i] = 0
+    elif 0 <= v < 5:
+        out[i] = 1
+    else:
+        out[i] = 2
+    for j in range(100):
+        if j * j > v:
+            out[i] += j * 10
+            return  # early return inside a loop
+    out[i] += 5000
+
+
+def test_steps_elif_chains_chained_comparisons_early_return(accelerator):
+    x = np.arange(-10, 20, dtype=np.int32) * 37
+    out = np.zeros_like(x)
+    sums = np.zeros(3, np.int32)
+    dc.launch(control, 64, x, out, sums, accelerator=accelerator)
+    assert sums.tolist() == [sum(range(10, -3, -3)), sum(range(1, 20, 4)), 0]
+    want = []
+    for v in x.tolist():
+        r = -1 if v < -5 else 0 if v < 0 else 1 if v < 5 else 2
+        r += next((j * 10 for j in range(100) if j * j > v), 5000)
+        want.append(r)
+    assert out.tolist() == want
+
+
+@dc.func
+def sincos(a: dc.float32) -> dc.vec2:
+    return dc.vec2(math.sin(a), math.cos(a))
+
+
+@dc.kernel
+def rotate(xy: dc.Buffer[dc.float32, 2], angle: dc.float32):
+    i = dc.global_id(0)
+    if i < xy.shape[0]:
+        s, c = sincos(angle)  # two results from a device function, unpacked like a numpy pair
+        x, y = xy[i, 0], xy[i, 1]
+        xy[i, 0] = c * x - s * y
+        xy[i, 1] = s * x + c * y
+
+
+def test_device_function_pair_result_unpacked(accelerator):
+    p = np.random.default_rng(3).random((50, 2), dtype=np.float32)
+    q = p.copy()
+    dc.launch(rotate, 50, q, np.float32(0.3), accelerator=accelerator)
+    c, s = math.cos(0.3), math.sin(0.3)
+    np.testing.assert_allclose(q, np.stack([c * p[:, 0] - s * p[:, 1], s * p[:, 0] + c * p[:, 1]], 1), rtol=1e-5,
+                               atol=1e-6)
+
+
+# ------------------------------------------------------------------ classic samples
+
+
+TILE = 32
+
+
+@dc.kernel
+def nbody(pos: dc.Buffer[dc.float32, 2], acc_out: dc.Buffer[dc.float32, 2], eps2: dc.float32):
+    sh = dc.shared((TILE, 4), dc.float32)
+    i = dc.global_id(0)
+    lid = dc.local_id(0)
+    n = pos.shape[0]
+    xi = pos[i, 0] if i < n else 0.0
+    yi = pos[i, 1] if i < n else 0.0
+    zi = pos[i, 2] if i < n else 0.0
+    ax = 0.0
+    ay = 0.0
+    az = 0.0
+    for t in range((n + TILE - 1) // TILE):
+        j = t * TILE + lid
+        for c in range(4):
+            sh[lid, c] = pos[j, c] if j < n else 0.0
+        dc.barrier()
+        for k in range(TILE):
+            dx = sh[k, 0] - xi
+            dy = sh[k, 1] - yi
+            dz = sh[k, 2] - zi
+            inv = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz + eps2)
+            s = sh[k, 3] * inv * inv * inv
+            ax += dx * s
+            ay += dy * s
+            az += dz * s
+        dc.barrier()
+    if i < n:
+        acc_out[i, 0] = ax
+        acc_out[i, 1] = ay
+        acc_out[i, 2] = az
+
+
+def test_nbody_with_shared_tiles(accelerator):
+    n = 100
+    p = np.random.default_rng(0).random((n, 4), dtype=np.float32)
+    out = np.zeros((n, 3), np.float32)
+    dc.launch(nbody, 128, p, out, np.float32(0.01), local_size=TILE, accelerator=accelerator)
+    d = p[None, :, :3].astype(np.float64) - p[:, None, :3]
+    r2 = (d**2).sum(-1) + 0.01
+    np.testing.assert_allclose(out, (d * (p[None, :, 3] / r2**1.5)[..., None]).sum(1), rtol=1e-3, atol=1e-3)
+
+
+@dc.func
+def cnd(d: dc.float32) -> dc.float32:
+    return 0.5 * (1.0 + math.erf(d / math.sqrt(2.0)))
+
+
+@dc.kernel
+def black_scholes(s: dc.Buffer[dc.float32], k: dc.Buffer[dc.float32], t: dc.Buffer[dc.float32], r: dc.float32,
+                  v: dc.float32, call: dc.Buffer[dc.float32], put: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i >= s.shape[0]:
+        return
+    sq = math.sqrt(t[i])
+    d1 = (math.log(s[i] / k[i]) + (r + 0.5 * v * v) * t[i]) / (v * sq)
+    d2 = d1 - v * sq
+    e = math.exp(-r * t[i])
+    call[i] = s[i] * cnd(d1) - k[i] * e * cnd(d2)
+    put[i] = k[i] * e * (1.0 - cnd(d2)) - s[i] * (1.0 - cnd(d1))
+
+
+def test_black_scholes(accelerator):
+    n = 500
+    rng = np.random.default_rng(0)
+    s = rng.uniform(5, 30, n).astype(np.float32)
+    k = rng.uniform(1, 100, n).astype(np.float32)
+    t = rng.uniform(0.25, 10, n).astype(np.float32)
+    call, put = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    dc.launch(black_scholes, n, s, k, t, np.float32(0.02), np.float32(0.3), call, put, accelerator=accelerator)
+    S, K, T = s.astype(float), k.astype(float), t.astype(float)  # noqa: N806
+    d1 = (np.log(S / K) + (0.02 + 0.045) * T) / (0.3 * np.sqrt(T))
+    d2 = d1 - 0.3 * np.sqrt(T)
+    N = np.vectorize(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))))  # noqa: N806
+    np.testing.assert_allclose(call, S * N(d1) - K * np.exp(-0.02 * T) * N(d2), atol=2e-3)
+    np.testing.assert_allclose(put, K * np.exp(-0.02 * T) * (1 - N(d2)) - S * (1 - N(d1)), atol=2e-3)
+
+
+@dc.kernel
+def life(g: dc.Buffer[dc.uint8, 2], out: dc.Buffer[dc.uint8, 2]):
+    x = dc.global_id(0)
+    y = dc.global_id(1)
+    h, w = g.shape
+    if y >= h or x >= w:
+        return
+    n = 0
+    for dy in range(-1, 2):
+        for dx in range(-1, 2):
+            if dy == 0 and dx == 0:
+                continue
+            n += g[(y + dy) % h, (x + dx) % w]  # % of a negative index wraps like Python's
+    alive = g[y, x] == 1
+    out[y, x] = 1 if (alive and (n == 2 or n == 3)) or (not alive and n == 3) else 0
+
+
+def test_game_of_life_on_a_torus(accelerator):
+    g = (np.random.default_rng(0).random((33, 47)) < 0.3).astype(np.uint8)
+    out = np.zeros_like(g)
+    dc.launch(life, (47, 33), g, out, accelerator=accelerator)
+    n = sum(np.roll(np.roll(g, dy, 0), dx, 1).astype(int) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+            if (dy, dx) != (0, 0))
+    np.testing.assert_array_equal(out, (((g == 1) & ((n == 2) | (n == 3))) | ((g == 0) & (n == 3))).astype(np.uint8))
+
+
+@dc.kernel
+def jacobi(u: dc.Buffer[dc.float64, 2], f: dc.Buffer[dc.float64, 2], un: dc.Buffer[dc.float64, 2], h2: dc.float64):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    if 0 < i < u.shape[0] - 1 and 0 < j < u.shape[1] - 1:
+        un[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - h2 * f[i, j])
+
+
+@dc.kernel
+def spmv_csr(indptr: dc.Buffer[dc.int32], indices: dc.Buffer[dc.int32], data: dc.Buffer[dc.float32],
+             x: dc.Buffer[dc.float32], y: dc.Buffer[dc.float32]):
+    row = dc.global_id(0)
+    if row < y.shape[0]:
+        s = dc.float32(0)
+        for jj in range(indptr[row], indptr[row + 1]):
+            s += data[jj] * x[indices[jj]]
+        y[row] = s
+
+
+def test_jacobi_sweep_and_csr_spmv(accelerator):
+    rng = np.random.default_rng(0)
+    u = rng.random((20, 30))
+    un = u.copy()
+    dc.launch(jacobi, (20, 30), u, np.ones_like(u), un, 0.01, accelerator=accelerator)
+    want = u.copy()
+    want[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 0.01)
+    np.testing.assert_allclose(un, want, rtol=1e-14)
+
+    a = (rng.random((50, 40)) < 0.1) * rng.random((50, 40))
+    indptr = np.concatenate([[0], np.cumsum((a != 0).sum(1))]).astype(np.int32)
+    indices = np.concatenate([np.nonzero(r)[0] for r in a]).astype(np.int32)
+    x = rng.random(40).astype(np.float32)
+    y = np.zeros(50, np.float32)
+    dc.launch(spmv_csr, 50, indptr, indices, a[a != 0].astype(np.float32), x, y, accelerator=accelerator)
+    np.testing.assert_allclose(y, a.astype(np.float32) @ x, rtol=1e-5)
+
+
+@dc.kernel
+def brighten(img: dc.Buffer[dc.uint8, 2], out: dc.Buffer[dc.uint8, 2], gain: dc.float32, bias: dc.int32):
+    y = dc.global_id(0)
+    x = dc.global_id(1)
+    if y < img.shape[0] and x < img.shape[1]:
+        v = int(img[y, x] * gain) + bias
+        out[y, x] = min(max(v, 0), 255)  # saturate by hand, as in OpenCV's saturate_cast
+
+
+@dc.kernel
+def diff_i8(a: dc.Buffer[dc.int8], b: dc.Buffer[dc.int8], sat: dc.Buffer[dc.int8], wrap: dc.Buffer[dc.int8]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        d = dc.int16(a[i]) - dc.int16(b[i])
+        sat[i] = dc.int8(min(max(d, -128), 127))
+        wrap[i] = a[i] - b[i]
+
+
+def test_uint8_and_int8_image_processing_with_saturation(accelerator):
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 256, (17, 23), dtype=np.uint8)
+    out = np.zeros_like(img)
+    dc.launch(brighten, (17, 23), img, out, np.float32(1.7), np.int32(-20), accelerator=accelerator)
+    want = np.clip((img.astype(np.float32) * np.float32(1.7)).astype(np.int64) - 20, 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(out, want)
+    a = rng.integers(-128, 128, 100, dtype=np.int8)
+    b = rng.integers(-128, 128, 100, dtype=np.int8)
+    sat, wrap = np.zeros_like(a), np.zeros_like(a)
+    dc.launch(diff_i8, 100, a, b, sat, wrap, accelerator=accelerator)
+    np.testing.assert_array_equal(sat, np.clip(a.astype(np.int16) - b, -128, 127).astype(np.int8))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(wrap, a - b)
+
+
+@dc.kernel
+def mandelbrot(out: dc.Buffer[dc.uint16, 2], maxit: dc.int32):
+    px = dc.global_id(0)
+    py = dc.global_id(1)
+    h, w = out.shape
+    if px >= w or py >= h:
+        return
+    c = complex(-2.0 + 3.0 * px / w, -1.5 + 3.0 * py / h)
+    z = 0j
+    n = 0
+    while abs(z) <= 2.0 and n < maxit:
+        z = z * z + c
+        n += 1
+    out[py, px] = n
+
+
+def test_mandelbrot_in_complex_arithmetic(accelerator):
+    out = np.zeros((24, 32), np.uint16)
+    dc.launch(mandelbrot, (32, 24), out, 50, accelerator=accelerator)
+    py, px = np.indices(out.shape)
+    c = (-2.0 + 3.0 * px / 32) + 1j * (-1.5 + 3.0 * py / 24)
+    z = np.zeros_like(c)
+    n = np.zeros(out.shape, int)
+    for _ in range(50):
+        m = np.abs(z) <= 2.0
+        z[m] = z[m] ** 2 + c[m]
+        n[m] += 1
+    assert (out != n).sum() <= 3  # a point on the boundary may escape one step apart (fma)
+
+
+# ------------------------------------------------------------------ work-group memory and barriers
+
+T8 = 8
+
+
+@dc.kernel
+def transpose_padded(a: dc.Buffer[dc.float32, 2], o: dc.Buffer[dc.float32, 2]):
+    tile = dc.shared((T8, T8 + 1), dc.float32)  # +1 column: no bank conflicts
+    bx = dc.group_id(0) * T8
+    by = dc.group_id(1) * T8
+    tx = dc.local_id(0)
+    ty = dc.local_id(1)
+    if bx + tx < a.shape[0] and by + ty < a.shape[1]:
+        tile[ty, tx] = a[bx + tx, by + ty]
+    dc.barrier()
+    if by + tx < o.shape[0] and bx + ty < o.shape[1]:
+        o[by + tx, bx + ty] = tile[tx, ty]
+
+
+@dc.kernel
+def index3(o: dc.Buffer[dc.int32, 3]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    k = dc.global_id(2)
+    if i < o.shape[0] and j < o.shape[1] and k < o.shape[2]:
+        o[i, j, k] = i * 10000 + j * 100 + k
+
+
+def test_2d_shared_tile_transpose_and_3d_launch(accelerator):
+    a = np.random.default_rng(0).random((37, 21), dtype=np.float32)
+    o = np.zeros((21, 37), np.float32)
+    dc.launch(transpose_padded, (40, 24), a, o, local_size=(T8, T8), accelerator=accelerator)
+    np.testing.assert_array_equal(o, a.T)
+    i, j, k = np.indices((5, 6, 7))
+    for gs, ls in (((5, 6, 7), None), ((8, 8, 8), (2, 2, 2))):
+        o3 = np.zeros((5, 6, 7), np.int32)
+        dc.launch(index3, gs, o3, local_size=ls, accelerator=accelerator)
+        np.testing.assert_array_equal(o3, i * 10000 + j * 100 + k)
+
+
+@dc.kernel
+def block_sum(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    s = dc.shared((256,), dc.float32)
+    lid = dc.local_id(0)
+    g = dc.global_id(0)
+    s[lid] = x[g] if g < x.shape[0] else 0.0
+    dc.barrier()
+    step = dc.local_size(0) // 2
+    while step > 0:
+        if lid < step:
+            s[lid] += s[lid + step]
+        dc.barrier()
+        step //= 2
+    if lid == 0:
+        dc.atomic_add(out, 0, s[0])
+
+
+@dc.kernel
+def scan128(x: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32]):
+    s = dc.shared((2, 128), dc.int32)  # Hillis-Steele, double-buffered
+    lid = dc.local_id(0)
+    s[0, lid] = x[lid]
+    dc.barrier()
+    src = 0
+    off = 1
+    while off < 128:
+        dst = 1 - src
+        if lid >= off:
+            s[dst, lid] = s[src, lid] + s[src, lid - off]
+        else:
+            s[dst, lid] = s[src, lid]
+        dc.barrier()
+        src = dst
+        off *= 2
+    out[lid] = s[src, lid]
+
+
+def test_tree_reduction_with_and_without_local_size_and_scan(accelerator):
+    x = np.random.default_rng(0).random(5000, dtype=np.float32)
+    for ls in (None, 64, 256):
+        out = np.zeros(1, np.float32)
+        dc.launch(block_sum, 5120, x, out, local_size=ls, accelerator=accelerator)
+        assert out[0] == pytest.approx(float(x.sum(dtype=np.float64)), rel=1e-4), ls
+    v = (np.arange(128) % 5).astype(np.int32)
+    o = np.zeros(128, np.int32)
+    dc.launch(scan128, 128, v, o, local_size=128, accelerator=accelerator)
+    np.testing.assert_array_equal(o, np.cumsum(v))
+
+
+@dc.kernel
+def bitonic_step(a: dc.Buffer[dc.float32], j: dc.int32, k: dc.int32):
+    i = dc.global_id(0)
+    ixj = i ^ j
+    if ixj > i:
+        if (i & k) == 0:
+            if a[i] > a[ixj]:
+                a[i], a[ixj] = a[ixj], a[i]
+        elif a[i] < a[ixj]:
+            a[i], a[ixj] = a[ixj], a[i]
+
+
+def test_bitonic_sort(accelerator):
+    x = np.random.default_rng(0).random(256, dtype=np.float32)
+    b = accelerator.asarray(x)
+    k = 2
+    while k <= 256:
+        j = k // 2
+        while j > 0:
+            dc.launch(bitonic_step, 256, b, j, k, accelerator=accelerator)
+            j //= 2
+        k *= 2
+    np.testing.assert_array_equal(b.numpy(), np.sort(x))
+
+
+@dc.kernel
+def subgroup_total(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    s = dc.subgroup_sum(x[i] if i < x.shape[0] else 0.0)
+    if dc.subgroup_local_id() == 0:
+        dc.atomic_add(out, 0, s)
+
+
+def test_subgroup_reduction(accelerator):
+    x = np.random.default_rng(0).random(1000, dtype=np.float32)
+    for ls in (64, None):
+        out = np.zeros(1, np.float32)
+        dc.launch(subgroup_total, 1024, x, out, local_size=ls, accelerator=accelerator)
+        assert out[0] == pytest.approx(float(x.sum(dtype=np.float64)), rel=1e-4)
+
+
+# ------------------------------------------------------------------ atomics
+
+
+def _atomics_kernel(T):
+    @dc.kernel
+    def atomics(x: dc.Buffer[T], acc: dc.Buffer[T], old: dc.Buffer[T]):
+        i = dc.global_id(0)
+        if i < x.shape[0]:
+            old[i] = dc.atomic_add(acc, 0, x[i])
+            dc.atomic_max(acc, 1, x[i])
+            dc.atomic_min(acc, 2, x[i])
+            dc.atomic_sub(acc, 3, x[i])
+            dc.atomic_exchange(acc, 4, x[i])
+    return atomics
+
+
+@pytest.mark.parametrize("name", ["int32", "uint32", "int64", "float32", "float64"])
+def test_atomics_return_the_old_value(accelerator, name):
+    n = 200
+    x = (np.arange(n) % 7 + 1).astype(name)
+    acc = np.array([0, 0, 100, 5000, 0], name)
+    old = np.zeros(n, name)
+    dc.launch(_atomics_kernel(getattr(dc, name)), n, x, acc, old, accelerator=accelerator)
+    assert acc[0] == x.sum(dtype=name) and acc[1] == 7 and acc[2] == 1 and acc[3] == 5000 - x.sum(dtype=name)
+    assert acc[4] in x
+    # the old values are the running totals in some order: sorted, each step adds one x
+    order = np.sort(old.astype(np.float64))
+    assert order[0] == 0 and np.all(np.diff(order) >= 1) and order[-1] + 1 <= acc[0]
+
+
+@dc.kernel
+def atomic_float_max(x: dc.Buffer[dc.float32], m: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        v = x[i]
+        old = m[0]
+        while old < v:  # the CUDA idiom: a compare-and-swap loop
+            prev = dc.atomic_cas(m, 0, old, v)
+            if prev == old:
+                break
+            old = prev
+
+
+@dc.kernel
+def ticket(m: dc.Buffer[dc.int32], tickets: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    while True:
+        old = m[0]
+        if dc.atomic_cas(m, 0, old, old + 1) == old:
+            tickets[i] = old
+            break
+
+
+def test_atomic_cas_loops(accelerator):
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    m = np.array([-np.inf], np.float32)
+    dc.launch(atomic_float_max, 1000, x, m, accelerator=accelerator)
+    assert m[0] == x.max()
+    counter, t = np.zeros(1, np.int32), np.zeros(256, np.int32)
+    dc.launch(ticket, 256, counter, t, accelerator=accelerator)
+    assert counter[0] == 256 and sorted(t.tolist()) == list(range(256))
+
+
+@dc.kernel
+def histogram_local(data: dc.Buffer[dc.uint8], bins: dc.Buffer[dc.uint32]):
+    local = dc.shared((256,), dc.uint32)
+    lid = dc.local_id(0)
+    for b in range(lid, 256, dc.local_size(0)):
+        local[b] = 0
+    dc.barrier()
+    for i in range(dc.global_id(0), data.shape[0], dc.global_size(0)):  # grid-stride loop
+        dc.atomic_add(local, int(data[i]), 1)
+    dc.barrier()
+    for b in range(lid, 256, dc.local_size(0)):
+        dc.atomic_add(bins, b, local[b])
+
+
+def test_histogram_with_shared_atomics_and_grid_stride(accelerator):
+    d = np.random.default_rng(0).integers(0, 256, 10000, dtype=np.uint8)
+    bins = np.zeros(256, np.uint32)
+    dc.launch(histogram_local, 8 * 64, d, bins, local_size=64, accelerator=accelerator)
+    np.testing.assert_array_equal(bins, np.bincount(d, minlength=256))
+
+
+# ------------------------------------------------------------------ mistakes, refused clearly
+
+
+def _refused(fn, exc, words):
+    with pytest.raises(exc) as info:
+        dc.kernel(fn).source("cpu")
+    text = str(info.value)
+    assert words in text, text
+    assert HERE in text, text  # the user's file, with line and column
+    return text
+
+
+def test_misspelt_builtin_names_the_nearest():
+    def k(a: dc.Buffer[dc.float32]):
+        i = dc.global_idx(0)
+        a[i] = 1.0
+
+    text = _refused(k, dc.KernelTypeError, "global_idx")
+    assert "did you mean dc.global_id" in text
+
+
+def test_math_function_with_wrong_argument_count_says_so():
+    def k(a: dc.Buffer[dc.float32]):
+        a[0] = math.sqrt(a[0], a[1])
+
+    text = _refused(k, dc.KernelTypeError, "takes 1 argument")
+    assert "arbitrary Python functions" not in text
+
+
+@dc.func
+def _two_values(x: dc.float32):
+    return x, x * 2
+
+
+def test_device_function_returning_a_tuple_is_refused_at_the_return():
+    def k(a: dc.Buffer[dc.float32]):
+        p, q = _two_values(a[0])
+        a[0] = p + q
+
+    text = _refused(k, dc.KernelSyntaxError, "not a tuple")
+    assert "return x, x * 2" in text
+
+    def k2(a: dc.Buffer[dc.float32]):
+        p, q = a[0]
+        a[1] = p + q
+
+    _refused(k2, dc.KernelSyntaxError, "cannot unpack one value into 2 names")
+
+    def k3(a: dc.Buffer[dc.float32]):
+        p, q = dc.vec3(1.0, 2.0, 3.0)
+        a[1] = p + q
+
+    _refused(k3, dc.KernelSyntaxError, "cannot unpack a vec3 with 3 components into 2 names")
+
+
+def helper(x):
+    return x * 2
+
+
+@dc.func
+def fact(n: dc.int32) -> dc.int32:
+    return 1 if n <= 1 else n * fact(n - 1)
+
+
+def test_python_things_outside_the_language():
+    def uses_list(a: dc.Buffer[dc.float32]):
+        v = [1, 2, 3]
+        a[0] = v[0]
+
+    def uses_dict(a: dc.Buffer[dc.float32]):
+        v = {"a": 1}
+        a[0] = v["a"]
+
+    def uses_str(a: dc.Buffer[dc.float32]):
+        a[0] = len("abc")
+
+    def calls_python(a: dc.Buffer[dc.float32]):
+        a[0] = helper(3.0)
+
+    def recursion(a: dc.Buffer[dc.int32]):
+        a[0] = fact(5)
+
+    def writes_scalar_param(a: dc.Buffer[dc.float32], s: dc.float32):
+        s += 1.0
+        a[0] = s
+
+    def float_index(a: dc.Buffer[dc.float32]):
+        j = 1.5
+        a[j] = 1.0
+
+    def float_into_int(a: dc.Buffer[dc.float32]):
+        j = 0
+        j = 1.5
+        a[j] = 1.0
+
+    _refused(uses_list, dc.KernelSyntaxError, "lists are not supported")
+    _refused(uses_dict, dc.KernelSyntaxError, "dicts are not supported")
+    _refused(uses_str, dc.KernelSyntaxError, "strings are not supported")
+    _refused(calls_python, dc.KernelSyntaxError, "'helper'")
+    _refused(recursion, dc.KernelSyntaxError, "recursion")
+    _refused(writes_scalar_param, dc.KernelSyntaxError, "parameter 's'")
+    _refused(float_index, dc.KernelTypeError, "indices must be integers")
+    _refused(float_into_int, dc.KernelTypeError, "cannot assign to 'j'")
+
+
+@dc.kernel
+def copy2d(a: dc.Buffer[dc.float32, 2], b: dc.Buffer[dc.float32, 2]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    if i < a.shape[0] and j < a.shape[1]:
+        b[i, j] = a[i, j]
+
+
+@dc.kernel
+def generic_copy(a, b):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        b[i] = a[i]
+
+
+def test_launch_argument_mistakes_name_the_parameter(accelerator):
+    good = np.zeros((4, 4), np.float32)
+    with pytest.raises(dc.KernelTypeError, match="'a'.*2 dimension"):
+        dc.launch(copy2d, (4, 4), np.zeros(16, np.float32), good, accelerator=accelerator)
+    with pytest.raises(dc.KernelTypeError, match="'a' is a 4-d array; kernel buffers have 1 to 3"):
+        dc.launch(generic_copy, 4, np.zeros((1, 1, 2, 2), np.float32), np.zeros(4, np.float32),
+                  accelerator=accelerator)
+    with pytest.raises(dc.KernelTypeError, match="'a' is a 0-d array"):
+        dc.launch(generic_copy, 4, np.array(3.0, np.float32), np.zeros(4, np.float32), accelerator=accelerator)
+    with pytest.raises(dc.KernelTypeError, match="'b'"):
+        dc.launch(copy2d, (4, 4), good, np.zeros((4, 4), np.float64), accelerator=accelerator)
