@@ -212,7 +212,9 @@ std::vector<std::string> scopes_at(const std::string& scan, size_t pos) {
 
 bool adapt(const std::string& src, Adapted& out, std::string& error) {
   const std::string scan = blank_comments(src);
-  static const std::regex barrier(R"(__syncthreads|__syncwarp|__shfl|_sync\s*\(|__activemask|bar\.sync)");
+  // cooperative groups synchronise and shuffle through the same intrinsics (cooperative_groups.h)
+  static const std::regex barrier(
+      R"(__syncthreads|__syncwarp|__shfl|_sync\s*\(|__activemask|bar\.sync|this_thread_block|tiled_partition|coalesced_threads)");
   out.fibers = std::regex_search(scan, barrier);
 
   // extern __shared__ T name[];  ->  a pointer to this block's dynamic shared memory
@@ -406,7 +408,13 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     return fail(kErrorOperatingSystem, log);
   }
   mkdir((dir.path() + "/include").c_str(), 0700);
-  for (const ShimFile* f = kShimFiles; f->name; ++f) write_file(dir.path() + "/" + f->name, f->text);
+  for (const ShimFile* f = kShimFiles; f->name; ++f) {
+    const std::string name = f->name;
+    // a header in a folder of its own (include/cooperative_groups/reduce.h): make the folder first
+    for (size_t slash = name.find('/', 8); slash != std::string::npos; slash = name.find('/', slash + 1))
+      mkdir((dir.path() + "/" + name.substr(0, slash)).c_str(), 0700);
+    write_file(dir.path() + "/" + name, f->text);
+  }
   const std::string kernel = "#include \"dcsim_cuda.h\"\n" + a.prelude + "#line 1 \"kernel.cu\"\n" + a.source +
                              "\n#line 1 \"dcsim-registration\"\n" + a.epilogue;
   write_file(dir.path() + "/kernel.cpp", kernel);

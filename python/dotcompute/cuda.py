@@ -80,6 +80,35 @@ def nvrtc_candidates() -> list[str]:
     return out
 
 
+#: NVIDIA's wheels that hold CUDA's device headers: nvidia-cuda-runtime-cu12 (cuda_fp16.h,
+#: cooperative_groups.h) and nvidia-cuda-cccl-cu12 (libcu++'s <nv/target>, which the cooperative
+#: groups need, CUB, Thrust); CUDA 13 puts everything into one nvidia/cu13 tree.
+_HEADER_PACKAGES = (("cuda_runtime", "cuda_cccl"), ("cu13",))
+
+
+@functools.cache
+def cuda_include_dirs() -> tuple[str, ...]:
+    """The folders of CUDA's device headers (``cuda_fp16.h``, ``cooperative_groups.h``, ``cub/``...),
+    which NVRTC does not carry: NVIDIA's wheels (``dotcompute[cuda]`` installs them), else a toolkit
+    ($CUDA_PATH, $CUDA_HOME, /usr/local/cuda); empty when there is none."""
+    candidates: list[list[Path]] = []
+    try:
+        import nvidia  # the namespace package of NVIDIA's wheels
+
+        for base in getattr(nvidia, "__path__", []):
+            for packages in _HEADER_PACKAGES:
+                candidates.append([Path(base) / pkg / "include" for pkg in packages])
+    except ImportError:
+        pass
+    roots = [os.environ[v] for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)] + ["/usr/local/cuda"]
+    # a toolkit's CCCL is in include/ (CUDA 12) or include/cccl (CUDA 13)
+    candidates.extend([Path(r) / "include", Path(r) / "include" / "cccl"] for r in roots)
+    for dirs in candidates:
+        if (dirs[0] / "cuda_fp16.h").is_file():
+            return tuple(str(d) for d in dirs if d.is_dir())
+    return ()
+
+
 def nvrtc_library_path() -> str | None:
     """The NVRTC library file this package would use, or None when none is installed."""
     try:

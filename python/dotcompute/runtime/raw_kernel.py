@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cuda import cuda_include_dirs
 from ..errors import CompilationError, DotComputeError, KernelTypeError, LaunchError
 from .accelerator import Accelerator
 from .buffer import Buffer
@@ -123,8 +124,14 @@ class RawKernel:
                     # name expression (and the simulator instantiates it); kernel_get maps the name to
                     # NVRTC's lowered (mangled) name
                     source = f"{source.rstrip()}\n{_NAME_EXPR_MARKER}{self.name}\n"
+            options = self.options
+            if self.backend == "cuda" and _includes_cuda_headers(source):
+                # NVRTC has no include path of its own: point it at CUDA's headers when installed
+                # (the simulator's host build finds its own versions of them first)
+                extra = " ".join(f"--include-path={d}" for d in cuda_include_dirs())
+                options = f"{options} {extra}".strip()
             try:
-                kernel = compile_source(acc, source, self.name, self.options)
+                kernel = compile_source(acc, source, self.name, options)
             except DotComputeError as e:
                 if self.backend != "cuda":
                     raise
@@ -132,6 +139,15 @@ class RawKernel:
                     # NVRTC's words for a name expression naming nothing (or the wrong template
                     # arguments) quote a pragma the user never wrote: say which kernels there are
                     raise CompilationError(f"{_missing_kernel_message(self._source, self.name)}\n{e}", e.log,
+                                           e.source) from e
+                missing = _MISSING_HEADER.search(getattr(e, "log", "") or str(e))
+                if missing and isinstance(e, CompilationError):
+                    dirs = cuda_include_dirs()
+                    hint = (f"it is not among CUDA's headers ({', '.join(dirs)}): a kernel's own headers must "
+                            f"be pasted into its source" if dirs else
+                            "CUDA's headers come with `pip install dotcompute[cuda]` (nvidia-cuda-runtime-cu12, "
+                            "nvidia-cuda-cccl-cu12) or a CUDA toolkit ($CUDA_HOME)")
+                    raise CompilationError(f"{e}\nNVRTC could not find <{missing.group(1)}>: {hint}", e.log,
                                            e.source) from e
                 if "no kernel named" in str(e):  # (the core's CompilationError, as on every backend)
                     raise CompilationError(f"{_missing_kernel_message(self._source, self.name)}\n{e}",
@@ -342,6 +358,15 @@ _HOST_HEADERS = {
     "math.h": _MATH + _FLOAT, "cmath": _MATH + _FLOAT, "stdlib.h": "", "cstdlib": "",
 }
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w./]+)[>"][^\n]*$', re.M)
+
+
+_MISSING_HEADER = re.compile(r'(?:could not|cannot) open source file "([\w./]+)"')
+
+
+def _includes_cuda_headers(source: str) -> bool:
+    """Whether ``source`` includes a header NVRTC needs from CUDA's include folder (any include
+    other than the host headers replaced by _without_host_headers)."""
+    return any(m.group(1) not in _HOST_HEADERS for m in _INCLUDE.finditer(source))
 
 
 def _without_host_headers(source: str) -> str:
