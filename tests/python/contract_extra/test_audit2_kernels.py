@@ -680,3 +680,24 @@ def test_launch_argument_mistakes_name_the_parameter(accelerator):
         dc.launch(generic_copy, 4, np.array(3.0, np.float32), np.zeros(4, np.float32), accelerator=accelerator)
     with pytest.raises(dc.KernelTypeError, match="'b'"):
         dc.launch(copy2d, (4, 4), good, np.zeros((4, 4), np.float64), accelerator=accelerator)
+
+
+@dc.kernel
+def clip_where(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.int8], o: dc.Buffer[dc.float32], ob: dc.Buffer[dc.int8],
+               o64: dc.Buffer[dc.float64]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        o[i] = dc.clip(a[i], 0.0, 1.0) + np.where(a[i] > 0, a[i], 2.0) + np.clip(a[i], -0.5, 0.5)
+        ob[i] = np.clip(b[i], -10, 10) + dc.where(b[i] > 0, b[i], 1)
+        o64[i] = np.clip(a[i], 0.0, dc.float64(0.3))  # float32 and float64 -> float64
+
+
+def test_numpy_clip_and_where_on_numbers(accelerator):
+    # numpy's spellings, as ported from array code: used to be "calls to arbitrary Python functions"
+    a = np.array([-1, 0.5, 2, 1, 0.3, -0.2], np.float32)
+    b = np.array([-100, 5, 100, 0, -3, 127], np.int8)
+    o, ob, o64 = np.zeros(6, np.float32), np.zeros(6, np.int8), np.zeros(6)
+    dc.launch(clip_where, 6, a, b, o, ob, o64, accelerator=accelerator)
+    np.testing.assert_array_equal(o, np.clip(a, 0.0, 1.0) + np.where(a > 0, a, np.float32(2.0)) + np.clip(a, -0.5, 0.5))
+    np.testing.assert_array_equal(ob, np.clip(b, -10, 10) + np.where(b > 0, b, np.int8(1)))
+    np.testing.assert_array_equal(o64, np.clip(a, 0.0, np.float64(0.3)))

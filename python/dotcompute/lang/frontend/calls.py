@@ -57,6 +57,14 @@ _HOST_FOLD = {
 #: element types every backend has atomic read-modify-write operations for
 _ATOMIC_DTYPES = ("int32", "uint32", "int64", "float32", "float64")
 
+def _is_array_function(fn: Any, name: str) -> bool:
+    """numpy's ``name`` or dotcompute's array-expression one (``dc.clip``, ``dc.where``), recognised
+    by module and name: the expression layer sits above the language and is not imported here."""
+    if fn is getattr(np, name, None):
+        return True
+    return getattr(fn, "__name__", None) == name and str(getattr(fn, "__module__", "")).startswith("dotcompute.")
+
+
 class CallLowering:
     """Mixin of FunctionLowerer for ``ast.Call``."""
 
@@ -90,6 +98,17 @@ class CallLowering:
             np_math = _NP_MATH.get(fn)
         except TypeError:
             py_math = np_math = None  # unhashable objects are no functions we know
+        if _is_array_function(fn, "clip"):
+            # np.clip(x, lo, hi) / dc.clip on numbers: max then min, with numpy's promotion of the three
+            x, lo, hi = self.args(node, 3, "clip")
+            low = self.math_values("max", [x, lo], node, python_ints=True)
+            return self.math_values("min", [low, hi], node, python_ints=True)
+        if _is_array_function(fn, "where"):
+            # np.where(c, a, b) on numbers is a select: the conditional expression `a if c else b`
+            if len(node.args) != 3:
+                raise self.rep.type(node, f"where() takes 3 arguments in kernels (cond, a, b), got {len(node.args)}")
+            select = ast.copy_location(ast.IfExp(test=node.args[0], body=node.args[1], orelse=node.args[2]), node)
+            return self.expr(select)  # type: ignore[attr-defined]
         if py_math is not None:
             return self.py_math(py_math[0], py_math[1], node)
         if np_math is not None:
