@@ -210,7 +210,26 @@ std::vector<std::string> scopes_at(const std::string& scan, size_t pos) {
   return stack;
 }
 
-bool adapt(const std::string& src, Adapted& out, std::string& error) {
+// The lines of preprocessor output `in` that come from `file` (by its line markers, `# 12 "file"`):
+// the user's source with its macros expanded, without the headers it included.
+std::string main_file_lines(std::istream& in, const std::string& file) {
+  std::string out, line;
+  bool mine = true;
+  const std::string quoted = "\"" + file + "\"";
+  while (std::getline(in, line)) {
+    if (line.size() > 2 && line[0] == '#' && line[1] == ' ' && std::isdigit(static_cast<unsigned char>(line[2]))) {
+      const size_t q = line.find('"');
+      mine = q != std::string::npos && line.compare(q, quoted.size(), quoted) == 0;
+      continue;
+    }
+    if (mine) out += line + "\n";
+  }
+  return out;
+}
+
+// `kernels_in`: the text __global__ functions are looked for in -- the source itself, or, when macros
+// define kernels, the source after the preprocessor (expanded_kernels).
+bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, std::string& error) {
   const std::string scan = blank_comments(src);
   // cooperative groups synchronise and shuffle through the same intrinsics (cooperative_groups.h)
   static const std::regex barrier(
@@ -248,21 +267,23 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
 
   // Every non-template __global__ function is registered under its (qualified) name; the exported
   // symbol (found with dladdr when the module loads) is what cuModuleGetFunction matches.
+  const std::string& ksrc = kernels_in;
+  const std::string kscan = &kernels_in == &src ? scan : blank_comments(kernels_in);
   static const std::regex global(R"(\b__global__\b)");
   static const std::regex bounds(R"(__launch_bounds__\s*\([^()]*\))");
   struct Kernel {
     std::string qualified, name, params;
   };
   std::vector<Kernel> kernels;
-  for (auto it = std::sregex_iterator(scan.begin(), scan.end(), global); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(kscan.begin(), kscan.end(), global); it != std::sregex_iterator(); ++it) {
     const size_t pos = static_cast<size_t>(it->position(0));
     // template <...> __global__: instantiations have no name we could take the address of.
     size_t start = pos;
-    while (start > 0 && scan[start - 1] != ';' && scan[start - 1] != '}' && scan[start - 1] != '{') --start;
-    if (std::regex_search(scan.substr(start, pos - start), std::regex(R"(\btemplate\b)"))) continue;
-    const size_t paren_search_end = std::min(scan.size(), pos + 2000);
+    while (start > 0 && kscan[start - 1] != ';' && kscan[start - 1] != '}' && kscan[start - 1] != '{') --start;
+    if (std::regex_search(kscan.substr(start, pos - start), std::regex(R"(\btemplate\b)"))) continue;
+    const size_t paren_search_end = std::min(kscan.size(), pos + 2000);
     // __launch_bounds__(...) blanked in place (same length: offsets into `after` are offsets into src)
-    std::string after = scan.substr(pos + 10, paren_search_end - pos - 10);
+    std::string after = kscan.substr(pos + 10, paren_search_end - pos - 10);
     for (std::smatch b; std::regex_search(after, b, bounds);)
       after.replace(static_cast<size_t>(b.position(0)), static_cast<size_t>(b.length(0)),
                     static_cast<size_t>(b.length(0)), ' ');
@@ -276,7 +297,7 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
     if (name.empty()) continue;
     std::string qualified;
     bool reachable = true;
-    for (const auto& s : scopes_at(scan, pos)) {
+    for (const auto& s : scopes_at(kscan, pos)) {
       if (s == "?") reachable = false;
       if (!s.empty() && s != "?") qualified += s + "::";
     }
@@ -289,12 +310,12 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
     const size_t open_at = pos + 10 + paren;  // `after` starts 10 characters past __global__
     int depth = 0;
     size_t close = open_at;
-    for (; close < scan.size(); ++close) {
-      if (scan[close] == '(') ++depth;
-      if (scan[close] == ')' && --depth == 0) break;
+    for (; close < kscan.size(); ++close) {
+      if (kscan[close] == '(') ++depth;
+      if (kscan[close] == ')' && --depth == 0) break;
     }
-    if (close >= scan.size()) continue;
-    kernels.push_back({qualified, name, src.substr(open_at + 1, close - open_at - 1)});
+    if (close >= kscan.size()) continue;
+    kernels.push_back({qualified, name, ksrc.substr(open_at + 1, close - open_at - 1)});
   }
   // The same parameter list with whitespace and parameter names ignored is one kernel (a prototype and
   // its definition); differing lists of one name are overloads, each registered through a cast.
@@ -307,7 +328,7 @@ bool adapt(const std::string& src, Adapted& out, std::string& error) {
   // Under #if the alternatives may be one kernel written twice, only one of which survives the
   // preprocessor: a cast to the other would not compile, so such a source keeps the plain `&name`.
   static const std::regex conditional(R"((^|\n)[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else)\b)");
-  const bool has_conditionals = std::regex_search(scan, conditional);
+  const bool has_conditionals = std::regex_search(kscan, conditional);
   std::map<std::string, std::set<std::string>> shapes;
   for (const auto& k : kernels) shapes[k.qualified].insert(has_conditionals ? std::string() : shape(k.params));
   std::set<std::string> seen;
@@ -397,11 +418,6 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   }
   std::string error;
   const auto cxx = host_compiler(error);
-  Adapted a;
-  if (!adapt(source, a, error)) {
-    log = error;
-    return fail(kErrorInvalidSource, error);
-  }
   TempDir dir;
   if (!dir.create()) {
     log = "cannot create a private temporary folder";
@@ -415,6 +431,45 @@ CUresult build_image(const std::string& source, const std::string& options, int 
       mkdir((dir.path() + "/" + name.substr(0, slash)).c_str(), 0700);
     write_file(dir.path() + "/" + name, f->text);
   }
+  // The include and macro options NVRTC was given mean the same to the host compiler; the rest (arch,
+  // fast math, language standard) do not apply.
+  std::vector<std::string> user_flags;
+  const auto words = split(options);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if ((w == "-D" || w == "-U" || w == "-I") && i + 1 < words.size()) {
+      user_flags.push_back(w + words[++i]);
+    } else if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0 || w.rfind("-I", 0) == 0) {
+      user_flags.push_back(w);
+    } else if (w.rfind("--define-macro=", 0) == 0) {
+      user_flags.push_back("-D" + w.substr(15));
+    } else if (w.rfind("--include-path=", 0) == 0) {
+      user_flags.push_back("-I" + w.substr(15));
+    }
+  }
+  std::vector<std::string> include_flags = {"-D__CUDA_ARCH__=" + std::to_string(sm * 10), "-I" + dir.path(),
+                                            "-I" + dir.path() + "/include"};
+  include_flags.insert(include_flags.end(), user_flags.begin(), user_flags.end());
+  // Kernels a macro defines (`#define KERNEL(name) __global__ void name(...)`) have their names only
+  // after the preprocessor: they are looked for in the preprocessed source.
+  std::string kernels_in;
+  static const std::regex macro_kernel(R"((^|\n)[ \t]*#[ \t]*define\b([^\n]*\\\n)*[^\n]*\b__global__\b)");
+  if (std::regex_search(source, macro_kernel)) {
+    write_file(dir.path() + "/kernel.cu", source);
+    std::vector<std::string> argv = cxx;
+    argv.insert(argv.end(), {"-E", "-x", "c++", "-std=c++17"});
+    argv.insert(argv.end(), include_flags.begin(), include_flags.end());
+    argv.insert(argv.end(), {"-o", dir.path() + "/kernel.ii", dir.path() + "/kernel.cu"});
+    if (run(argv, dir.path(), dir.path() + "/preprocess.log", log) != 0)
+      return fail(kErrorInvalidSource, "the host C++ preprocessor rejected the kernel:\n" + log);
+    std::ifstream in(dir.path() + "/kernel.ii", std::ios::binary);
+    kernels_in = main_file_lines(in, dir.path() + "/kernel.cu");
+  }
+  Adapted a;
+  if (!adapt(source, kernels_in.empty() ? source : kernels_in, a, error)) {
+    log = error;
+    return fail(kErrorInvalidSource, error);
+  }
   const std::string kernel = "#include \"dcsim_cuda.h\"\n" + a.prelude + "#line 1 \"kernel.cu\"\n" + a.source +
                              "\n#line 1 \"dcsim-registration\"\n" + a.epilogue;
   write_file(dir.path() + "/kernel.cpp", kernel);
@@ -422,24 +477,7 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   std::vector<std::string> argv = cxx;
   argv.insert(argv.end(), kFlags.begin(), kFlags.end());
   if (needs_no_gnu_unique()) argv.push_back("-fno-gnu-unique");
-  argv.push_back("-D__CUDA_ARCH__=" + std::to_string(sm * 10));
-  argv.push_back("-I" + dir.path());
-  argv.push_back("-I" + dir.path() + "/include");
-  // NVRTC's macro and include options mean the same to the host compiler; the rest (arch, fast math,
-  // language standard) do not apply.
-  const auto words = split(options);
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if ((w == "-D" || w == "-U" || w == "-I") && i + 1 < words.size()) {
-      argv.push_back(w + words[++i]);
-    } else if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0 || w.rfind("-I", 0) == 0) {
-      argv.push_back(w);
-    } else if (w.rfind("--define-macro=", 0) == 0) {
-      argv.push_back("-D" + w.substr(15));
-    } else if (w.rfind("--include-path=", 0) == 0) {
-      argv.push_back("-I" + w.substr(15));
-    }
-  }
+  argv.insert(argv.end(), include_flags.begin(), include_flags.end());
   argv.insert(argv.end(), {"-o", dir.path() + "/kernel.so", dir.path() + "/kernel.cpp"});
   const int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
   if (status != 0) {

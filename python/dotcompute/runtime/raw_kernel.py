@@ -117,12 +117,12 @@ class RawKernel:
             source = self._source
             if self.backend == "cuda":  # a kernel copied from a .cu file, as it is (see the helpers)
                 source = _without_host_headers(source)
-                if self.name.isidentifier():
+                if self.name.isidentifier() and _declared_in_sight(source, self.name):
                     source = _with_c_linkage(source, self.name)
                 else:
-                    # a template instantiation or qualified name: the plugin hands the line to NVRTC as a
-                    # name expression (and the simulator instantiates it); kernel_get maps the name to
-                    # NVRTC's lowered (mangled) name
+                    # a template instantiation, a qualified name, or a kernel a macro defines: the plugin
+                    # hands the line to NVRTC as a name expression (and the simulator instantiates it);
+                    # kernel_get maps the name to NVRTC's lowered (mangled) name
                     source = f"{source.rstrip()}\n{_NAME_EXPR_MARKER}{self.name}\n"
             options = self.options
             if self.backend == "cuda" and _includes_cuda_headers(source):
@@ -397,6 +397,14 @@ def _without_host_headers(source: str) -> str:
         return source
     out.append(source[last:])
     return "".join(out)
+
+
+def _declared_in_sight(source: str, name: str) -> bool:
+    """Whether ``name(`` is written in ``source`` outside comments and strings: false for a kernel
+    that a macro defines (``DEFINE_SCALE(scale_f, float)``), whose declaration only the preprocessor
+    writes -- then no ``extern "C"`` can be put before it, and NVRTC's name expression finds it."""
+    plain = _CUDA_NOISE.sub(" ", source)
+    return re.search(r"(?<![\w:])" + re.escape(name) + r"\s*\(", plain) is not None
 
 
 def _with_c_linkage(source: str, name: str) -> str:

@@ -444,3 +444,47 @@ def test_a_kernel_whose_parameter_list_is_thousands_of_characters_long(sim):
     dc.launch(dc.RawKernel(src, "weighted", backend="cuda"), 32, out, *values, local_size=32,
               accelerator=_acc(sim))
     assert out[0] == np.float32(sum(values))
+
+
+MACRO_KERNELS = r"""
+#include <cuda_runtime.h>
+// One body, stamped out per type by a macro, as many libraries write their elementwise kernels.
+#define DEFINE_AXPY(NAME, T)                                        \
+    __global__ void NAME(T* y, const T* x, T a, int n) {            \
+        int i = blockIdx.x * blockDim.x + threadIdx.x;              \
+        if (i < n) y[i] = a * x[i] + y[i];                          \
+    }
+DEFINE_AXPY(axpy_f32, float)
+DEFINE_AXPY(axpy_f64, double)
+
+#define DEFINE_FILL_C(NAME, T) extern "C" __global__ void NAME(T* y, T v, int n) { \
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }
+DEFINE_FILL_C(fill_i32, int)
+
+static __global__ void file_local_scale(float* x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+"""
+
+
+@pytest.mark.parametrize("name,dtype", [("axpy_f32", np.float32), ("axpy_f64", np.float64)])
+def test_cuda_kernels_defined_by_a_macro(sim, name, dtype):
+    n = 1001
+    x = np.arange(n, dtype=dtype)
+    y = np.ones(n, dtype)
+    dc.launch(dc.RawKernel(MACRO_KERNELS, name, backend="cuda"), n, y, x, dtype(2.5), np.int32(n),
+              accelerator=_acc(sim))
+    np.testing.assert_array_equal(y, 2.5 * np.arange(n, dtype=dtype) + 1)
+
+
+def test_cuda_extern_c_kernel_defined_by_a_macro_and_a_static_kernel(sim):
+    y = np.zeros(77, np.int32)
+    dc.launch(dc.RawKernel(MACRO_KERNELS, "fill_i32", backend="cuda"), 77, y, np.int32(-4), np.int32(77),
+              accelerator=_acc(sim))
+    assert (y == -4).all()
+    x = np.ones(50, np.float32)
+    dc.launch(dc.RawKernel(MACRO_KERNELS, "file_local_scale", backend="cuda"), 50, x, np.float32(3), np.int32(50),
+              accelerator=_acc(sim))
+    assert (x == 3).all()
