@@ -451,13 +451,17 @@ CUresult build_image(const std::string& source, const std::string& options, int 
                                             "-I" + dir.path() + "/include"};
   include_flags.insert(include_flags.end(), user_flags.begin(), user_flags.end());
   // Kernels a macro defines (`#define KERNEL(name) __global__ void name(...)`) have their names only
-  // after the preprocessor: they are looked for in the preprocessed source.
+  // after the preprocessor, and under #if/#else only the preprocessor knows which definitions are
+  // alternatives and which overloads: in such sources kernels are looked for in the preprocessed text
+  // (with the macros the shim defines, so the same branches are taken).
   std::string kernels_in;
   static const std::regex macro_kernel(R"((^|\n)[ \t]*#[ \t]*define\b([^\n]*\\\n)*[^\n]*\b__global__\b)");
-  if (std::regex_search(source, macro_kernel)) {
+  static const std::regex conditional(R"((^|\n)[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else)\b)");
+  if (std::regex_search(source, macro_kernel) ||
+      (source.find("__global__") != std::string::npos && std::regex_search(source, conditional))) {
     write_file(dir.path() + "/kernel.cu", source);
     std::vector<std::string> argv = cxx;
-    argv.insert(argv.end(), {"-E", "-x", "c++", "-std=c++17"});
+    argv.insert(argv.end(), {"-E", "-x", "c++", "-std=c++17", "-D__CUDACC__=1", "-D__CUDACC_RTC__=1"});
     argv.insert(argv.end(), include_flags.begin(), include_flags.end());
     argv.insert(argv.end(), {"-o", dir.path() + "/kernel.ii", dir.path() + "/kernel.cu"});
     if (run(argv, dir.path(), dir.path() + "/preprocess.log", log) != 0)

@@ -327,6 +327,23 @@ def test_cuda_alternatives_under_preprocessor_conditionals(sim):
     np.testing.assert_array_equal(y, 2 * np.arange(32, dtype=np.float32))
 
 
+def test_cuda_true_overloads_in_a_source_with_preprocessor_conditionals(sim):
+    # overloads beside an #if: the preprocessed source tells them apart from alternatives
+    src = r"""
+    #if __CUDA_ARCH__ >= 700
+    #define SCALE 3
+    #else
+    #define SCALE 5
+    #endif
+    __global__ void fill(float* x, float v) { x[threadIdx.x] = v * SCALE; }
+    __global__ void fill(int* x, int v) { x[threadIdx.x] = v * SCALE; }
+    extern "C" __global__ void iota(int* x) { x[threadIdx.x] = threadIdx.x * SCALE; }
+    """
+    x = np.zeros(32, np.int32)
+    dc.launch(dc.RawKernel(src, "iota", backend="cuda"), 32, x, local_size=32, accelerator=_acc(sim))
+    np.testing.assert_array_equal(x, 3 * np.arange(32))  # the simulated device is sm_90
+
+
 SAMPLES_STYLE_SHARED = r"""
 // A typed view of dynamic shared memory per element type, specialised for double (its own symbol).
 template <class T> struct SmemOf {
