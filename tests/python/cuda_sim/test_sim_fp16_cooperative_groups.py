@@ -1,5 +1,5 @@
-"""Raw CUDA kernels that include CUDA's own device headers: ``<cuda_fp16.h>`` (``__half``, ``__half2``)
-and ``<cooperative_groups.h>`` (thread blocks, warp tiles, ``cg::reduce``), written as NVIDIA's samples
+"""Raw CUDA kernels that include CUDA's own device headers: ``<cuda_fp16.h>`` (``__half``, ``__half2``),
+``<cuda_bf16.h>`` (``__nv_bfloat16``) and ``<cooperative_groups.h>`` (thread blocks, warp tiles, ``cg::reduce``), written as NVIDIA's samples
 and outside projects write them.
 
 On the simulated cuda:0 each kernel is compiled twice: by the real NVRTC against the real headers (from
@@ -60,6 +60,38 @@ extern "C" __global__ void half2_ops(const __half2* a, const __half2* b, float* 
     }
 }
 """
+
+BF16 = r"""
+#include <cuda_bf16.h>
+
+// bfloat16 storage, float math: y = round(a * x + b), plus the conversions of the four rounding modes.
+extern "C" __global__ void bf16_axpb(const __nv_bfloat16* x, __nv_bfloat16* y, const float* f,
+                                     unsigned short* modes, float a, float b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = __hadd(__hmul(__float2bfloat16(a), x[i]), __float2bfloat16(b));
+        modes[4 * i + 0] = __bfloat16_as_ushort(__float2bfloat16_rn(f[i]));
+        modes[4 * i + 1] = __bfloat16_as_ushort(__float2bfloat16_rz(f[i]));
+        modes[4 * i + 2] = __bfloat16_as_ushort(__float2bfloat16_rd(f[i]));
+        modes[4 * i + 3] = __bfloat16_as_ushort(__float2bfloat16_ru(f[i]));
+    }
+}
+"""
+
+
+def _bf16_rn(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, nearest-even (the definition: round the low 16 bits away)."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    out = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(x)
+    out[nan] = ((bits[nan] >> 16) | 0x40).astype(np.uint16)
+    return out
+
+
+def _bf16_to_f32(b: np.ndarray) -> np.ndarray:
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
 
 CG_REDUCE = r"""
 #include <cooperative_groups.h>
@@ -202,6 +234,31 @@ def test_half2_pairs(sim):
     r = (s.astype(np.float64) * p.astype(np.float64) + 1.0).astype(np.float16)  # fma: one rounding
     np.testing.assert_array_equal(lo, r[:, 0].astype(np.float32))
     np.testing.assert_array_equal(hi, r[:, 1].astype(np.float32))
+
+
+def test_bfloat16_conversions_and_arithmetic(sim):
+    rng = np.random.default_rng(11)
+    n = 5000
+    f = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
+    f[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38]
+    x_bits = _bf16_rn(rng.standard_normal(n).astype(np.float32) * 100)
+    y_bits = np.zeros(n, np.uint16)
+    modes = np.zeros(4 * n, np.uint16)
+    k = dc.RawKernel(BF16, "bf16_axpb", backend="cuda")
+    a, b = np.float32(1.37), np.float32(-2.5)
+    dc.launch(k, n, x_bits, y_bits, f, modes, a, b, np.int32(n), accelerator=_acc(sim))
+    ha, hb = _bf16_to_f32(_bf16_rn(np.array([a]))), _bf16_to_f32(_bf16_rn(np.array([b])))
+    prod = _bf16_to_f32(_bf16_rn(ha * _bf16_to_f32(x_bits)))  # each operation rounds once
+    np.testing.assert_array_equal(y_bits, _bf16_rn(prod + hb))
+    m = modes.reshape(n, 4)
+    fin = ~np.isnan(f)
+    np.testing.assert_array_equal(m[fin, 0], _bf16_rn(f[fin]))
+    assert (m[~fin, 0] & 0x7FFF > 0x7F80).all()  # NaN stays NaN
+    v = f[fin].astype(np.float64)
+    rz, rd, ru = (_bf16_to_f32(m[fin, j]).astype(np.float64) for j in (1, 2, 3))
+    assert (np.abs(rz) <= np.abs(v)).all() and (rd <= v).all() and (ru >= v).all()
+    exact = _bf16_to_f32(m[fin, 0]).astype(np.float64) == v
+    assert ((rd == ru) == exact).all()  # directed roundings bracket v one step apart unless exact
 
 
 @pytest.mark.parametrize("ctype,dtype,block", [("float", np.float32, 256), ("int", np.int32, 128),
