@@ -359,6 +359,7 @@ def evaluate_all(accelerator: Any = None) -> None:
 
 EVALUATE["run"] = run
 EVALUATE["copy"] = copy_view
+EVALUATE["store"] = store
 
 __all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
            "plan_elementwise", "held_intermediates", "host_index"]

@@ -16,6 +16,8 @@ evaluates the expression the first time. Three states:
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,6 +207,30 @@ class LazyBuffer(Buffer):
                 _NATIVE.__set__(self, native)
                 return native
         return _NATIVE.__get__(self, Buffer)
+
+    # -- writes into a view go to the base's memory ------------------------------------------------
+    def copy_from(self, array: Any) -> None:
+        """Overwrites the elements (same shape and dtype); on a view, the base's elements it shows."""
+        if self._view is None:
+            super().copy_from(array)
+            return
+        src = array.numpy() if isinstance(array, Buffer) else \
+            np.asarray(array) if isinstance(array, np.ndarray) else np.asarray(array, dtype=self._dtype)
+        self._check_host(src, "copy_from", "source")
+        EVALUATE["store"](self, src)  # the copy a view hands out would take the write and drop it
+
+    @contextmanager
+    def host(self) -> Iterator[np.ndarray]:
+        """A writable numpy copy of the elements; on a view, written back to the base on exit."""
+        if self._view is None:
+            with super().host() as view:
+                yield view
+            return
+        copy = self.numpy()
+        try:
+            yield copy
+        finally:
+            EVALUATE["store"](self, copy)
 
     def _set_result(self, buf: Buffer) -> None:
         """Record the evaluated value (a Buffer of this shape, or a 1-element one for 0-d)."""

@@ -61,6 +61,11 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
             raise ValueError(f"dc.matmul: out is on {out.accelerator.id}, the operands on {oa.acc.id}")
     if kernel not in ("tiled", "naive"):
         raise ValueError(f"dc.matmul: kernel must be 'tiled' or 'naive', got {kernel!r}")
+    if out is not None and getattr(out, "_view", None) is not None:
+        # a view (w[i:j]) has no memory of its own: a library writing "into" it would write into a
+        # copy; compute the product, then write it through the view into the base buffer
+        out.copy_from(matmul(a, b, accelerator=accelerator, kernel=kernel))
+        return out
     lib = None
     if kernel == "tiled":
         lib = "clblast" if clblast.applies(oa.acc, dtype) else "cublas" if cublas.applies(oa.acc, dtype) else None

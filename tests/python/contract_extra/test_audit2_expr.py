@@ -211,3 +211,21 @@ def test_expressions_from_four_threads(accelerator):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_host_and_copy_from_on_a_view_write_the_base(accelerator):
+    # both used to write into the temporary copy a view hands out, and the write was lost
+    # (on OpenCL host() raised a KernelTypeError about mark_host_dirty)
+    wn = np.zeros((5, 2), np.float32)
+    w = accelerator.asarray(wn)
+    with w[1:3].host() as h:
+        assert h.shape == (2, 2)
+        h[:] = 7
+    wn[1:3] = 7
+    w[3:5].copy_from(np.full((2, 2), 5, np.float32))
+    wn[3:5] = 5
+    w.T[1].copy_from(np.arange(5, dtype=np.float32))
+    wn.T[1] = np.arange(5)
+    np.testing.assert_array_equal(w.numpy(), wn)
+    with pytest.raises(ValueError, match=r"\(3, 2\)"):
+        w[0:2].copy_from(np.zeros((3, 2), np.float32))

@@ -305,3 +305,20 @@ def test_operands_on_two_devices_name_both(accelerator):
         dc.sort_by_key(a, b)
     with pytest.raises(ValueError, match=f"{others[0].id}.*{accelerator.id}"):
         dc.matmul(a, b)
+
+
+@pytest.mark.parametrize("path", ["auto", "portable", "vendor"])
+def test_matmul_into_a_view_writes_the_base(accelerator, path):
+    # out=w[1:4] used to be written into the view's temporary copy: the product was lost
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.ones((4, 2), np.float32)
+    w = accelerator.zeros((5, 2), np.float32)
+    if path == "auto":
+        r = dc.matmul(accelerator.asarray(a), accelerator.asarray(b), out=w[1:4])
+    else:
+        with dc.ops.prefer(path):
+            r = dc.matmul(accelerator.asarray(a), accelerator.asarray(b), out=w[1:4])
+    want = np.zeros((5, 2), np.float32)
+    want[1:4] = a @ b
+    np.testing.assert_array_equal(w.numpy(), want)
+    np.testing.assert_array_equal(r.numpy(), a @ b)
