@@ -701,3 +701,18 @@ def test_numpy_clip_and_where_on_numbers(accelerator):
     np.testing.assert_array_equal(o, np.clip(a, 0.0, 1.0) + np.where(a > 0, a, np.float32(2.0)) + np.clip(a, -0.5, 0.5))
     np.testing.assert_array_equal(ob, np.clip(b, -10, 10) + np.where(b > 0, b, np.int8(1)))
     np.testing.assert_array_equal(o64, np.clip(a, 0.0, np.float64(0.3)))
+
+
+@dc.kernel
+def macro_names(M_PI: dc.Buffer[dc.float32], FLT_MAX: dc.float32, cl_khr_fp64: dc.int32):  # noqa: N803
+    # parameter and local names the targets' headers define as macros (math.h, float.h, OpenCL C)
+    INT_MAX = dc.global_id(0)  # noqa: N806
+    if INT_MAX < M_PI.shape[0]:
+        M_PI[INT_MAX] = M_PI[INT_MAX] * FLT_MAX + cl_khr_fp64
+
+
+def test_names_that_are_macros_in_the_target_headers(accelerator):
+    # OpenCL and CUDA used to fail to compile ("expected identifier"): the macro replaced the name
+    a = np.arange(4, dtype=np.float32)
+    dc.launch(macro_names, 4, a, np.float32(2), np.int32(1), accelerator=accelerator)
+    assert a.tolist() == [1, 3, 5, 7]

@@ -30,6 +30,17 @@ RESERVED: frozenset[str] = frozenset(_C_WORDS.split()) | frozenset(MATH_FUNCTION
 
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
+# Names the targets' headers may define as macros (M_PI, FLT_MAX, INT_MAX, CL_VERSION_1_2,
+# cl_khr_fp64, __CUDA_ARCH__, MAXFLOAT, ...): a macro would replace the identifier before the
+# compiler sees it, so such names are never used as they are.
+_MACRO_LIKE = re.compile(r"(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|cl_[A-Za-z0-9_]*|CL_[A-Za-z0-9_]*|MAXFLOAT|HUGE_VAL[FL]?|"
+                         r"TRUE|FALSE|EOF|CUDART_[A-Z0-9_]*)\Z")
+
+
+def _safe(wanted: str) -> bool:
+    return bool(_IDENT.match(wanted)) and wanted not in RESERVED and not wanted.startswith("dc_") \
+        and not _MACRO_LIKE.match(wanted)
+
 
 class NameAllocator:
     """Hands out unique, target-safe identifiers within one function (or module)."""
@@ -41,8 +52,7 @@ class NameAllocator:
         self._taken.add(name)
 
     def fresh(self, wanted: str) -> str:
-        base = wanted if _IDENT.match(wanted) and wanted not in RESERVED and not wanted.startswith("dc_") \
-            else _mangle(wanted)
+        base = wanted if _safe(wanted) else _mangle(wanted)
         name = base
         n = 1
         while name in self._taken:
