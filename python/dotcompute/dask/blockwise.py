@@ -69,6 +69,22 @@ def _check_first_is_widest(name: str, args: Sequence[Any]) -> None:
                          f"so it needs the most dimensions; got arrays of {[a.ndim for a in arrays]} dimensions")
 
 
+def _aligned(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` with arrays of one shape but different chunks rechunked to common blocks, as Dask's
+    elementwise operations do (``x + y`` works whatever their chunks; ``da.map_blocks`` refuses
+    different block counts). A kernel's blocks must line up element for element."""
+    arrays = [i for i, a in enumerate(args) if is_array(a)]
+    shape = args[arrays[0]].shape
+    if len(arrays) < 2 or any(args[i].shape != shape for i in arrays) or len({args[i].chunks for i in arrays}) == 1:
+        return args
+    index = tuple(range(len(shape)))
+    _, unified = da.core.unify_chunks(*[x for i in arrays for x in (args[i], index)])
+    out = list(args)
+    for i, a in zip(arrays, unified, strict=True):
+        out[i] = a
+    return tuple(out)
+
+
 def _outputs(blocks: Any, plan: OutputPlan) -> Any:
     if len(plan.dtypes) == 1:
         return blocks
@@ -85,13 +101,15 @@ def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = 
     dtypes; required for a ``dc.RawKernel`` as ``{position: dtype}``), each allocated like the block of
     the first array argument; the global size is that block's shape. ``accelerator``: None uses the
     worker's pinned device or spreads blocks over its devices by throughput; a spec or a list of specs
-    restricts that. Arrays with different chunks are aligned by Dask (``da.map_blocks`` rules).
+    restricts that. Arrays of one shape with different chunks are rechunked to common blocks (as
+    Dask's elementwise operations do); arrays of fewer dimensions broadcast as in ``da.map_blocks``.
     """
     check_scalars(args)
     args = tuple(_as_dask(args))
     accelerator = _accelerator(accelerator)
     if any(is_array(a) for a in args):
         _check_first_is_widest("map_blocks", args)
+        args = _aligned(args)
     plan = plan_outputs(kernel, args, outputs)
     ls = _local_size(local_size)
     first = next(a for a in args if is_array(a))

@@ -36,6 +36,20 @@ def test_map_blocks_2d_two_inputs_on_cluster(client):
     np.testing.assert_allclose(got, 3 * x - y + x * x + OFFSET, rtol=1e-5)
 
 
+def test_map_blocks_arrays_with_different_chunks_are_aligned():
+    # as Dask's own x + y: different chunks (even different block counts) are rechunked to common
+    # blocks; da.map_blocks alone refuses different block counts ("Shapes do not align")
+    rng = np.random.default_rng(4)
+    x = rng.random((70, 45), dtype=np.float32)
+    y = rng.random((70, 45), dtype=np.float32)
+    X = da.from_array(x, chunks=((30, 30, 10), (20, 25)))
+    Y = da.from_array(y, chunks=((35, 35), (45,)))
+    out = dcd.map_blocks(affine2d, X, Y, 3.0)
+    with dask.config.set(scheduler="threads"):
+        got = out.compute()
+    np.testing.assert_allclose(got, 3 * x - y + x * x + OFFSET, rtol=1e-5)
+
+
 def test_map_blocks_several_outputs(client):
     x = np.linspace(-5, 5, 777)
     X = da.from_array(x, chunks=250)
