@@ -716,3 +716,35 @@ def test_names_that_are_macros_in_the_target_headers(accelerator):
     a = np.arange(4, dtype=np.float32)
     dc.launch(macro_names, 4, a, np.float32(2), np.int32(1), accelerator=accelerator)
     assert a.tolist() == [1, 3, 5, 7]
+
+
+@dc.struct
+class Place:
+    lat: dc.float32
+    long: dc.float32  # a C keyword
+    half: dc.float32  # an OpenCL type name
+    M_PI: dc.float64  # noqa: N815 (a math.h macro)
+
+
+@dc.kernel
+def move_places(ps: dc.Buffer[Place], dlong: dc.float32):
+    i = dc.global_id(0)
+    if i < ps.shape[0]:
+        p = ps[i]
+        p.long = p.long + dlong
+        ps[i] = p
+        ps[i].half = ps[i].lat * 0.5
+        ps[i].M_PI = math.pi + p.long
+
+
+def test_struct_fields_named_like_c_keywords_and_macros(accelerator):
+    # the fields were printed as they are: "float long;" failed to compile on every backend
+    ps = np.zeros(5, Place.dtype)
+    ps["lat"] = np.arange(5)
+    ps["long"] = 10
+    for debug in (False, True):
+        got = ps.copy()
+        dc.launch(dc.kernel(move_places.pyfunc, debug=debug), 5, got, np.float32(1.5), accelerator=accelerator)
+        assert got["long"].tolist() == [11.5] * 5
+        assert got["half"].tolist() == (np.arange(5) * 0.5).tolist()
+        assert got["M_PI"].tolist() == [float(np.float32(11.5) + math.pi)] * 5  # float32 math (NEP 50)

@@ -20,6 +20,15 @@ from ..types import INT64, ScalarType
 from ..vectypes import MatrixType, StructType, VectorType
 
 
+def member(name: str) -> str:
+    """A struct field's C name: the numpy field name, unless a target would read it as a keyword or
+    a macro (a field ``long`` beside ``lat``, ``half``, ``M_PI``); those get a prefix no other
+    field can have (names beginning ``dc_`` are themselves prefixed)."""
+    from ..frontend.names import is_safe_identifier
+
+    return name if is_safe_identifier(name) else f"dc_f_{name}"
+
+
 def struct_name(p: Any, st: StructType) -> str:
     """Declare ``st`` (and the structs it nests) in the prelude; its C name."""
     from ..frontend.names import short_hash
@@ -32,17 +41,17 @@ def struct_name(p: Any, st: StructType) -> str:
     for f in st.fields:
         t = f.type
         if isinstance(t, StructType):
-            members.append(f"{struct_name(p, t)} {f.name};")
+            members.append(f"{struct_name(p, t)} {member(f.name)};")
         elif isinstance(t, ScalarType):
             p.note_type(t)
-            members.append(f"{p.storage(t)} {f.name};")
+            members.append(f"{p.storage(t)} {member(f.name)};")
         elif isinstance(t, VectorType):
             p.note_type(t.dtype)
-            members.append(f"{p.storage(t.dtype)} {f.name}[{t.n}];")
+            members.append(f"{p.storage(t.dtype)} {member(f.name)}[{t.n}];")
         else:
             assert isinstance(t, MatrixType)
             p.note_type(t.dtype)
-            members.append(f"{p.storage(t.dtype)} {f.name}[{t.rows}][{t.cols}];")
+            members.append(f"{p.storage(t.dtype)} {member(f.name)}[{t.rows}][{t.cols}];")
     text = f"typedef struct {{ {' '.join(members)} }} {name};"
     if p.backend in ("cpu", "cuda", "metal"):
         text += f'\nstatic_assert(sizeof({name}) == {st.size}, "{st.name}: the C layout differs from numpy\'s");'
@@ -60,7 +69,7 @@ def member_suffix(st: StructType, path: tuple) -> str:
         if isinstance(t, StructType):
             f = t.field(key)
             assert f is not None
-            out += f".{key}"
+            out += f".{member(key)}"
             t = f.type
         elif isinstance(t, MatrixType):
             j = rest.pop(0)
@@ -109,4 +118,4 @@ def store(p: Any, s: ir.BufferStore) -> None:
         p.emit(f"{_ptr(p, ref, False)}[{p.flat_index(ref, idx)}]{suffix} = {value};")
 
 
-__all__ = ["struct_name", "member_suffix", "load", "store"]
+__all__ = ["struct_name", "member", "member_suffix", "load", "store"]

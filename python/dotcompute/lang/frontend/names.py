@@ -37,7 +37,8 @@ _MACRO_LIKE = re.compile(r"(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|cl_[A-Za-z0-9_]*|CL_[A-Z
                          r"TRUE|FALSE|EOF|CUDART_[A-Z0-9_]*)\Z")
 
 
-def _safe(wanted: str) -> bool:
+def is_safe_identifier(wanted: str) -> bool:
+    """Whether ``wanted`` can appear as it is in every target's source."""
     return bool(_IDENT.match(wanted)) and wanted not in RESERVED and not wanted.startswith("dc_") \
         and not _MACRO_LIKE.match(wanted)
 
@@ -52,7 +53,7 @@ class NameAllocator:
         self._taken.add(name)
 
     def fresh(self, wanted: str) -> str:
-        base = wanted if _safe(wanted) else _mangle(wanted)
+        base = wanted if is_safe_identifier(wanted) else _mangle(wanted)
         name = base
         n = 1
         while name in self._taken:
@@ -74,4 +75,4 @@ def short_hash(text: str, n: int = 8) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:n]
 
 
-__all__ = ["RESERVED", "NameAllocator", "short_hash"]
+__all__ = ["RESERVED", "NameAllocator", "short_hash", "is_safe_identifier"]
