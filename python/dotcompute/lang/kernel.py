@@ -38,6 +38,7 @@ from .types import (
     INT32,
     INT64,
     UINT32,
+    UINT64,
     BufferAnnotation,
     BufferType,
     ScalarType,
@@ -350,7 +351,8 @@ def type_of_argument(a: Any) -> ParamType | None:
     if isinstance(a, (bool, np.bool_)):
         return BOOL
     if isinstance(a, int):
-        return INT64
+        # as np.asarray(a) types it: int64, or uint64 for 2**63 .. 2**64-1 (larger ones fail the range check)
+        return UINT64 if 2**63 <= a < 2**64 else INT64
     if isinstance(a, float):
         return FLOAT64
     if isinstance(a, complex):

@@ -62,7 +62,12 @@ def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
             return ("<count>", len(args))
         a = args[i]
         dt = getattr(a, "dtype", None)
-        key.append((type(a), dt, len(a.shape)) if dt is not None and hasattr(a, "shape") else type(a))
+        if dt is not None and hasattr(a, "shape"):
+            key.append((type(a), dt, len(a.shape)))
+        elif type(a) is int and a >= 9223372036854775808:
+            key.append("uint64 int")  # a Python int past int64 gives the parameter uint64 (type_of_argument)
+        else:
+            key.append(type(a))
     return tuple(key)
 
 
@@ -137,18 +142,31 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         local_size = barrier_local_size(kernel.name, global_size, local_size, entry.max_group, entry.caps)
     elif entry.cpu_inner and local_size is None and entry.cpu_inner < len(global_size):
         local_size = cpu_rows(global_size, entry.cpu_inner)
-    if entry.debug:
-        launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
-        return
-    # the hot path: no helper calls (call_args builds the same tuple for a non-debug entry)
-    full = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
     try:
-        if entry.hw_swap:
-            entry.plan.launch(*entry.emitted.hardware_sizes(global_size, local_size), full, stream)
-        else:
-            entry.plan.launch(global_size, local_size, full, stream)
-    except _needs_staging():
-        launch_staged(entry, acc, global_size, local_size, args, stream)
+        if entry.debug:
+            launch_debug(kernel, entry, acc, global_size, local_size, args, stream)
+            return
+        # the hot path: no helper calls (call_args builds the same tuple for a non-debug entry)
+        full = args + entry.emitted.global_size_args(global_size) if entry.gs_params else args
+        try:
+            if entry.hw_swap:
+                entry.plan.launch(*entry.emitted.hardware_sizes(global_size, local_size), full, stream)
+            else:
+                entry.plan.launch(global_size, local_size, full, stream)
+        except _needs_staging():
+            launch_staged(entry, acc, global_size, local_size, args, stream)
+    except KernelTypeError as e:
+        user_kernel_name(e, entry.emitted.entry, kernel.name)
+        raise
+
+
+def user_kernel_name(e: KernelTypeError, entry: str, name: str) -> None:
+    """The native argument checks name the generated entry point (``saxpy_1a2b3c4d``); the user
+    wrote ``saxpy``, which the first launch's checks (in Python) name too. Rewritten in place."""
+    msg = getattr(e, "msg_only", None)
+    if isinstance(msg, str) and entry != name and f"'{entry}'" in msg:
+        e.msg_only = msg.replace(f"'{entry}'", f"'{name}'")
+        e.args = (e.msg_only, *e.args[1:])
 
 
 def cpu_rows(global_size: tuple[int, ...], inner: int) -> tuple[int, ...]:

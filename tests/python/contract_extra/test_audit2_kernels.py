@@ -748,3 +748,28 @@ def test_struct_fields_named_like_c_keywords_and_macros(accelerator):
         assert got["long"].tolist() == [11.5] * 5
         assert got["half"].tolist() == (np.arange(5) * 0.5).tolist()
         assert got["M_PI"].tolist() == [float(np.float32(11.5) + math.pi)] * 5  # float32 math (NEP 50)
+
+
+def test_argument_errors_name_the_kernel_as_written_after_the_first_launch(accelerator):
+    a, b = np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32)
+    dc.launch(copy2d, (4, 4), a, b, accelerator=accelerator)  # compiled: later checks are native
+    with pytest.raises(dc.KernelTypeError) as info:
+        dc.launch(copy2d, (4, 4), np.zeros((4, 4), np.float64), b, accelerator=accelerator)
+    assert "'copy2d'" in str(info.value) and "'a'" in str(info.value)
+    assert "copy2d_" not in str(info.value)  # not the generated entry point's name
+
+
+@dc.kernel
+def store_scalar(o, v):
+    if dc.global_id(0) == 0:
+        o[0] = v
+
+
+def test_python_int_past_int64_is_a_uint64_as_numpy_types_it(accelerator):
+    # np.asarray(2**63).dtype is uint64; it used to be "does not fit in 64 bits"
+    for value, dt in ((5, np.uint64), (2**64 - 1, np.uint64), (-3, np.int64), (2**63, np.uint64), (7, np.int64)):
+        o = np.zeros(1, dt)
+        dc.launch(store_scalar, 1, o, value, accelerator=accelerator)
+        assert int(o[0]) == value
+    with pytest.raises(dc.KernelTypeError, match="does not fit"):
+        dc.launch(store_scalar, 1, np.zeros(1, np.uint64), 2**64, accelerator=accelerator)
