@@ -39,6 +39,28 @@ def matmul(a: dc.Buffer[dc.float32, 2], b: dc.Buffer[dc.float32, 2], c: dc.Buffe
         c[row, col] = acc
 
 
+@dc.kernel
+def nbody(pos: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2], eps: dc.float32):
+    i = dc.global_id(0)
+    n = pos.shape[1]
+    if i < n:
+        ax = dc.float32(0.0)
+        ay = dc.float32(0.0)
+        az = dc.float32(0.0)
+        for j in range(n):
+            dx = pos[0, j] - pos[0, i]
+            dy = pos[1, j] - pos[1, i]
+            dz = pos[2, j] - pos[2, i]
+            r2 = dx * dx + dy * dy + dz * dz + eps
+            inv = 1.0 / (r2 * dc.sqrt(r2))
+            ax += dx * inv
+            ay += dy * inv
+            az += dz * inv
+        out[0, i] = ax
+        out[1, i] = ay
+        out[2, i] = az
+
+
 class DotComputeRunner:
     def __init__(self, acc: dc.Accelerator) -> None:
         self.acc = acc
@@ -61,6 +83,13 @@ class DotComputeRunner:
     def launch(self):
         out = self.acc.zeros((1,), np.float32)
         return (lambda: self.acc.launch(trivial, 1, out)), self.acc.synchronize
+
+    def nbody(self, n: int):
+        from peers import SOFTENING, bodies
+
+        pos = self.acc.asarray(bodies(n))
+        out = self.last_out = self.acc.empty((3, n), np.float32)
+        return (lambda: self.acc.launch(nbody, n, pos, out, SOFTENING)), self.acc.synchronize
 
     def matmul(self, n: int):
         rng = np.random.default_rng(0)

@@ -1,7 +1,11 @@
 """The same workloads written for numpy and each peer framework, each importable on its own.
 
-Every peer exposes ``vadd(n)``, ``fused(n)`` and ``launch()``: each returns a
+Every peer exposes ``vadd(n)``, ``fused(n)``, ``nbody(n)`` and ``launch()``: each returns a
 zero-argument callable that runs one iteration, plus a ``sync`` callable (or None).
+
+``nbody(n)``: one all-pairs gravitational acceleration step over ``n`` bodies (softened, float32:
+n work-items of n interactions each; ~20 flops per interaction), the work the heavy-item launch
+rule of the CPU backend is for.
 A peer that is not installed raises ImportError from ``load``.
 """
 
@@ -10,6 +14,22 @@ from collections.abc import Callable
 import numpy as np
 
 Runner = tuple[Callable[[], object], Callable[[], object] | None]
+
+
+SOFTENING = np.float32(1e-3)
+
+
+def bodies(n: int) -> np.ndarray:
+    """``n`` positions as a (3, n) float32 array (x, y, z rows), the same for every peer."""
+    return np.random.default_rng(1).random((3, n), dtype=np.float32)
+
+
+def nbody_reference(pos: np.ndarray) -> np.ndarray:
+    """Accelerations (3, n) in float64, to check every peer's result."""
+    p = pos.astype(np.float64)
+    d = p[:, None, :] - p[:, :, None]  # d[:, i, j] = p_j - p_i
+    r2 = (d * d).sum(axis=0) + float(SOFTENING)
+    return (d / (r2 * np.sqrt(r2))).sum(axis=2)
 
 
 def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -40,6 +60,17 @@ class NumpyPeer:
         a = np.zeros(1, np.float32)
         return (lambda: np.add(a, a, out=a)), None
 
+    def nbody(self, n: int) -> Runner:
+        pos = bodies(n)
+        out = self.last_out = np.empty_like(pos)
+
+        def run() -> None:  # broadcasting in blocks of rows, so memory stays ~n*256 floats
+            for lo in range(0, n, 256):
+                d = pos[:, None, :] - pos[:, lo:lo + 256, None]
+                r2 = (d * d).sum(axis=0) + SOFTENING
+                out[:, lo:lo + 256] = (d / (r2 * np.sqrt(r2))).sum(axis=2)
+        return run, None
+
 
 class NumbaPeer:
     name = "numba (parallel)"
@@ -62,11 +93,37 @@ class NumbaPeer:
             for i in numba.prange(out.shape[0]):
                 out[i] = 1.0
 
-        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+        # fastmath: numba vectorises the inner loop's sums only when it may reorder them
+        @numba.njit(parallel=True, fastmath=True, cache=False)
+        def nbody(pos, out, eps):
+            n = pos.shape[1]
+            for i in numba.prange(n):
+                ax = np.float32(0.0)
+                ay = np.float32(0.0)
+                az = np.float32(0.0)
+                for j in range(n):
+                    dx = pos[0, j] - pos[0, i]
+                    dy = pos[1, j] - pos[1, i]
+                    dz = pos[2, j] - pos[2, i]
+                    r2 = dx * dx + dy * dy + dz * dz + eps
+                    inv = np.float32(1.0) / (r2 * np.sqrt(r2))
+                    ax += dx * inv
+                    ay += dy * inv
+                    az += dz * inv
+                out[0, i] = ax
+                out[1, i] = ay
+                out[2, i] = az
+
+        self._vadd, self._fused, self._trivial, self._nbody = vadd, fused, trivial, nbody
 
     def vadd(self, n: int) -> Runner:
         a, b, out = _inputs(n)
         return (lambda: self._vadd(a, b, out)), None
+
+    def nbody(self, n: int) -> Runner:
+        pos = bodies(n)
+        out = self.last_out = np.empty_like(pos)
+        return (lambda: self._nbody(pos, out, SOFTENING)), None
 
     def fused(self, n: int) -> Runner:
         x, y, out = _inputs(n)
@@ -104,7 +161,35 @@ class WarpPeer:
             i = wp.tid()
             out[i] = 1.0
 
-        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+        @wp.kernel
+        def nbody(pos: wp.array2d(dtype=wp.float32), out: wp.array2d(dtype=wp.float32), eps: wp.float32):
+            i = wp.tid()
+            n = pos.shape[1]
+            # float(0.0), not 0.0: Warp's spelling of a variable a loop may change
+            ax = float(0.0)  # noqa: UP018
+            ay = float(0.0)  # noqa: UP018
+            az = float(0.0)  # noqa: UP018
+            for j in range(n):
+                dx = pos[0, j] - pos[0, i]
+                dy = pos[1, j] - pos[1, i]
+                dz = pos[2, j] - pos[2, i]
+                r2 = dx * dx + dy * dy + dz * dz + eps
+                inv = 1.0 / (r2 * wp.sqrt(r2))
+                ax += dx * inv
+                ay += dy * inv
+                az += dz * inv
+            out[0, i] = ax
+            out[1, i] = ay
+            out[2, i] = az
+
+        self._vadd, self._fused, self._trivial, self._nbody = vadd, fused, trivial, nbody
+
+    def nbody(self, n: int) -> Runner:
+        wp = self.wp
+        pos = wp.array(bodies(n), dtype=wp.float32, device="cpu")
+        out = wp.zeros((3, n), dtype=wp.float32, device="cpu")
+        self.last_out = out
+        return (lambda: wp.launch(self._nbody, dim=n, inputs=[pos, out, float(SOFTENING)], device="cpu")), None
 
     def _arrays(self, n: int):
         a, b, out = _inputs(n)
@@ -148,7 +233,32 @@ class TaichiPeer:
             for i in range(out.shape[0]):
                 out[i] = 1.0
 
-        self._vadd, self._fused, self._trivial = vadd, fused, trivial
+        @ti.kernel
+        def nbody(pos: ti.types.ndarray(), out: ti.types.ndarray(), eps: ti.f32):
+            n = pos.shape[1]
+            for i in range(n):
+                ax = 0.0
+                ay = 0.0
+                az = 0.0
+                for j in range(n):
+                    dx = pos[0, j] - pos[0, i]
+                    dy = pos[1, j] - pos[1, i]
+                    dz = pos[2, j] - pos[2, i]
+                    r2 = dx * dx + dy * dy + dz * dz + eps
+                    inv = 1.0 / (r2 * ti.sqrt(r2))
+                    ax += dx * inv
+                    ay += dy * inv
+                    az += dz * inv
+                out[0, i] = ax
+                out[1, i] = ay
+                out[2, i] = az
+
+        self._vadd, self._fused, self._trivial, self._nbody = vadd, fused, trivial, nbody
+
+    def nbody(self, n: int) -> Runner:
+        pos = bodies(n)
+        out = self.last_out = np.empty_like(pos)
+        return (lambda: self._nbody(pos, out, float(SOFTENING))), self.ti.sync
 
     def vadd(self, n: int) -> Runner:
         a, b, out = _inputs(n)

@@ -63,6 +63,38 @@ def bench_bandwidth(report: Report, runners: list, workload: str, n: int, repeat
             report.add(Result(f"{workload} {n // 2**20}M f32", r.name, None, "GB/s", True, f"error: {exc}"))
 
 
+def bench_nbody(report: Report, runners: list, n: int, repeat: int) -> None:
+    """One all-pairs acceleration step over n bodies, in billions of interactions per second, each
+    result checked against numpy in float64 first (a wrong answer is reported, not timed)."""
+    import numpy as np
+    from peers import bodies, nbody_reference
+
+    want = nbody_reference(bodies(n))
+    for r in runners:
+        try:
+            fn, sync = r.nbody(n)
+            fn()
+            if sync:
+                sync()
+            got = _nbody_result(r)
+            if got is not None and not np.allclose(got, want, rtol=2e-3, atol=2e-3 * np.abs(want).max()):
+                report.add(Result(f"nbody {n}", r.name, None, "G interactions/s", True, "skipped: wrong result"))
+                continue
+            seconds = best_time(fn, repeat=repeat, sync=sync)
+            report.add(Result(f"nbody {n}", r.name, n * n / seconds / 1e9, "G interactions/s", True))
+        except Exception as exc:  # one framework's failure must not stop the run
+            report.add(Result(f"nbody {n}", r.name, None, "G interactions/s", True,
+                              f"error: {exc.__class__.__name__}"))
+
+
+def _nbody_result(runner):
+    """The output array of the runner's last nbody call, as numpy, where the runner keeps it."""
+    import numpy as np
+
+    out = getattr(runner, "last_out", None)
+    return None if out is None else np.asarray(out.numpy() if hasattr(out, "numpy") else out)
+
+
 def bench_launch(report: Report, runners: list, launches: int) -> None:
     for r in runners:
         try:
@@ -177,8 +209,8 @@ def run_areas(quick: bool) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and launches")
-    ap.add_argument("--only", default="launch,vadd,fused,first_call,cuda,cuda_sim",
-                    help="comma list of: launch, vadd, fused, first_call, cuda, cuda_sim")
+    ap.add_argument("--only", default="launch,vadd,fused,nbody,first_call,cuda,cuda_sim",
+                    help="comma list of: launch, vadd, fused, nbody, first_call, cuda, cuda_sim")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for results.{json,md,png}")
     ap.add_argument("--areas", action="store_true",
                     help="also run every area's benchmark script (" + ", ".join(AREAS) + ")")
@@ -193,6 +225,9 @@ def main() -> None:
         if workload in only:
             for n in ((2**20, 2**24) if workload == "vadd" else (2**24,)):
                 bench_bandwidth(report, runners, workload, n, repeat)
+    if "nbody" in only:
+        for n in ((1024,) if args.quick else (1024, 4096)):
+            bench_nbody(report, runners, n, repeat)
     if "first_call" in only:
         bench_first_call(report, ["dotcompute"] + [p for p in ("numba", "warp", "taichi")
                                                    if any(r.name.startswith(p) for r in runners)])
