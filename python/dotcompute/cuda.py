@@ -297,7 +297,8 @@ def compile(kernel_or_source: Any, arch: str | int = "sm_90", output: str = "cub
     ``output="ptx"`` returns the PTX text (for ``compute_XY``, no trailing NUL).
     ``name`` is the file name NVRTC uses in its messages (default: the
     kernel's name + ``.cu``, or ``dotcompute_kernel.cu``). ``options`` are
-    extra NVRTC options (``"-DN=4"``, ``"--use_fast_math"``). A generic
+    extra NVRTC options (``"-DN=4"``, ``"--use_fast_math"``); CUDA's header folders
+    (:func:`cuda_include_dirs`) are on the include path. A generic
     ``dc.kernel`` is specialised with ``signature`` (one entry per parameter) or
     example ``args``. Needs no GPU and no driver.
 
@@ -313,7 +314,9 @@ def compile(kernel_or_source: Any, arch: str | int = "sm_90", output: str = "cub
     nv.check(lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), program_name.encode(), 0, None, None),
              "nvrtcCreateProgram")
     try:
-        opts = [f"--gpu-architecture={target}", *options]
+        # NVRTC has no include path: CUDA's own headers (cuda_fp16.h, cooperative_groups.h, cub/) where
+        # installed; they are only opened by an #include, so giving them costs nothing otherwise
+        opts = [f"--gpu-architecture={target}", *options, *(f"--include-path={d}" for d in cuda_include_dirs())]
         argv = (ctypes.c_char_p * len(opts))(*(o.encode() for o in opts))
         result = lib.nvrtcCompileProgram(prog, len(opts), argv)
         log_size = ctypes.c_size_t()
