@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
+from ..runtime import cache_folder
 
 log = logging.getLogger("dotcompute.orchestrate")
 
@@ -58,8 +59,12 @@ class History:
         self._dirty = False
 
     @property
-    def path(self) -> Path:
-        return self._path if self._path is not None else config.cache_dir() / "orchestrate" / f"history-v{VERSION}.json"
+    def path(self) -> Path | None:
+        """The history file: in the folder the kernel cache really uses (None: memory only)."""
+        if self._path is not None:
+            return self._path
+        folder = orchestrate_dir()
+        return None if folder is None else folder / f"history-v{VERSION}.json"
 
     def reset(self, path: Path | None = None) -> None:
         """Forgets what was loaded (re-read on next use), optionally from another file."""
@@ -70,7 +75,8 @@ class History:
 
     def _load(self) -> dict[str, dict[str, dict[str, Any]]]:
         if self._data is None:
-            self._data = read(self.path)
+            path = self.path
+            self._data = {} if path is None else read(path)
         return self._data
 
     def entry(self, key: str) -> dict[str, dict[str, Any]]:
@@ -98,6 +104,8 @@ class History:
             if not self._dirty or self._data is None:
                 return
             path = self.path
+            if path is None:  # the kernel cache is in memory only: so is the history
+                return
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(prefix=".history-", dir=path.parent)
@@ -107,6 +115,17 @@ class History:
                 self._dirty = False
             except OSError as e:
                 log.debug("could not save the device history to %s: %s", path, e)
+
+
+def orchestrate_dir() -> Path | None:
+    """``<kernel cache folder>/orchestrate``: the folder the native kernel cache uses after its checks,
+    so a cache folder it refused (group- or world-writable, someone else's) is not used for these
+    files either. Without the native module (nothing can launch then): the configured folder."""
+    try:
+        folder = cache_folder()
+    except ImportError:
+        folder = config.cache_dir()
+    return None if folder is None else folder / "orchestrate"
 
 
 def read(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
@@ -139,4 +158,5 @@ def read(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
 history = History()
 atexit.register(history.save)
 
-__all__ = ["History", "MAX_KEYS", "VERSION", "history", "history_key", "kernel_id", "read", "size_class"]
+__all__ = ["History", "MAX_KEYS", "VERSION", "history", "history_key", "kernel_id", "orchestrate_dir", "read",
+           "size_class"]

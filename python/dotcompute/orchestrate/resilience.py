@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import config
 from ..errors import (
     BackendUnavailableError,
     CompilationError,
@@ -29,6 +28,7 @@ from ..errors import (
     PluginError,
 )
 from ..runtime import trace
+from .history import orchestrate_dir
 
 log = logging.getLogger("dotcompute.orchestrate")
 T = TypeVar("T")
@@ -180,9 +180,11 @@ class CircuitBreakers:
         publish(self._states)
 
 
-def state_dir() -> Path:
-    """Where running processes publish their breaker states for ``dotcompute info``."""
-    return config.cache_dir() / "orchestrate" / "breakers"
+def state_dir() -> Path | None:
+    """Where running processes publish their breaker states for ``dotcompute info`` (None: the kernel
+    cache is in memory only, so nothing is published)."""
+    folder = orchestrate_dir()
+    return None if folder is None else folder / "breakers"
 
 
 def publish(states: dict[str, BreakerState]) -> None:
@@ -196,6 +198,8 @@ def publish(states: dict[str, BreakerState]) -> None:
                         for k, v in states.items()}}
     try:
         folder = state_dir()
+        if folder is None:
+            return
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".breakers-", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -213,8 +217,10 @@ _published: list[bool] = []
 
 def _unpublish() -> None:
     try:
-        (state_dir() / f"{os.getpid()}.json").unlink(missing_ok=True)
-    except OSError:
+        folder = state_dir()
+        if folder is not None:
+            (folder / f"{os.getpid()}.json").unlink(missing_ok=True)
+    except (OSError, ImportError):
         pass
 
 
@@ -222,7 +228,8 @@ def published() -> list[dict[str, Any]]:
     """The breaker states published by processes still running (stale files are removed)."""
     out = []
     try:
-        files = sorted(state_dir().glob("*.json"))
+        folder = state_dir()
+        files = [] if folder is None else sorted(folder.glob("*.json"))
     except OSError:
         return []
     for f in files:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .accelerator import Accelerator, Memory
 from .buffer import Buffer
-from .cache import cache_clear, cache_info
+from .cache import cache_clear, cache_folder, cache_info
 from .compile import compile_source
 from .native import cmake_dir, package_dir, plugin_dir
 from .params import ParamSpec
@@ -20,6 +20,6 @@ from .stream import Event, Stream
 
 __all__ = [
     "Accelerator", "BackendInfo", "Buffer", "Event", "KNOWN_BACKENDS", "Memory", "NeedsStaging", "ParamSpec",
-    "RawKernel", "Stream", "accelerator", "backends", "cache_clear", "cache_info", "cmake_dir", "compile_source",
-    "devices", "load_plugin", "package_dir", "plugin_dir", "unload_plugin",
+    "RawKernel", "Stream", "accelerator", "backends", "cache_clear", "cache_folder", "cache_info", "cmake_dir",
+    "compile_source", "devices", "load_plugin", "package_dir", "plugin_dir", "unload_plugin",
 ]

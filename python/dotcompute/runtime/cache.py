@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .native import native
+
+
+def cache_folder() -> Path | None:
+    """The folder the kernel cache really uses: ``DOTCOMPUTE_CACHE_DIR`` (or the default), or the
+    private fallback when that folder was refused (other users can write it, it is not a folder...),
+    or None when kernels are cached in memory only. Other files dotcompute keeps beside its kernels
+    (the device history, circuit-breaker states) belong here too, not in a refused folder."""
+    folder = native().cache_dir()
+    return Path(folder) if folder else None
 
 
 def cache_info() -> dict[str, Any]:
@@ -23,4 +33,4 @@ def cache_clear() -> dict[str, Any]:
     return before
 
 
-__all__ = ["cache_clear", "cache_info"]
+__all__ = ["cache_clear", "cache_folder", "cache_info"]
