@@ -26,7 +26,9 @@ def _write_program_profile(prof: Profile, path: Path) -> None:
         prof.to_chrome_trace(path)
         log.info("wrote the DOTCOMPUTE_PROFILE trace (%d launches) to %s", len(prof.launches), path)
     except Exception as e:  # at exit: say why, never turn a finished program into a failure
-        logging.getLogger("dotcompute.profile").warning("DOTCOMPUTE_PROFILE: could not write %s: %s", path, e)
+        # an OSError from session._write already names the path and what to fix: say it once
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else f"could not write {path}: {e}"
+        logging.getLogger("dotcompute.profile").warning("DOTCOMPUTE_PROFILE: %s", reason)
 
 
 def start_from_environment() -> Profile | None:
