@@ -19,6 +19,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from . import klang as dc
 
 WIDTH = 256  # work-group size of the tree kernels
@@ -345,6 +347,83 @@ def lanes_kernel(acc_dtype: Any) -> Any:
     return sum_lanes
 
 
+@cache
+def lanes_extreme_kernel(dtype: Any, smallest: bool) -> Any:
+    """``partial[i]`` = the min (``smallest``) or max of run i (``RUN`` consecutive elements of the
+    flat ``x``), in ``LANES`` independent accumulators as lanes_kernel, for CPU-type devices.
+
+    min and max are idempotent, so every lane starts from the run's first element (a run shorter than
+    the lanes needs no identity value). NaN wins, as in numpy: a lane that met a NaN keeps it, and the
+    lanes are combined with the same rule.
+    """
+    T = dtype  # noqa: N806
+    SMALLEST = smallest  # noqa: N806 -- constants: the untaken branches are folded away
+    FLOAT = np.dtype(dtype).kind == "f"  # noqa: N806
+
+    @dc.func
+    def pick(a, v):
+        better = v < a if SMALLEST else v > a
+        if FLOAT:
+            better = better or v != v
+        return v if better else a
+
+    @dc.kernel
+    def extreme_lanes(x: dc.Buffer, partial: dc.Buffer):
+        i = dc.global_id(0)
+        if i < partial.shape[0]:
+            n = x.shape[0]
+            lo = i * RUN
+            hi = min(lo + RUN, n)
+            whole = (hi - lo) // LANES
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = T(x[lo])
+            a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 = a0
+            a16 = a17 = a18 = a19 = a20 = a21 = a22 = a23 = a0
+            a24 = a25 = a26 = a27 = a28 = a29 = a30 = a31 = a0
+            for q in range(whole):
+                k = lo + q * LANES
+                a0 = pick(a0, T(x[k]))
+                a1 = pick(a1, T(x[k + 1]))
+                a2 = pick(a2, T(x[k + 2]))
+                a3 = pick(a3, T(x[k + 3]))
+                a4 = pick(a4, T(x[k + 4]))
+                a5 = pick(a5, T(x[k + 5]))
+                a6 = pick(a6, T(x[k + 6]))
+                a7 = pick(a7, T(x[k + 7]))
+                a8 = pick(a8, T(x[k + 8]))
+                a9 = pick(a9, T(x[k + 9]))
+                a10 = pick(a10, T(x[k + 10]))
+                a11 = pick(a11, T(x[k + 11]))
+                a12 = pick(a12, T(x[k + 12]))
+                a13 = pick(a13, T(x[k + 13]))
+                a14 = pick(a14, T(x[k + 14]))
+                a15 = pick(a15, T(x[k + 15]))
+                a16 = pick(a16, T(x[k + 16]))
+                a17 = pick(a17, T(x[k + 17]))
+                a18 = pick(a18, T(x[k + 18]))
+                a19 = pick(a19, T(x[k + 19]))
+                a20 = pick(a20, T(x[k + 20]))
+                a21 = pick(a21, T(x[k + 21]))
+                a22 = pick(a22, T(x[k + 22]))
+                a23 = pick(a23, T(x[k + 23]))
+                a24 = pick(a24, T(x[k + 24]))
+                a25 = pick(a25, T(x[k + 25]))
+                a26 = pick(a26, T(x[k + 26]))
+                a27 = pick(a27, T(x[k + 27]))
+                a28 = pick(a28, T(x[k + 28]))
+                a29 = pick(a29, T(x[k + 29]))
+                a30 = pick(a30, T(x[k + 30]))
+                a31 = pick(a31, T(x[k + 31]))
+            for k in range(lo + whole * LANES, hi):
+                a0 = pick(a0, T(x[k]))
+            a0 = pick(pick(pick(a0, a1), pick(a2, a3)), pick(pick(a4, a5), pick(a6, a7)))
+            a8 = pick(pick(pick(a8, a9), pick(a10, a11)), pick(pick(a12, a13), pick(a14, a15)))
+            a16 = pick(pick(pick(a16, a17), pick(a18, a19)), pick(pick(a20, a21), pick(a22, a23)))
+            a24 = pick(pick(pick(a24, a25), pick(a26, a27)), pick(pick(a28, a29), pick(a30, a31)))
+            partial[i] = pick(pick(a0, a8), pick(a16, a24))
+
+    return extreme_lanes
+
+
 def plan(rows: int, n: int) -> tuple[int, int]:
     """(chunk, chunks): how a row of n elements is split among work-groups.
 
@@ -359,5 +438,6 @@ def plan(rows: int, n: int) -> tuple[int, int]:
 
 
 __all__ = ["LANES", "RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "first_index_kernel",
+           "lanes_extreme_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",
            "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]

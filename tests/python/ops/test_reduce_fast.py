@@ -182,3 +182,46 @@ def test_portable_full_sums_on_cpu_devices_use_the_lanes_kernel(accelerator):
     assert ("sum_lanes" in names) == (accelerator.type == "cpu"), names
     np.testing.assert_allclose(s.item(), x.sum(dtype=np.float64), rtol=1e-5, atol=1e-2)
     np.testing.assert_allclose(m.item(), x.mean(dtype=np.float64), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32])
+def test_lanes_extreme_kernel_on_every_accelerator(accelerator, dtype):
+    """The min/max lanes kernel: per-run extremes right on every device, runs shorter than the lanes
+    included (every lane starts from the run's first element), NaN kept where a run has one."""
+    n = 3 * rk.RUN + 5
+    x = (RNG.standard_normal(n) * 1000).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[rk.RUN + 17] = np.nan  # run 1 has a NaN (not its first element)
+    runs = -(-n // rk.RUN)
+    xb = accelerator.asarray(x)
+    for smallest, ref in ((True, np.min), (False, np.max)):
+        out = accelerator.empty((runs,), dtype)
+        accelerator.launch(rk.lanes_extreme_kernel(dtype, smallest), runs + 50, xb, out)
+        want = np.array([ref(x[i * rk.RUN:(i + 1) * rk.RUN]) for i in range(runs)], dtype)
+        np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_portable_min_max_argmin_argmax_on_cpu_devices_use_the_lanes_kernel(accelerator):
+    """On CPU-type devices the portable full min/max (and the target search of argmin/argmax) run the
+    lanes kernel; results as numpy's, with ties (the first index) and NaN (propagated; the first NaN)."""
+    n = reduce_mod.LANES_MIN + 12_345
+    x = RNG.standard_normal(n).astype(np.float32)
+    x[[1000, n - 3]] = 99.0  # a tie for the max: argmax is the first
+    x[[2000, n - 7]] = -99.0
+    b = accelerator.asarray(x)
+    with dispatch.prefer("portable"), dc.profile() as prof:
+        got = [dc.min(b).item(), dc.max(b).item(), int(dc.argmin(b)), int(dc.argmax(b))]
+    assert got == [-99.0, 99.0, 2000, 1000]
+    names = {k.name for k in prof.kernels}
+    assert ("extreme_lanes" in names) == (accelerator.type == "cpu"), names
+    x[777_777] = np.nan
+    x[888_888] = np.nan
+    b = accelerator.asarray(x)
+    with dispatch.prefer("portable"):
+        assert np.isnan(dc.min(b).item()) and np.isnan(dc.max(b).item())
+        assert int(dc.argmin(b)) == 777_777 and int(dc.argmax(b)) == 777_777
+    xi = RNG.integers(-(2**31), 2**31 - 1, n, dtype=np.int64).astype(np.int32)
+    bi = accelerator.asarray(xi)
+    with dispatch.prefer("portable"):
+        assert [dc.min(bi).item(), dc.max(bi).item(), int(dc.argmin(bi)), int(dc.argmax(bi))] == \
+            [xi.min(), xi.max(), xi.argmin(), xi.argmax()]
