@@ -773,3 +773,104 @@ def test_python_int_past_int64_is_a_uint64_as_numpy_types_it(accelerator):
         assert int(o[0]) == value
     with pytest.raises(dc.KernelTypeError, match="does not fit"):
         dc.launch(store_scalar, 1, np.zeros(1, np.uint64), 2**64, accelerator=accelerator)
+
+
+# ------------------------------------------------------------------ constant tables (stencil weights, offsets)
+
+GAUSS = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.float32) / 16  # a module-level numpy table
+OFFSETS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+PRIMES = (2, 3, 5, 7, 11, 13)
+PRIME_ARRAY = np.array(PRIMES, np.int64)
+OFFSET_ARRAY = np.array(OFFSETS, np.int32)
+
+
+@dc.kernel
+def gauss3(img: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2]):
+    y = dc.global_id(0)
+    x = dc.global_id(1)
+    h, w = img.shape
+    if 0 < y < h - 1 and 0 < x < w - 1:
+        s = dc.float32(0)
+        for dy in range(3):
+            for dx in range(3):
+                s += GAUSS[dy, dx] * img[y + dy - 1, x + dx - 1]  # indexed at run time
+        out[y, x] = s
+
+
+@dc.kernel
+def neighbours(g: dc.Buffer[dc.int32, 2], o: dc.Buffer[dc.int32, 2], o2: dc.Buffer[dc.int32, 2]):
+    y = dc.global_id(0)
+    x = dc.global_id(1)
+    if y < g.shape[0] and x < g.shape[1]:
+        s = 0
+        for dy, dx in OFFSETS:  # iterating a constant tuple of pairs
+            if not (0 <= y + dy < g.shape[0] and 0 <= x + dx < g.shape[1]):
+                continue
+            s += g[y + dy, x + dx]
+        o[y, x] = s
+        t = 0
+        for d in range(4):
+            yy = y + OFFSET_ARRAY[d][0]  # a numpy table indexed at run time
+            xx = x + OFFSET_ARRAY[d, 1]
+            if 0 <= yy < g.shape[0] and 0 <= xx < g.shape[1]:
+                t += g[yy, xx]
+        o2[y, x] = t + OFFSETS[1][0] - OFFSETS[-1][-1]  # constant indices fold (1 - 1)
+
+
+@dc.kernel
+def smallest_prime_factor(a: dc.Buffer[dc.int64], o: dc.Buffer[dc.int64]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        o[i] = 0
+        for p in PRIMES:
+            if a[i] % p == 0:
+                o[i] = p
+                break
+        o[i] += PRIME_ARRAY[a[i] % len(PRIMES)] * 1000 + PRIMES[-1] * 100000
+
+
+def test_constant_tables_indexed_at_run_time_and_iterated(accelerator):
+    # numpy tables indexed at run time, tuples iterated: "'GAUSS' cannot be indexed" / "only for ...
+    # in range(...)" before
+    img = np.random.default_rng(0).random((9, 11), dtype=np.float32)
+    out = np.zeros_like(img)
+    dc.launch(gauss3, (9, 11), img, out, accelerator=accelerator)
+    want = np.zeros_like(img)
+    for dy in range(3):
+        for dx in range(3):
+            want[1:-1, 1:-1] += GAUSS[dy, dx] * img[dy:dy + 7, dx:dx + 9]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+    g = np.arange(12, dtype=np.int32).reshape(3, 4)
+    o, o2 = np.zeros_like(g), np.zeros_like(g)
+    dc.launch(neighbours, (3, 4), g, o, o2, accelerator=accelerator)
+    padded = np.pad(g, 1)
+    want_n = padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+    np.testing.assert_array_equal(o, want_n)
+    np.testing.assert_array_equal(o2, want_n)
+
+    a = np.arange(1, 40, dtype=np.int64)
+    o3 = np.zeros_like(a)
+    dc.launch(smallest_prime_factor, 39, a, o3, accelerator=accelerator)
+    want_p = [next((p for p in PRIMES if v % p == 0), 0) + PRIMES[v % 6] * 1000 + 1300000 for v in a.tolist()]
+    assert o3.tolist() == want_p
+
+
+def test_constant_table_mistakes_are_named():
+    def too_few(a: dc.Buffer[dc.int32]):
+        a[0] = OFFSET_ARRAY[a[1]]
+
+    def float_index(a: dc.Buffer[dc.float32]):
+        a[0] = PRIME_ARRAY[a[1]]
+
+    def tuple_at_run_time(a: dc.Buffer[dc.int32]):
+        a[0] = PRIMES[a[1]]  # tuples fold: constant indices or iteration only
+
+    def bad_unpack(a: dc.Buffer[dc.int32]):
+        for p, q in PRIMES:
+            a[0] = p + q
+
+    _refused(too_few, dc.KernelTypeError, "needs more indices")
+    _refused(float_index, dc.KernelTypeError, "must be integers, not float32")
+    _refused(bad_unpack, dc.KernelTypeError, "cannot unpack the rows of 'PRIMES'")
+    assert "numpy array" in _refused(tuple_at_run_time, dc.KernelTypeError, "constant integer")

@@ -387,6 +387,9 @@ class AggregateLowerer(FunctionLowerer):
         return AggValue(st, v.leaves[start:stop], node, origin)
 
     def x_Subscript(self, node: ast.Subscript) -> Any:
+        chain = self.table_chain(node)  # a constant table, indexed in one go (OFFS[d][0])
+        if chain is not None:
+            return self.table_item(chain[0], chain[1], node)
         self.refuse_chained_index(node)
         base = self.value(node.value)
         if isinstance(base, BufferValue) and base.ref.name in self.agg_refs:

@@ -14,7 +14,7 @@ from .. import ir
 from ..kinds import DeviceFunctionBase, KernelBase
 from ..types import BOOL, FLOAT64, INDEX, INT64, ScalarType, scalar_type
 from . import fold
-from .exprs import BufferValue, StaticValue, is_number_tuple
+from .exprs import BufferValue, StaticValue, is_number_tuple, is_table
 from .typing_rules import convert, is_weak, truth, unify
 
 # Python's math module → (IR name, result rule). "f": float of the argument's type;
@@ -129,7 +129,7 @@ class CallLowering:
             if len(node.args) != 1:
                 raise self.rep.type(node, "len() takes exactly one argument")
             v = self.value(node.args[0])  # type: ignore[attr-defined]
-            if isinstance(v, StaticValue) and is_number_tuple(v.value):
+            if isinstance(v, StaticValue) and (is_number_tuple(v.value) or is_table(v.value)):
                 return ir.Const(value=len(v.value), type=INT64, weak=True, loc=self.loc(node))  # type: ignore[attr-defined]
             if not isinstance(v, BufferValue):
                 raise self.rep.type(node, "len() takes an array in kernels")

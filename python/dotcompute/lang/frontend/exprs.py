@@ -8,8 +8,20 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import KernelSyntaxError, KernelTypeError
 from .. import ir
-from ..types import BOOL, FLOAT64, INDEX, INT32, INT64, UINT64, ScalarType, type_of_python_scalar, wrap_int
+from ..types import (
+    BOOL,
+    FLOAT64,
+    INDEX,
+    INT32,
+    INT64,
+    UINT64,
+    ScalarType,
+    promote,
+    type_of_python_scalar,
+    wrap_int,
+)
 from . import fold
 from .resolve import MISSING
 from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
@@ -82,6 +94,32 @@ def is_number_tuple(obj: Any) -> bool:
     """A non-empty tuple of Python/numpy numbers (a constant table a kernel may index by a literal)."""
     return (isinstance(obj, tuple) and len(obj) > 0
             and all(isinstance(v, (bool, int, float, np.generic)) for v in obj))
+
+
+#: the most elements a constant table may have (numpy arrays captured as constants); a larger one
+#: belongs in a buffer argument
+TABLE_MAX_SIZE = 4096
+#: the loop variable ``for x in TABLE`` is lowered with (stmts.table_loop): its index may select a
+#: tuple's entries at run time
+TABLE_LOOP_PREFIX = "_dc_it"
+#: the most entries one run-time-indexed dimension of a constant table may have (it is a select chain)
+TABLE_MAX_RUNTIME = 256
+
+
+def is_table(obj: Any) -> bool:
+    """A constant table: a non-empty tuple of numbers or of such tuples (``OFFSETS = ((-1, 0), (1, 0))``),
+    or a small numeric numpy array of 1 to 3 dimensions (``WEIGHTS = np.array([...], np.float32)``)."""
+    if isinstance(obj, np.ndarray):
+        return obj.dtype.kind in "biufc" and 1 <= obj.ndim <= 3 and 0 < obj.size <= TABLE_MAX_SIZE
+    return isinstance(obj, tuple) and len(obj) > 0 and all(
+        isinstance(v, (bool, int, float, complex, np.generic)) or is_table(v) and isinstance(v, tuple) for v in obj)
+
+
+def table_rows(obj: Any) -> tuple:
+    """A table as nested tuples; a numpy array's elements stay numpy scalars (their dtype is theirs)."""
+    if isinstance(obj, np.ndarray):
+        return tuple(obj[i] if obj.ndim == 1 else table_rows(obj[i]) for i in range(obj.shape[0]))
+    return obj
 
 
 class ExprLowering:
@@ -245,6 +283,9 @@ class ExprLowering:
     # ----------------------------------------------------------------------------- subscripts
 
     def x_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        chain = self.table_chain(node)
+        if chain is not None:
+            return self.table_item(chain[0], chain[1], node)
         self.refuse_chained_index(node)
         base = self.value(node.value)
         if isinstance(base, StaticValue) and isinstance(base.value, tuple) and base.value[:1] == ("shape",):
@@ -292,6 +333,90 @@ class ExprLowering:
                              right=ir.Const(value=e.value, type=INDEX, loc=e.loc),  # type: ignore[attr-defined]
                              type=INDEX, loc=e.loc)
             out.append(convert(e, INDEX))
+        return out
+
+    def table_chain(self, node: ast.Subscript) -> tuple[Any, list[ast.expr]] | None:
+        """``(table, index nodes)`` when ``node`` indexes a module/closure constant table, however
+        the indices are written (``W[k]``, ``G[i, j]``, ``OFFS[d][0]``); None otherwise."""
+        indices: list[ast.expr] = []
+        root: ast.expr = node
+        while isinstance(root, ast.Subscript):
+            s = root.slice
+            indices[:0] = list(s.elts) if isinstance(s, ast.Tuple) else [s]
+            root = root.value
+        if not isinstance(root, (ast.Name, ast.Attribute)):
+            return None
+        if isinstance(root, ast.Name) and root.id in self.scope:  # type: ignore[attr-defined]
+            return None  # a local, a parameter or a dc.shared array
+        try:
+            base = self.value(root)
+        except (KernelSyntaxError, KernelTypeError):
+            return None  # the ordinary path reports it
+        if not isinstance(base, StaticValue) or not is_table(base.value):
+            return None
+        return base.value, indices
+
+    def table_item(self, table: Any, index_nodes: list[ast.expr], node: ast.Subscript) -> ir.Expr:
+        """An element of a constant table. Constant indices fold to the element (a literal for
+        Python numbers, a typed constant for a numpy array's); a run-time index selects among the
+        entries (``W[k]`` in a stencil's ``for k in range(3)``), typed as numpy types the table."""
+        rows = table_rows(table)
+        name = ast.unparse(node.value) if not isinstance(node.value, ast.Subscript) else ast.unparse(node).split("[")[0]
+        indices: list[ir.Expr] = []
+        for p in index_nodes:
+            if isinstance(p, ast.Slice):
+                raise self.rep.syntax(p, "slices are not supported in kernels",
+                                      hint="index one element at a time: t[i]")
+            e = self.expr(p)
+            if not e.type.is_int or e.type.is_bool:
+                raise self.rep.type(p, f"indices of the constant table {name!r} must be integers, not {e.type}",
+                                    hint="convert with int(x)" if e.type.is_float else None)
+            if isinstance(table, tuple) and not isinstance(e, ir.Const) \
+                    and not (isinstance(p, ast.Name) and p.id.startswith(TABLE_LOOP_PREFIX)):
+                # a tuple's entries are folded as literals: only `for x in T` walks one at run time
+                raise self.rep.type(p, f"the constant tuple {name!r} can only be indexed with a constant integer",
+                                    hint=f"iterate it (for x in {name}), make it a numpy array (indexable at "
+                                         "run time), or pass the table as a buffer argument")
+            indices.append(e)
+        return self.table_select(rows, indices, index_nodes, name, node)
+
+    def table_select(self, rows: Any, indices: list[ir.Expr], nodes: list[ast.expr], name: str,
+                     node: ast.AST) -> ir.Expr:
+        if not indices:
+            if isinstance(rows, tuple):
+                raise self.rep.type(node, f"the constant table {name!r} needs more indices: this one is a row",
+                                    hint="index every dimension (t[i][j] or t[i, j])")
+            return self.static_to_expr(StaticValue(rows, node))
+        if not isinstance(rows, tuple):
+            raise self.rep.type(nodes[0], f"too many indices for the constant table {name!r}")
+        e, n = indices[0], len(rows)
+        if isinstance(e, ir.Const):
+            k = int(e.value)
+            if not -n <= k < n:
+                raise self.rep.type(nodes[0], f"index {k} is out of range for the constant table {name!r} "
+                                              f"of length {n}")
+            return self.table_select(rows[k], indices[1:], nodes[1:], name, node)
+        if n > TABLE_MAX_RUNTIME:
+            raise self.rep.type(nodes[0], f"the constant table {name!r} has {n} entries, too many to index "
+                                          "at run time", hint="pass the table as a buffer argument")
+        items = [self.table_select(r, indices[1:], nodes[1:], name, node) for r in rows]
+        t = items[0].type
+        for it in items[1:]:
+            t = promote(t, it.type)
+        loc = self.loc(node)
+        first: ir.Expr = e
+        later: ir.Expr = e
+        if n > 1 and not isinstance(e, ir.Var):
+            # evaluate the index once: the outermost test binds it, the others reread it
+            tmp = self.temp(e.type, nodes[0])  # type: ignore[attr-defined]
+            first = ir.Bind(name=tmp, value=e, type=e.type, loc=e.loc)
+            later = ir.Var(name=tmp, type=e.type, loc=e.loc)
+        # index n-1 is the fallback (so -1 is the last entry, as in Python); 0 .. n-2 are tested
+        out = convert(items[-1], t)
+        for j in range(n - 2, -1, -1):
+            idx = first if j == 0 else later
+            cond = self.compare("Eq", idx, ir.Const(value=j, type=INT64, weak=True, loc=loc), nodes[0])
+            out = ir.IfExp(cond=cond, then=convert(items[j], t), orelse=out, type=t, loc=loc)
         return out
 
     def constant_tuple_item(self, table: tuple, node: ast.Subscript) -> ir.Expr:

@@ -12,7 +12,7 @@ from .. import ir
 from ..kinds import DeviceFunctionBase
 from ..types import VOID, BufferType, ScalarType, scalar_type
 from .calls import CallLowering
-from .exprs import BufferValue, ExprLowering, is_number_tuple
+from .exprs import BufferValue, ExprLowering, is_number_tuple, is_table
 from .names import NameAllocator
 from .resolve import MISSING, lookup, static_eval
 from .source import ParsedFunction
@@ -32,7 +32,8 @@ class Sym:
 def tracked(value: Any) -> bool:
     """Whether rebinding the name would change the generated code in a way a launch must notice:
     folded numbers (also tuples of them) and device functions. Modules and dtypes are taken as fixed."""
-    return isinstance(value, (bool, int, float, np.generic, DeviceFunctionBase)) or is_number_tuple(value)
+    return isinstance(value, (bool, int, float, np.generic, DeviceFunctionBase)) or is_number_tuple(value) \
+        or is_table(value)
 
 
 def assigned_names(tree: ast.FunctionDef) -> set[str]:

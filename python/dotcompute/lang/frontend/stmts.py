@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ...errors import KernelSyntaxError, KernelTypeError
 from .. import builtins as dcb
 from .. import ir
 from ..types import INT64, ScalarType, promote
-from .exprs import BufferValue, StaticValue
+from .exprs import TABLE_LOOP_PREFIX, BufferValue, StaticValue, is_table, table_rows
 from .typing_rules import common_type, convert, strengthen
 
 _UNSUPPORTED_STMT = {
@@ -348,6 +349,51 @@ class StmtLowering:
             self.loop_depth -= 1  # type: ignore[attr-defined]
             self.nesting -= 1  # type: ignore[attr-defined]
 
+    def iterated_table(self, it: ast.expr) -> Any:
+        """The constant table a ``for`` iterates (``for w in WEIGHTS``, ``for dy, dx in OFFSETS``), or None."""
+        if not isinstance(it, (ast.Name, ast.Attribute)):
+            return None
+        if isinstance(it, ast.Name) and it.id in self.scope:  # type: ignore[attr-defined]
+            return None
+        try:
+            v = self.value(it)  # type: ignore[attr-defined]
+        except (KernelSyntaxError, KernelTypeError):
+            return None
+        return v.value if isinstance(v, StaticValue) and is_table(v.value) else None
+
+    def table_loop(self, node: ast.For, table: Any) -> ast.For:
+        """``for x in T: body`` as ``for i in range(len(T)): x = T[i]; body`` (tuple targets take
+        ``T[i][0]``, ``T[i][1]``, ...): break and continue keep their meaning, and T[i] is the
+        run-time table lookup."""
+        rows = table_rows(table)
+        index = f"{TABLE_LOOP_PREFIX}{node.lineno}_{node.col_offset}"
+        target = node.target
+
+        def item(*extra: int) -> ast.expr:
+            e: ast.expr = ast.Subscript(value=node.iter, slice=ast.Name(id=index, ctx=ast.Load()), ctx=ast.Load())
+            for k in extra:
+                e = ast.Subscript(value=e, slice=ast.Constant(value=k), ctx=ast.Load())
+            return e
+
+        if isinstance(target, ast.Name):
+            binds: list[ast.stmt] = [ast.Assign(targets=[target], value=item())]
+        elif isinstance(target, ast.Tuple) and all(isinstance(t, ast.Name) for t in target.elts):
+            widths = {len(r) if isinstance(r, tuple) else 0 for r in rows}
+            if widths != {len(target.elts)}:
+                raise self.rep.type(target, f"cannot unpack the rows of {ast.unparse(node.iter)!r} into "
+                                            f"{len(target.elts)} names")
+            binds = [ast.Assign(targets=[t], value=item(k)) for k, t in enumerate(target.elts)]
+        else:
+            raise self.rep.syntax(target, "the loop variable must be a name or a tuple of names")
+        loop = ast.For(target=ast.Name(id=index, ctx=ast.Store()),
+                       iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[ast.Constant(value=len(rows))],
+                                     keywords=[]),
+                       body=[*binds, *node.body], orelse=[])
+        for n in ast.walk(loop):
+            if not hasattr(n, "lineno") or n in binds or n is loop:
+                ast.copy_location(n, node)
+        return ast.fix_missing_locations(loop)
+
     def s_For(self, node: ast.For) -> None:
         if node.orelse:
             raise self.rep.syntax(node.orelse[0], "else on a for loop is not supported in kernels",
@@ -361,6 +407,9 @@ class StmtLowering:
                 callee = None
             is_range = isinstance(callee, StaticValue) and callee.value is range
         if not is_range:
+            table = self.iterated_table(it)
+            if table is not None:
+                return self.s_For(self.table_loop(node, table))
             raise self.rep.syntax(it, "only `for ... in range(...)` loops are supported in kernels",
                                   hint="iterate over indices: for i in range(n)")
         assert isinstance(it, ast.Call)
