@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 import weakref
 from typing import Any
 
-from ..errors import DotComputeError, DotComputeWarning, OutOfMemoryError
+from .. import config
+from ..errors import DotComputeError, OutOfMemoryError
 from ..launch import (  # by name: dc.launch shadows the module
     _resolve_accelerator,
     _sizes,
@@ -146,8 +146,8 @@ def run_fallback(kernel: Any, global_size: Any, args: tuple[Any, ...], local_siz
         seen = set()
     if failed not in seen:
         seen.add(failed)
-        warnings.warn(f"kernel {name!r} failed on {failed} ({why}); running it on {fb.id} instead",
-                      DotComputeWarning, stacklevel=3)
+        # pointed at the user's dc.launch / acc.launch line (a fixed stacklevel named launch.py)
+        config.warn_user(f"kernel {name!r} failed on {failed} ({why}); running it on {fb.id} instead")
     log.info("kernel %s failed on %s (%s); falling back to %s", name, failed, why, fb.id)
     trace.note("fallback", kernel=name, accelerator=failed, to=fb.id, error=type(error).__name__)
     try:

@@ -243,3 +243,19 @@ def test_whole_program_profile_to_a_missing_folder_warns_at_exit(run_python, tmp
     assert done.returncode == 0, done.stderr
     names = [e.get("name", "") for e in json.loads(ok.read_text())["traceEvents"]]
     assert any("bump" in n for n in names)
+
+
+def test_fallback_warning_points_at_the_users_line(accelerator):
+    if accelerator.backend == "cpu":
+        pytest.skip("falls back to the CPU: needs another device")
+    dc.orchestrate.launching.forget_warnings()
+    x = np.zeros(N, np.float32)
+    old = accelerator.memory.limit
+    accelerator.memory.limit = 1  # staging the numpy argument runs out of device memory
+    try:
+        with pytest.warns(dc.DotComputeWarning, match="running it on cpu:0") as caught:
+            dc.launch(bump, N, x, accelerator=accelerator, fallback="cpu")
+    finally:
+        accelerator.memory.limit = old
+    assert (x == 1).all()
+    assert [w.filename for w in caught] == [__file__]
