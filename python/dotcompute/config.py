@@ -242,6 +242,13 @@ def problems(found_backends: list[str] | None = None) -> list[str]:
         check_environment(found_backends)
     finally:
         _collecting.sink = None
+    # settings without a fallback raise when they are used (a kernel compile, the CUDA plugin's
+    # start); info names them up front instead of listing them as if they were fine
+    for accessor in (debug, cuda_sim, cpu_spin_us):
+        try:
+            accessor()
+        except ValueError as e:
+            sink.append(f"{e} (an error when it is used)")
     return sink
 
 

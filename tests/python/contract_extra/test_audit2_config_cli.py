@@ -225,3 +225,11 @@ def test_info_and_cache_with_bad_arguments():
     _one_line_failure(_cli("cache"), "clear")
     _one_line_failure(_cli("cache", "nope"), "nope")
     _one_line_failure(_cli("frobnicate"), "frobnicate")
+
+
+@pytest.mark.parametrize(("name", "value"), [("DOTCOMPUTE_DEBUG", "maybe"), ("DOTCOMPUTE_CPU_SPIN_US", "soon")])
+def test_info_names_settings_that_fail_when_used(name, value):
+    r = _cli("info", **{name: value})
+    assert "Traceback" not in r.stdout + r.stderr
+    assert f"warning: {name}={value!r}" in r.stdout
+    assert r.returncode == 1
