@@ -46,7 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C during a long precompile or check: a line, not a traceback
+        print(f"dotcompute {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
