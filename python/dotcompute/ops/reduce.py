@@ -143,7 +143,7 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
         count = buf.size
         x = flat(buf)
         if name in ("min", "max"):
-            buf = _extreme_by_lanes(name == "min", x)
+            buf = _extreme_by_lanes(name == "min", x)[0]
         else:
             runs = -(-x.size // rk.RUN)
             partial = buf.accelerator.empty((runs,), out_dtype)
@@ -174,9 +174,9 @@ def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
             and (out_dtype.kind == "f" or buf.dtype.kind != "f"))
 
 
-def _extreme_by_lanes(smallest: bool, x: Buffer) -> Buffer:
+def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
     """min (``smallest``) or max of all of the flat ``x`` on a CPU-type device: the lanes kernel's
-    per-run extremes, then the tree over them; a 1-element buffer."""
+    per-run extremes, then the tree over them; (the 1-element result, the per-run extremes)."""
     t = x.dtype.type
     runs = -(-x.size // rk.RUN)
     partial = x.accelerator.empty((runs,), t)
@@ -185,7 +185,18 @@ def _extreme_by_lanes(smallest: bool, x: Buffer) -> Buffer:
         op = rk.op_min if smallest else rk.op_max
     else:
         op = rk.op_min_int if smallest else rk.op_max_int
-    return reduce_flat(op, partial, 1, runs, 1, t, commutative=True)
+    return reduce_flat(op, partial, 1, runs, 1, t, commutative=True), partial
+
+
+def _arg_by_lanes(smallest: bool, x: Buffer) -> Buffer:
+    """argmin (``smallest``)/argmax of all of the flat ``x`` on a CPU-type device: the extreme by the
+    lanes kernel, the first run whose extreme it is (a search of the per-run extremes), then the first
+    index in that run -- one pass over the array and a second over one run."""
+    target, partial = _extreme_by_lanes(smallest, x)
+    run = _first_index(partial, target, 1, partial.size, 1)
+    out = x.accelerator.empty((1,), np.int64)
+    x.accelerator.launch(rk.first_in_run_kernel(x.dtype.type), rk.WIDTH, x, target, run, out, local_size=rk.WIDTH)
+    return out
 
 
 def _portable_axis(name: str, buf: Buffer, axis: int, out_dtype: np.dtype) -> Buffer:
@@ -324,20 +335,25 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any, keepdims: bool = False)
 def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
     """argmin/argmax of each (outer, inner) row of the flat ``x`` along n: the row's min/max by the
     fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
-    acc = x.accelerator
     rows = outer * inner
     t = x.dtype.type
     if n <= 32 or rows >= 1024:  # short rows: the one-pass pair kernel, one group per row
         better = rk.less_nan_first if name == "argmin" else rk.greater_nan_first
         return arg_flat(better, x, outer, n, inner)
     if rows == 1 and _lanes_on_device("min", x, x.dtype):
-        target = _extreme_by_lanes(name == "argmin", x)  # a CPU-type device: the lanes kernel first
+        return _arg_by_lanes(name == "argmin", x)
+    if np.dtype(t).kind == "f":
+        op = rk.op_min if name == "argmin" else rk.op_max
     else:
-        if np.dtype(t).kind == "f":
-            op = rk.op_min if name == "argmin" else rk.op_max
-        else:
-            op = rk.op_min_int if name == "argmin" else rk.op_max_int
-        target = reduce_flat(op, x, outer, n, inner, t, commutative=True)
+        op = rk.op_min_int if name == "argmin" else rk.op_max_int
+    target = reduce_flat(op, x, outer, n, inner, t, commutative=True)
+    return _first_index(x, target, rows, n, inner)
+
+
+def _first_index(x: Buffer, target: Buffer, rows: int, n: int, inner: int) -> Buffer:
+    """Per (outer, inner) row of the flat ``x``: the first index along n holding ``target[row]``."""
+    acc = x.accelerator
+    t = x.dtype.type
     chunk, chunks = rk.plan(rows, n)
     partial = acc.empty((rows * chunks,), np.int64)
     acc.launch(rk.first_index_kernel(t), rows * chunks * rk.WIDTH, x, target, partial, n, inner, chunk, chunks,

@@ -253,6 +253,45 @@ def first_index_kernel(dtype: Any) -> Any:
     return first_index
 
 
+@cache
+def first_in_run_kernel(dtype: Any) -> Any:
+    """``out[0]`` = the smallest index k in run ``run[0]`` (``RUN`` elements of the flat ``x``) with
+    x[k] == target[0] (NaN matches NaN), or the length of ``x``: one work-group of ``WIDTH``. With
+    the run that lanes_extreme_kernel found first holding the extreme, argmin/argmax read one run
+    a second time instead of the whole array."""
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def first_in_run(x: dc.Buffer, target: dc.Buffer, run: dc.Buffer[dc.int64], out: dc.Buffer[dc.int64]):
+        tile = dc.shared((WIDTH,), dc.int64)
+        l = dc.local_id(0)  # noqa: E741
+        n = x.shape[0]
+        lo = run[0] * RUN
+        hi = min(lo + RUN, n)
+        want = T(target[0])
+        nan = want != want
+        found = n
+        k = lo + l  # item l looks at lo + l, lo + l + WIDTH, ...: its first match is its smallest
+        while k < hi:
+            v = T(x[k])
+            if v == want or (nan and v != v):
+                found = k
+                break
+            k += WIDTH
+        tile[l] = found
+        dc.barrier()
+        s = 1
+        while s < WIDTH:
+            if l % (2 * s) == 0:
+                tile[l] = min(tile[l], tile[l + s])
+            dc.barrier()
+            s *= 2
+        if l == 0:
+            out[0] = tile[0]
+
+    return first_in_run
+
+
 @dc.func
 def less_nan_first(b, a):
     # b beats a for argmin: smaller, or the first NaN (numpy's argmin returns the first NaN)
@@ -438,6 +477,6 @@ def plan(rows: int, n: int) -> tuple[int, int]:
 
 
 __all__ = ["LANES", "RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "first_index_kernel",
-           "lanes_extreme_kernel",
+           "first_in_run_kernel", "lanes_extreme_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",
            "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]

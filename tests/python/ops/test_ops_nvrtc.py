@@ -28,6 +28,7 @@ CASES = {
     "rows": (rk.rows_kernel(rk.op_mul, np.int64), (I32, I64, i, i)),
     "extreme_lanes_f": (rk.lanes_extreme_kernel(np.float32, True), (F, F)),
     "extreme_lanes_i": (rk.lanes_extreme_kernel(np.int64, False), (I64, I64)),
+    "first_in_run": (rk.first_in_run_kernel(np.float32), (F, F, I64, I64)),
     "arg_first": (rk.arg_tree_kernel(rk.less_nan_first, np.float32, True), (F, F, I64, F, I64, i, i, i, i)),
     "arg_later": (rk.arg_tree_kernel(rk.greater_nan_first, np.float32, False), (F, F, I64, F, I64, i, i, i, i)),
     "scale": (reduce_mod._scale_kernel(np.float32), (F, 0.5)),
