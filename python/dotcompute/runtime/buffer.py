@@ -97,6 +97,19 @@ class Buffer(ArrayOperators):
         ``buf.host()`` and ``np.asarray(buf)`` are then views of it, with no copy either way."""
         return self._native.host_visible
 
+    # -- copies and pickling: by value, like numpy and CuPy arrays ---------------------------------
+    def __copy__(self) -> Buffer:
+        # copy.copy used to return a second wrapper of the SAME memory (the default slot copy):
+        # writing one changed the other, unlike numpy's and CuPy's copies
+        return self.accelerator.asarray(self.numpy())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Buffer:
+        return self.__copy__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the contents travel as a numpy array and come back on the same accelerator (by its id)
+        return (_buffer_from_host, (self.accelerator, self.numpy()))
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d buffer")
@@ -274,6 +287,11 @@ def _ops_hook(name: str) -> Any:
     if fn is None:
         raise TypeError(f"Buffer {name} needs dotcompute.ops; import dotcompute (not only dotcompute.runtime)")
     return fn
+
+
+def _buffer_from_host(accelerator: Accelerator, array: np.ndarray) -> Buffer:
+    """Unpickles a Buffer: a copy of ``array`` on ``accelerator``."""
+    return accelerator.asarray(array)
 
 
 def native_order(dtype: np.dtype) -> np.dtype:

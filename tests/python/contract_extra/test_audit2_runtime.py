@@ -310,3 +310,27 @@ def test_eight_threads_launch_at_once(accelerator, where):
         assert (b.numpy() == rounds).all()
     if where != "own streams":  # one in-order queue: no bump is lost
         assert (counter.numpy() == 8 * rounds).all()
+
+
+# -- copies and pickling --------------------------------------------------------------------------
+
+def test_copies_of_a_buffer_do_not_share_memory(accelerator):
+    import copy
+
+    b = accelerator.asarray(np.arange(N, dtype=np.float32))
+    for dup in (copy.copy(b), copy.deepcopy(b)):
+        assert dup is not b and dup.accelerator is accelerator
+        dup.copy_from(np.zeros(N, np.float32))
+        accelerator.launch(bump, N, dup)
+        np.testing.assert_array_equal(b.numpy(), np.arange(N, dtype=np.float32))  # numpy's meaning
+        assert (dup.numpy() == 1).all()
+
+
+def test_buffers_pickle_by_value(accelerator):
+    b = accelerator.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    back = pickle.loads(pickle.dumps(b))
+    assert back is not b and back.accelerator is accelerator
+    assert back.shape == (3, 4) and back.dtype == np.int32
+    np.testing.assert_array_equal(back.numpy(), b.numpy())
+    lazy = b * 2  # an unevaluated expression pickles as its value
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(lazy)).numpy(), b.numpy() * 2)
