@@ -233,3 +233,11 @@ def test_info_names_settings_that_fail_when_used(name, value):
     assert "Traceback" not in r.stdout + r.stderr
     assert f"warning: {name}={value!r}" in r.stdout
     assert r.returncode == 1
+
+
+def test_info_json_lists_the_warnings():
+    r = _cli("info", "--json", DOTCOMPUTE_BACKENDS="cpu,opnecl", DOTCOMPUTE_LOG="chatty")
+    report = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert any("opnecl" in w for w in report["warnings"]) and any("chatty" in w for w in report["warnings"])
+    assert any(d["id"] == "cpu:0" for d in report["devices"])
