@@ -47,6 +47,8 @@ def precompile(kernel: Any, accelerators: Sequence[Any] | Any = None, signatures
                 done.set_exception(e)
     for f in futures:
         f.add_done_callback(finish)
+    if not futures:  # nothing to compile (no device of a raw kernel's backend): done at once, not never
+        done.set_result([])
     return done
 
 

@@ -259,3 +259,15 @@ def test_fallback_warning_points_at_the_users_line(accelerator):
         accelerator.memory.limit = old
     assert (x == 1).all()
     assert [w.filename for w in caught] == [__file__]
+
+
+def test_precompile_in_the_background_with_nothing_to_do_completes():
+    missing = [b for b in ("metal", "cuda", "opencl") if not any(d.backend == b for d in dc.devices())]
+    if not missing:
+        pytest.skip("every backend has a device here")
+    source = {"metal": "kernel void f(device float* a [[buffer(0)]]) {}",
+              "cuda": 'extern "C" __global__ void f(float* a) {}', "opencl": "__kernel void f(__global float* a) {}"}
+    k = dc.RawKernel(source[missing[0]], "f", backend=missing[0])
+    assert k.precompile() == []
+    assert k.precompile(wait=False).result(timeout=30) == []  # the Future used to never finish
+    assert bump.precompile(accelerators=[], wait=False).result(timeout=30) == []
