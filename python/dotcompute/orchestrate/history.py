@@ -117,6 +117,18 @@ class History:
                 log.debug("could not save the device history to %s: %s", path, e)
 
 
+def _valid_stats(n: Any, fail: Any, ms: Any) -> bool:
+    """Counts that are non-negative ints, and a mean that exists exactly when something was measured
+    and is a finite time: "best" sorts devices by it, and a None or NaN there (a hand-edited or
+    foreign file) broke that sort with a TypeError or chose at random."""
+    counts_ok = all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (n, fail))
+    if not counts_ok:
+        return False
+    if ms is None:
+        return n == 0
+    return isinstance(ms, (int, float)) and not isinstance(ms, bool) and math.isfinite(ms) and ms >= 0
+
+
 def orchestrate_dir() -> Path | None:
     """``<kernel cache folder>/orchestrate``: the folder the native kernel cache uses after its checks,
     so a cache folder it refused (group- or world-writable, someone else's) is not used for these
@@ -146,8 +158,7 @@ def read(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
             continue
         clean = {}
         for acc_id, s in devices.items():
-            if (isinstance(s, dict) and isinstance(s.get("n"), int) and isinstance(s.get("fail"), int)
-                    and (s.get("ms") is None or isinstance(s.get("ms"), (int, float)))):
+            if isinstance(s, dict) and _valid_stats(s.get("n"), s.get("fail"), s.get("ms")):
                 clean[str(acc_id)] = {"n": s["n"], "fail": s["fail"], "ms": s["ms"]}
         if clean:
             out[str(key)] = clean

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from ..errors import (
     BackendUnavailableError,
     CompilationError,
@@ -82,11 +84,12 @@ def run_with_retries(fn: Callable[[], T], retries: int, *, what: str = "launch",
 
 def check_retries(retries: Any) -> int:
     """``retries`` as a non-negative int, or a TypeError/ValueError naming the parameter."""
-    if isinstance(retries, bool) or not isinstance(retries, int):
+    # numpy integers count as ints (as for every other count in the API); bools and floats do not
+    if isinstance(retries, (bool, np.bool_)) or not isinstance(retries, (int, np.integer)):
         raise TypeError(f"retries must be a non-negative int, not {type(retries).__name__} ({retries!r})")
     if retries < 0:
         raise ValueError(f"retries must be >= 0, got {retries}")
-    return retries
+    return int(retries)
 
 
 @dataclass

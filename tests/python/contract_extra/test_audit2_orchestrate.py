@@ -271,3 +271,30 @@ def test_precompile_in_the_background_with_nothing_to_do_completes():
     assert k.precompile() == []
     assert k.precompile(wait=False).result(timeout=30) == []  # the Future used to never finish
     assert bump.precompile(accelerators=[], wait=False).result(timeout=30) == []
+
+
+def test_best_survives_a_history_file_with_impossible_numbers(tmp_path):
+    orch = dc.orchestrate
+    x = np.zeros(N, np.float32)
+    key = orch.history_module.history_key(bump, (N,), (x,))
+    path = tmp_path / "history.json"
+    # measured counts without a mean, a NaN mean, a negative one, bool counts: a hand-edited or foreign file
+    path.write_text(json.dumps({"format": "dotcompute-history", "version": 1, "entries": {key: {
+        d.id: {"n": 9, "fail": 0, "ms": [None, float("nan"), -1.0][i % 3]} for i, d in enumerate(dc.devices())},
+        "other": {"cpu:0": {"n": True, "fail": 0, "ms": 1.0}}}}))
+    assert orch.history_module.read(path) == {}
+    orch.history.reset(path)
+    try:
+        for _ in range(3):
+            dc.launch(bump, N, x, accelerator="best")
+    finally:
+        orch.history.reset()
+    assert (x == 3).all()
+
+
+def test_numpy_integers_are_retry_counts(accelerator):
+    x = np.zeros(N, np.float32)
+    dc.launch(bump, N, x, accelerator=accelerator, retries=np.int64(2))
+    assert (x == 1).all()
+    with pytest.raises(TypeError):
+        dc.launch(bump, N, x, accelerator=accelerator, retries=np.float32(2))
