@@ -874,3 +874,30 @@ def test_constant_table_mistakes_are_named():
     _refused(float_index, dc.KernelTypeError, "must be integers, not float32")
     _refused(bad_unpack, dc.KernelTypeError, "cannot unpack the rows of 'PRIMES'")
     assert "numpy array" in _refused(tuple_at_run_time, dc.KernelTypeError, "constant integer")
+
+
+# ------------------------------------------------------------------ debug mode covers work-group memory
+
+
+@dc.kernel(debug=True)
+def shift_in_tile(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    tile = dc.shared((32,), dc.float32)
+    lid = dc.local_id(0)
+    tile[lid] = x[dc.global_id(0)]
+    dc.barrier()
+    out[dc.global_id(0)] = tile[lid + 1]  # off by one at the tile's edge
+
+
+def test_debug_mode_reports_a_shared_array_read_past_its_end(accelerator):
+    with pytest.raises(dc.KernelIndexError) as info:
+        dc.launch(shift_in_tile, 64, np.zeros(64, np.float32), np.zeros(64, np.float32), local_size=32,
+                  accelerator=accelerator)
+    text = str(info.value)
+    assert "dc.shared array 'tile'" in text and "32" in text and HERE in text, text
+    assert "tile[lid + 1]" in text  # the source line
+    # a correct tiled kernel is quiet under debug mode (transpose with a padded 2-d tile)
+    a = np.random.default_rng(1).random((37, 21), dtype=np.float32)
+    o = np.zeros((21, 37), np.float32)
+    dc.launch(dc.kernel(transpose_padded.pyfunc, debug=True), (40, 24), a, o, local_size=(T8, T8),
+              accelerator=accelerator)
+    np.testing.assert_array_equal(o, a.T)

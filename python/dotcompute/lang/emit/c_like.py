@@ -436,20 +436,27 @@ class CLikePrinter:
             flat = f"({flat}) * {self.shape_of(ref, d)} + ({idx[d]})"
         return flat
 
-    def checked_index(self, ref: ir.BufferRef, idx: list[str], node: ir.Node) -> str:
-        """The flat index of an access; in debug mode -1 (after reporting) when out of bounds."""
-        if not self.debug or ref.space != "global":
+    def is_checked(self, ref: ir.BufferRef) -> bool:
+        """Whether debug mode checks accesses to ``ref``: buffers, and dc.shared arrays (which
+        carry a debug id from the frontend)."""
+        return self.debug and (ref.space == "global" or (ref.space == "shared" and ref.debug_id >= 0))
+
+    def checked_index(self, ref: ir.BufferRef, idx: list[str], node: ir.Node, load: bool = False) -> str:
+        """The flat index of an access; in debug mode -1 (after reporting) when out of bounds, or,
+        for a load from a dc.shared array (``load``), 0: work-group memory has no load helper per
+        address space, and element 0 is always there."""
+        if not self.is_checked(ref):
             return self.flat_index(ref, idx)
-        name = self.flat_check_helper(ref.ndim)
+        name = self.flat_check_helper(ref.ndim, zero=load and ref.space == "shared")
         shape = [self.shape_of(ref, d) for d in range(ref.ndim)]
         pairs = ", ".join(f"{i}, {n}" for i, n in zip(idx, shape, strict=False))
         return f"{name}({self.debug_param()}, {ref.debug_id}, {node.loc.line}, {pairs})"
 
-    def flat_check_helper(self, ndim: int) -> str:
+    def flat_check_helper(self, ndim: int, zero: bool = False) -> str:
         report = self.report_helper()
         i64 = self.tname(INT64)
         u64 = self.helper_style().uint64
-        name = f"dc_flat{ndim}"
+        name = f"dc_flat{ndim}" + ("z" if zero else "")
         params = ", ".join(f"{i64} i{d}, {i64} n{d}" for d in range(ndim))
         ok = " && ".join(f"({u64})i{d} < ({u64})n{d}" for d in range(ndim))
         flat = "i0"
@@ -461,7 +468,7 @@ class CLikePrinter:
         self.need(name, f"{self.func_qualifier()} {i64} {name}({dbg} dbg, {i64} id, {i64} line, {params}) {{\n"
                         f"  if ({ok}) return {flat};\n"
                         f"  {report}(dbg, id, ({i64})({wrapped}), line);\n"
-                        f"  return -1;\n}}")
+                        f"  return {0 if zero else -1};\n}}")
         return name
 
     def load_helper(self, ref: ir.BufferRef) -> str:
@@ -481,7 +488,7 @@ class CLikePrinter:
         self.note_type(e.type)
         ref = e.buffer
         idx = [self.expr(i) for i in e.indices]
-        flat = self.checked_index(ref, idx, e)
+        flat = self.checked_index(ref, idx, e, load=True)
         if self.debug and ref.space == "global":
             raw = f"{self.load_helper(ref)}({self.buffer_ptr(ref)}, {flat})"
         else:
@@ -537,7 +544,7 @@ class CLikePrinter:
         ref = s.buffer
         idx = [self.expr(i) for i in s.indices]
         value = self.to_storage(self.expr(s.value), ref.dtype)
-        if self.debug and ref.space == "global":
+        if self.is_checked(ref):
             flat = self.checked_index(ref, idx, s)
             self.emit(f"{{ const {self.tname(INT64)} dc_k = {flat}; "
                       f"if (dc_k >= 0) {self.buffer_ptr(ref)}[dc_k] = {value}; }}")

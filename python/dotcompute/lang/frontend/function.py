@@ -140,7 +140,13 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         name = self.names.fresh(py_name)
         decl = ir.SharedDecl(name=name, py_name=py_name, dtype=dtype, shape=shape, loc=self.loc(node))
         self.shared.append(decl)
-        ref = ir.BufferRef(name=name, py_name=py_name, space="shared", dtype=dtype, ndim=len(shape), shape=shape)
+        # debug mode checks work-group arrays too (a tile indexed one past its edge is the classic bug)
+        did = self.builder._next_debug_id
+        self.builder._next_debug_id += 1
+        self.builder.debug_names[did] = f"dc.shared array {py_name!r}"
+        self.builder.debug_files[did] = self.parsed.info.filename
+        ref = ir.BufferRef(name=name, py_name=py_name, space="shared", dtype=dtype, ndim=len(shape), shape=shape,
+                           debug_id=did)
         self.scope[py_name] = Sym("shared", decl, ref)
 
     def note_access(self, ref: ir.BufferRef, read: bool = False, written: bool = False) -> None:
