@@ -99,6 +99,10 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
     if not isinstance(spec, str):
         raise TypeError(f"accelerator spec must be a string like 'cpu' or 'cuda:0', got {type(spec).__name__}")
     text = spec.strip().lower()
+    if not text:
+        raise AcceleratorSpecError(f"accelerator spec {spec!r} is empty: use 'auto', 'best', 'gpu', a backend "
+                                   f"({', '.join(KNOWN_BACKENDS)}) or a device id; available devices: "
+                                   f"{_describe_available()}", reason="empty accelerator spec")
     if text == "gpu":
         return gpu()
     if text == "best":

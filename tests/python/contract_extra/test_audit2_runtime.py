@@ -334,3 +334,10 @@ def test_buffers_pickle_by_value(accelerator):
     np.testing.assert_array_equal(back.numpy(), b.numpy())
     lazy = b * 2  # an unevaluated expression pickles as its value
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(lazy)).numpy(), b.numpy() * 2)
+
+
+@pytest.mark.parametrize("spec", ["", "  "])
+def test_an_empty_spec_says_it_is_empty(spec):
+    with pytest.raises(ValueError, match="empty") as info:
+        dc.accelerator(spec)
+    assert "auto" in str(info.value) and info.value.reason == "empty accelerator spec"
