@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..profile import write_report
+
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 
 
@@ -140,7 +142,8 @@ class PipelineRun:
     def to_chrome_trace(self, path: str | Path) -> Path:
         """Writes the trace (opens in Perfetto or chrome://tracing); returns the path."""
         path = Path(path)
-        path.write_text(json.dumps({"traceEvents": self.trace_events(), "displayTimeUnit": "ms"}))
+        write_report(path, json.dumps({"traceEvents": self.trace_events(), "displayTimeUnit": "ms"}),
+                     "PipelineRun.to_chrome_trace: cannot write the trace")
         return path
 
     def __repr__(self) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import config
 from .records import CompileRecord, LaunchRecord, NoteRecord, TransferRecord
-from .session import KernelStats, Profile, profile
+from .session import KernelStats, Profile, profile, write_report
 
 log = logging.getLogger("dotcompute.profile")
 
@@ -45,4 +45,4 @@ def start_from_environment() -> Profile | None:
 start_from_environment()
 
 __all__ = ["CompileRecord", "KernelStats", "LaunchRecord", "NoteRecord", "Profile", "TransferRecord", "profile",
-           "start_from_environment"]
+           "start_from_environment", "write_report"]

@@ -262,7 +262,12 @@ def _otel_require() -> None:
     otel.require()
 
 
-def _write(path: str | os.PathLike[str], text: str) -> None:
+def write_report(path: str | os.PathLike[str], text: str, what: str = "dc.profile: cannot write the profile") -> None:
+    """Writes an exported report, turning an OSError into one that names the path and what to fix."""
+    _write(path, text, what)
+
+
+def _write(path: str | os.PathLike[str], text: str, what: str = "dc.profile: cannot write the profile") -> None:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     try:
@@ -282,7 +287,7 @@ def _write(path: str | os.PathLike[str], text: str) -> None:
             why = "it is a folder; give a file name"
         else:
             why = e.strerror or str(e)
-        raise type(e)(e.errno, f"dc.profile: cannot write the profile to {target!r}: {why}") from None
+        raise type(e)(e.errno, f"{what} to {target!r}: {why}") from None
 
 
 def profile(otel: bool = False, tracer_provider: Any = None, meter_provider: Any = None) -> Profile:
@@ -290,4 +295,4 @@ def profile(otel: bool = False, tracer_provider: Any = None, meter_provider: Any
     return Profile(otel=otel, tracer_provider=tracer_provider, meter_provider=meter_provider)
 
 
-__all__ = ["KernelStats", "KernelTable", "Profile", "profile"]
+__all__ = ["KernelStats", "KernelTable", "Profile", "profile", "write_report"]

@@ -271,3 +271,13 @@ def test_to_dot_escapes_odd_stage_names(accelerator):
     decoded = [re.sub(r'\\\\|\\"|\\n', lambda m: unescape[m.group(0)], i) for i in ids]
     assert decoded == names
     assert sum(1 for line in lines if edge.fullmatch(line)) == len(names) - 1
+
+
+def test_run_trace_to_a_missing_folder_is_a_clear_error(accelerator, tmp_path):
+    p = dc.Pipeline(accelerator=accelerator)
+    p.add(bump, N, accelerator.zeros(N, np.float32), name="b")
+    run = p.run()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        run.to_chrome_trace(tmp_path / "missing" / "trace.json")
+    out = run.to_chrome_trace(tmp_path / "trace.json")
+    assert '"traceEvents"' in out.read_text()
