@@ -901,3 +901,161 @@ def test_debug_mode_reports_a_shared_array_read_past_its_end(accelerator):
     dc.launch(dc.kernel(transpose_padded.pyfunc, debug=True), (40, 24), a, o, local_size=(T8, T8),
               accelerator=accelerator)
     np.testing.assert_array_equal(o, a.T)
+
+
+
+# ------------------------------------------------------------------ raw kernels copied from samples
+
+RAW_CU = r"""
+#define BLOCK 64
+#define IDX(r, c, w) ((r) * (w) + (c))
+template <typename T>
+__device__ inline T clampv(T v, T lo, T hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+template <typename T, int N>
+__global__ void scale_t(T* __restrict__ out, const T* __restrict__ in, T s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * s * N;
+}
+template __global__ void scale_t<float, 2>(float*, const float*, float, int);
+
+__global__ void hist(const unsigned char* __restrict__ data, unsigned int* __restrict__ bins, int n) {
+    __shared__ unsigned int local[256];
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) local[b] = 0;
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&local[data[i]], 1u);
+    __syncthreads();
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) atomicAdd(&bins[b], local[b]);
+}
+
+__global__ void transpose(float* odata, const float* idata, int w, int h) {
+    __shared__ float tile[16][16 + 1];
+    int x = blockIdx.x * 16 + threadIdx.x;
+    int y = blockIdx.y * 16 + threadIdx.y;
+    if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = idata[IDX(y, x, w)];
+    __syncthreads();
+    x = blockIdx.y * 16 + threadIdx.x;
+    y = blockIdx.x * 16 + threadIdx.y;
+    if (x < h && y < w) odata[IDX(y, x, h)] = tile[threadIdx.x][threadIdx.y];
+}
+
+__global__ void clampk(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = clampv(a[i], -1.0f, 1.0f);
+}
+
+__global__ void dyn_shared(const float* in, float* out, int n) {
+    extern __shared__ float buf[];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    buf[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    if (i < n) out[i] = buf[blockDim.x - 1 - t];
+}
+"""
+
+RAW_CL = r"""
+#define TILE 16
+#define SQ(x) ((x) * (x))
+inline float sq(float x) { return SQ(x); }
+__kernel void hist(__global const uchar* restrict data, __global uint* restrict bins, int n) {
+    __local uint local_bins[256];
+    for (int b = get_local_id(0); b < 256; b += get_local_size(0)) local_bins[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) atomic_inc(&local_bins[data[i]]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = get_local_id(0); b < 256; b += get_local_size(0)) atomic_add(&bins[b], local_bins[b]);
+}
+__kernel void transpose(__global float* odata, __global const float* idata, int w, int h) {
+    __local float tile[TILE][TILE + 1];
+    int x = get_group_id(0) * TILE + get_local_id(0);
+    int y = get_group_id(1) * TILE + get_local_id(1);
+    if (x < w && y < h) tile[get_local_id(1)][get_local_id(0)] = idata[y * w + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    x = get_group_id(1) * TILE + get_local_id(0);
+    y = get_group_id(0) * TILE + get_local_id(1);
+    if (x < h && y < w) odata[y * h + x] = tile[get_local_id(0)][get_local_id(1)];
+}
+__kernel void sqk(__global float2* v, __global float* o, const unsigned int n) {
+    size_t i = get_global_id(0);
+    if (i < n) o[i] = sqrt(sq(v[i].x) + sq(v[i].y));
+}
+__kernel void dbl(__global double* a, long n, __global long* cnt) {
+    long i = get_global_id(0);
+    if (i < n) { a[i] = a[i] * 2.0; atom_add(cnt, 1L); }
+}
+"""
+
+RAW_CPP = r"""
+#include <stdint.h>
+#include <cmath>
+#include <algorithm>
+#include "dotcompute/cpu_kernel_abi.h"
+#define CLAMP(x, lo, hi) std::min(std::max((x), (lo)), (hi))
+template <typename T> static inline T sq(T v) { return v * v; }
+namespace {
+struct Acc { double s = 0; void add(double v) { s += v; } };
+}
+extern "C" void rms(const dc_cpu_launch* launch, uint64_t gb, uint64_t ge, void*) {
+  const float* __restrict__ x = *(const float* const*)launch->args[0];
+  float* __restrict__ out = *(float* const*)launch->args[1];
+  const int n = *(const int*)launch->args[2];
+  const uint64_t local = launch->local_size[0];
+  for (uint64_t g = gb; g < ge; ++g)
+    for (uint64_t i = g * local; i < (g + 1) * local && i < (uint64_t)n; ++i) {
+      Acc a; a.add(sq<double>(x[i]));
+      out[i] = CLAMP((float)std::sqrt(a.s), 0.0f, 2.0f);
+    }
+}
+"""
+
+
+def test_raw_kernels_from_samples(accelerator):
+    """Per backend, sources as they appear in samples: macros, templates (a kernel found by its
+    instantiation's name), __restrict__, fixed and dynamic __shared__/__local arrays, barriers,
+    atomics in work-group memory."""
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 256, 10000, dtype=np.uint8)
+    a = rng.random((20, 37), dtype=np.float32)
+    if accelerator.backend == "cuda":
+        x = np.arange(100, dtype=np.float32)
+        o = np.zeros(100, np.float32)
+        dc.launch(dc.RawKernel(RAW_CU, "scale_t<float, 2>", backend="cuda"), 128, o, x, np.float32(3), np.int32(100),
+                  local_size=64, accelerator=accelerator)
+        np.testing.assert_array_equal(o, x * 6)
+        c = np.linspace(-3, 3, 50, dtype=np.float32)
+        want = np.clip(c, -1, 1)
+        dc.launch(dc.RawKernel(RAW_CU, "clampk", backend="cuda"), 64, c, np.int32(50), accelerator=accelerator)
+        np.testing.assert_array_equal(c, want)
+        r = np.arange(128, dtype=np.float32)
+        ro = np.zeros(128, np.float32)
+        dc.launch(dc.RawKernel(RAW_CU, "dyn_shared", backend="cuda"), 128, r, ro, np.int32(128), local_size=64,
+                  accelerator=accelerator)
+        np.testing.assert_array_equal(ro, np.concatenate([r[:64][::-1], r[64:][::-1]]))
+        src = RAW_CU
+    elif accelerator.backend == "opencl":
+        v = rng.random((30, 2), dtype=np.float32)
+        o = np.zeros(30, np.float32)
+        dc.launch(dc.RawKernel(RAW_CL, "sqk", backend="opencl"), 32, v, o, np.uint32(30), accelerator=accelerator)
+        np.testing.assert_allclose(o, np.hypot(v[:, 0], v[:, 1]), rtol=1e-6)
+        d, cnt = np.arange(10.0), np.zeros(1, np.int64)
+        dc.launch(dc.RawKernel(RAW_CL, "dbl", backend="opencl"), 16, d, np.int64(10), cnt, accelerator=accelerator)
+        assert d.tolist() == (np.arange(10.0) * 2).tolist() and cnt[0] == 10
+        src = RAW_CL
+    elif accelerator.backend == "cpu":
+        x = np.linspace(-3, 3, 100, dtype=np.float32)
+        o = np.zeros(100, np.float32)
+        dc.launch(dc.RawKernel(RAW_CPP, "rms", backend="cpu"), 100, x, o, np.int32(100), accelerator=accelerator)
+        np.testing.assert_allclose(o, np.clip(np.abs(x), 0, 2), rtol=1e-6)
+        return
+    else:
+        pytest.skip(f"no raw source written for {accelerator.backend}")
+    bins = np.zeros(256, np.uint32)
+    dc.launch(dc.RawKernel(src, "hist", backend=accelerator.backend), 8 * 64, data, bins, np.int32(data.size),
+              local_size=64, accelerator=accelerator)
+    np.testing.assert_array_equal(bins, np.bincount(data, minlength=256))
+    o = np.zeros((37, 20), np.float32)
+    dc.launch(dc.RawKernel(src, "transpose", backend=accelerator.backend), (48, 32), o, a, np.int32(37),
+              np.int32(20), local_size=(16, 16), accelerator=accelerator)
+    np.testing.assert_array_equal(o, a.T)
