@@ -652,6 +652,8 @@ class AggregateLowerer(FunctionLowerer):
     def call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id in self.scope:
             return super().call(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "conjugate":
+            return super().call(node)  # z.conjugate(): a method of a number, not a callee to look up
         callee = self.value(node.func)
         fn = callee.value if isinstance(callee, StaticValue) else None
         agg = aggregate_type(fn) if fn is not None else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import cmath
 import math
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 from .. import builtins as dcb
 from .. import ir
 from ..kinds import DeviceFunctionBase, KernelBase
-from ..types import BOOL, FLOAT64, INDEX, INT64, ScalarType, scalar_type
+from ..types import BOOL, COMPLEX64, COMPLEX128, FLOAT16, FLOAT32, FLOAT64, INDEX, INT64, ScalarType, scalar_type
 from . import fold
 from .exprs import BufferValue, StaticValue, is_number_tuple, is_table
 from .typing_rules import convert, is_weak, truth, unify
@@ -44,8 +45,11 @@ _NP_MATH: dict[Any, str] = {
     np.trunc: "trunc", np.rint: "round", np.fabs: "fabs", np.arctan2: "atan2", np.power: "pow",
     np.hypot: "hypot", np.fmod: "fmod", np.copysign: "copysign", np.fmin: "fmin", np.fmax: "fmax",
     np.isnan: "isnan", np.isinf: "isinf", np.isfinite: "isfinite", np.cbrt: "cbrt",
-    np.minimum: "min", np.maximum: "max", np.abs: "abs",
+    np.minimum: "min", np.maximum: "max", np.abs: "abs", np.conjugate: "conj",
 }
+
+#: cmath's functions that the kernel language has: they always give a complex value
+_CMATH = {cmath.exp: "exp", cmath.sqrt: "sqrt"}
 
 _HOST_FOLD = {
     "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "log2": math.log2, "log10": math.log10,
@@ -74,6 +78,11 @@ class CallLowering:
     def call(self, node: ast.Call) -> ir.Expr:
         if isinstance(node.func, ast.Name) and node.func.id in self.scope:  # type: ignore[attr-defined]
             raise self.rep.syntax(node, f"{node.func.id!r} is a variable and cannot be called")
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "conjugate" and not node.args \
+                and not node.keywords:
+            base = self.value(node.func.value)  # type: ignore[attr-defined]
+            if isinstance(base, ir.Expr):  # z.conjugate(), the method numpy and Python numbers have
+                return self.math_values("conj", [base], node, python_ints=False)
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.rep.syntax(a, "*args are not supported in kernel calls")
@@ -113,6 +122,22 @@ class CallLowering:
             return self.py_math(py_math[0], py_math[1], node)
         if np_math is not None:
             return self.math(np_math, node, python_ints=False)
+        if fn is np.real or fn is np.imag:
+            (e,) = self.args(node, 1, fn.__name__)
+            return self.real_imag(e, fn.__name__, node)  # type: ignore[attr-defined]
+        if fn is np.angle or fn is cmath.phase:
+            # the argument of a complex number: atan2(imag, real), a real result
+            (e,) = self.args(node, 1, fn.__name__)
+            parts = [self.real_imag(e, "imag", node), self.real_imag(e, "real", node)]  # type: ignore[attr-defined]
+            return self.math_values("atan2", parts, node, python_ints=False)
+        cm = _CMATH.get(fn) if callable(fn) else None
+        if cm is not None:
+            # cmath works in complex numbers: a real argument becomes complex of its precision first
+            (e,) = self.args(node, 1, f"cmath.{cm}")
+            if not e.type.is_complex:
+                t = COMPLEX64 if e.type in (FLOAT32, FLOAT16) and not is_weak(e) else COMPLEX128
+                e = convert(e, t, self.loc(node))  # type: ignore[attr-defined]
+            return self.math_values(cm, [e], node, python_ints=False)
         t = scalar_type(fn) if isinstance(fn, type) or isinstance(fn, np.dtype) else None
         if t is not None:
             return self.cast(t, node, python_builtin=fn in (int, float, bool))
