@@ -120,6 +120,22 @@ def cache_dir() -> Path:
     return Path(value).expanduser() if value else default_cache_dir()
 
 
+def cache_max_bytes() -> int | None:
+    """``DOTCOMPUTE_CACHE_MAX_BYTES`` as a whole number of bytes, or None (not set, or not such a number:
+    the native kernel cache then keeps its default bound, and the runtime warns once at start)."""
+    value = _get("DOTCOMPUTE_CACHE_MAX_BYTES")
+    # the native parse (cpp/src/runtime.cpp) takes digits only, fewer than 20 of them
+    if value is None or not (value.isascii() and value.isdigit() and len(value) < 20):
+        return None
+    return int(value)
+
+
+def cache_max_bytes_is_bad() -> str | None:
+    """The raw ``DOTCOMPUTE_CACHE_MAX_BYTES`` when it is set but not a byte count, else None."""
+    value = _get("DOTCOMPUTE_CACHE_MAX_BYTES")
+    return value if value is not None and cache_max_bytes() is None else None
+
+
 def plugin_dir() -> Path | None:
     value = _get("DOTCOMPUTE_PLUGIN_DIR")
     return Path(value) if value else None
@@ -244,6 +260,10 @@ def problems(found_backends: list[str] | None = None) -> list[str]:
         _collecting.sink = None
     # settings without a fallback raise when they are used (a kernel compile, the CUDA plugin's
     # start); info names them up front instead of listing them as if they were fine
+    bad_bound = cache_max_bytes_is_bad()
+    if bad_bound is not None:
+        sink.append(f"DOTCOMPUTE_CACHE_MAX_BYTES={bad_bound!r} is not a whole number of bytes; the kernel cache "
+                    f"keeps its default bound")
     for accessor in (debug, cuda_sim, cpu_spin_us):
         try:
             accessor()
@@ -323,4 +343,5 @@ def snapshot() -> Snapshot:
 __all__ = ["VARIABLES", "default_cache_dir", "cache_dir", "plugin_dir", "plugin_path", "backends", "cxx", "debug",
            "log_level", "cuda_driver", "nvrtc", "cpu_threads", "BUILTIN_BACKENDS", "MAX_CPU_THREADS",
            "unknown_backends", "check_backends", "check_environment", "problems", "warn_user", "cpu_spin_us",
-           "include_dir", "profile_path", "in_effect", "unknown", "configure_logging", "Snapshot", "snapshot"]
+           "include_dir", "profile_path", "cache_max_bytes", "cache_max_bytes_is_bad",
+           "in_effect", "unknown", "configure_logging", "Snapshot", "snapshot"]

@@ -106,8 +106,8 @@ def _warn_about_cache(module: ModuleType) -> None:
     reason = module.cache_warning()
     if reason:
         config.warn_user(reason)
-    bound = os.environ.get("DOTCOMPUTE_CACHE_MAX_BYTES", "")
-    if bound and not (bound.isdigit() and len(bound) < 20):
+    bound = config.cache_max_bytes_is_bad()
+    if bound is not None:
         config.warn_user(f"DOTCOMPUTE_CACHE_MAX_BYTES={bound!r} is not a whole number of bytes; the kernel cache "
                          f"keeps its default bound of {module.cache_max_bytes()} bytes")
 

@@ -227,7 +227,8 @@ def test_info_and_cache_with_bad_arguments():
     _one_line_failure(_cli("frobnicate"), "frobnicate")
 
 
-@pytest.mark.parametrize(("name", "value"), [("DOTCOMPUTE_DEBUG", "maybe"), ("DOTCOMPUTE_CPU_SPIN_US", "soon")])
+@pytest.mark.parametrize(("name", "value"), [("DOTCOMPUTE_DEBUG", "maybe"), ("DOTCOMPUTE_CPU_SPIN_US", "soon"),
+                                             ("DOTCOMPUTE_CACHE_MAX_BYTES", "1GB")])
 def test_info_names_settings_that_fail_when_used(name, value):
     r = _cli("info", **{name: value})
     assert "Traceback" not in r.stdout + r.stderr
