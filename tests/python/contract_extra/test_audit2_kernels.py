@@ -1059,3 +1059,44 @@ def test_raw_kernels_from_samples(accelerator):
     dc.launch(dc.RawKernel(src, "transpose", backend=accelerator.backend), (48, 32), o, a, np.int32(37),
               np.int32(20), local_size=(16, 16), accelerator=accelerator)
     np.testing.assert_array_equal(o, a.T)
+
+
+# ------------------------------------------------------------------ edit, reload, launch
+
+_RELOADED = '''import dotcompute as dc
+
+
+@dc.kernel
+def bump(a: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        a[i] = a[i] + {value}
+'''
+
+
+def test_an_edited_and_reloaded_module_compiles_its_new_kernel(tmp_path, monkeypatch, accelerator):
+    # the kernel's source came from linecache's copy of the old file: after importlib.reload (or
+    # IPython's autoreload) the new kernel object silently ran the old body
+    import importlib
+    import os
+    import sys
+
+    name = f"audit2_reload_{accelerator.backend}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(_RELOADED.format(value="1.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    try:
+        mod = importlib.import_module(name)
+        a = np.zeros(3, np.float32)
+        dc.launch(mod.bump, 3, a, accelerator=accelerator)
+        assert a.tolist() == [1.0] * 3
+        path.write_text(_RELOADED.format(value="100.0") + "\n# edited\n")
+        st = path.stat()
+        os.utime(path, (st.st_atime, st.st_mtime + 5))  # a later mtime even on coarse clocks
+        mod = importlib.reload(mod)
+        b = np.zeros(3, np.float32)
+        dc.launch(mod.bump, 3, b, accelerator=accelerator)
+        assert b.tolist() == [100.0] * 3
+    finally:
+        sys.modules.pop(name, None)

@@ -40,6 +40,11 @@ def _function_lines(code: Any, name: str) -> tuple[list[str], int] | None:
     (or blank, a comment, or a closing bracket); a block that does not parse back to a function of
     that name is left to inspect.
     """
+    # linecache keeps a file's text from its first read: after the file is edited and its module
+    # reloaded (importlib.reload, IPython's autoreload) the cached text is the old one, and the
+    # kernel would silently compile the old body. checkcache re-reads a file whose size or mtime
+    # changed (one stat; entries without an mtime, such as dc.kernel(source=...) texts, are kept).
+    linecache.checkcache(code.co_filename)
     lines = linecache.getlines(code.co_filename)
     start = code.co_firstlineno  # the first decorator's line
     if not lines or start > len(lines):
