@@ -1100,3 +1100,38 @@ def test_an_edited_and_reloaded_module_compiles_its_new_kernel(tmp_path, monkeyp
         assert b.tolist() == [100.0] * 3
     finally:
         sys.modules.pop(name, None)
+
+
+# ------------------------------------------------------------------ Warp-style vector code with numpy's names
+
+
+@dc.kernel
+def integrate(pos: dc.Buffer[dc.vec3], vel: dc.Buffer[dc.vec3], rot: dc.mat33, dt: dc.float32,
+              energy: dc.Buffer[dc.float32], spin: dc.Buffer[dc.vec3]):
+    i = dc.global_id(0)
+    if i < pos.shape[0]:
+        v = vel[i]
+        v.y -= 9.81 * dt
+        x, y, z = pos[i] + v * dt  # a vector unpacks into its components
+        pos[i] = dc.vec3(x, max(y, 0.0), z)
+        vel[i] = v
+        energy[i] = 0.5 * np.dot(v, v) + np.linalg.norm(pos[i])  # numpy's names for dc.dot, dc.length
+        spin[i] = np.cross(pos[i], v) + np.transpose(rot) @ v
+
+
+def test_particle_step_with_vectors_and_numpy_vector_functions(accelerator):
+    rng = np.random.default_rng(5)
+    pos = rng.random((40, 3), dtype=np.float32)
+    vel = rng.standard_normal((40, 3)).astype(np.float32)
+    rot = rng.standard_normal((3, 3)).astype(np.float32)
+    p, v = pos.copy(), vel.copy()
+    energy, spin = np.zeros(40, np.float32), np.zeros((40, 3), np.float32)
+    dc.launch(integrate, 40, p, v, rot, np.float32(0.01), energy, spin, accelerator=accelerator)
+    wv = vel.copy()
+    wv[:, 1] -= np.float32(9.81 * 0.01)
+    wp = pos + wv * np.float32(0.01)
+    wp[:, 1] = np.maximum(wp[:, 1], 0)
+    np.testing.assert_allclose(v, wv, rtol=1e-6)
+    np.testing.assert_allclose(p, wp, rtol=1e-6)
+    np.testing.assert_allclose(energy, 0.5 * (wv * wv).sum(1) + np.linalg.norm(wp, axis=1), rtol=1e-5)
+    np.testing.assert_allclose(spin, np.cross(wp, wv) + wv @ rot, rtol=1e-4, atol=1e-5)

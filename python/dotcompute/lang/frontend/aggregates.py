@@ -28,6 +28,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .. import ir, vectypes
 from ..kinds import DeviceFunctionBase
 from ..types import BOOL, FLOAT64, INDEX, BufferType, ScalarType, elem_ndim, promote
@@ -47,6 +49,12 @@ _COMPONENTS = "xyzw"
 
 # ---------------------------------------------------------------------------------------------
 # values and places
+
+
+#: numpy's names for the vector functions (by id: some numpy functions are not hashable as keys)
+_NUMPY_VEC = {id(np.dot): vectypes.dot, id(np.cross): vectypes.cross, id(np.outer): vectypes.outer,
+              id(np.transpose): vectypes.transpose, id(np.linalg.norm): vectypes.length,
+              id(np.linalg.det): vectypes.determinant, id(np.vdot): vectypes.dot}
 
 
 @dataclass
@@ -670,6 +678,8 @@ class AggregateLowerer(FunctionLowerer):
                 return StaticValue(fn(*args), node)
             except (ValueError, TypeError) as e:
                 raise self.rep.type(node, str(e)) from None
+        if fn is not None and not isinstance(fn, VecFunction):
+            fn = _NUMPY_VEC.get(id(fn), fn)  # np.dot(a, b) on vectors is dc.dot(a, b), and so on
         if isinstance(fn, VecFunction):
             return self.vec_function(fn, node)
         if isinstance(fn, DeviceFunctionBase):
