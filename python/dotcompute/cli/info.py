@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 from .. import config
+from ..cuda import cuda_include_dirs
 from ..errors import DotComputeWarning
 from . import compilers
 
@@ -62,6 +63,7 @@ def collect() -> dict[str, Any]:
         except Exception as e:  # the cache folder may be unreadable; report, do not fail
             report["errors"].append(f"kernel cache: {e}")
     report["compilers"] = [c.__dict__ for c in compilers.find()]
+    report["cuda_headers"] = list(cuda_include_dirs())
     # bad settings that have a fallback (DOTCOMPUTE_CPU_THREADS=abc, DOTCOMPUTE_LOG=chatty, a typo in
     # DOTCOMPUTE_BACKENDS): the program runs, but info says what is ignored and exits 1
     found = [b["name"] for b in report.get("backends", [])]
@@ -102,6 +104,10 @@ def render(report: dict[str, Any]) -> str:
             if b["name"] == "cuda" and not b["available"] and "libcuda" in (b["reason"] or ""):
                 # no driver here: the simulator runs the same CUDA path on the CPU
                 add("           no GPU driver: DOTCOMPUTE_CUDA_SIM=1 runs CUDA kernels on the CUDA simulator")
+            if b["name"] == "cuda":
+                headers = report.get("cuda_headers") or []
+                add("           CUDA headers for raw kernels (cuda_fp16.h, cooperative_groups.h, cub/): "
+                    + (", ".join(headers) if headers else "none (pip install dotcompute[cuda])"))
         add("")
         add("devices:")
         for d in report["devices"]:

@@ -105,3 +105,18 @@ def test_python_dash_m_dotcompute():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("dir: ") and "entries: " in done.stdout
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback():
+    """`dotcompute info | head -1`: the pipe closes before the output is written; the command stops
+    quietly (exit 141, as a process killed by SIGPIPE) instead of printing a BrokenPipeError."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "dotcompute", "info"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.close()  # before the interpreter has even started: every write fails
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=120) in (0, 141)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
