@@ -1135,3 +1135,141 @@ def test_particle_step_with_vectors_and_numpy_vector_functions(accelerator):
     np.testing.assert_allclose(p, wp, rtol=1e-6)
     np.testing.assert_allclose(energy, 0.5 * (wv * wv).sum(1) + np.linalg.norm(wp, axis=1), rtol=1e-5)
     np.testing.assert_allclose(spin, np.cross(wp, wv) + wv @ rot, rtol=1e-4, atol=1e-5)
+
+
+
+# ------------------------------------------------------------------ Numba examples, Blelloch scan, bitonic sort
+# (Numba's spellings: untyped parameters, dc.shared(shape=..., dtype=...), np.int32(...) casts)
+
+TPB = 16
+
+@dc.kernel
+def fast_matmul(A, B, C):
+    sA = dc.shared(shape=(TPB, TPB), dtype=dc.float32)
+    sB = dc.shared(shape=(TPB, TPB), dtype=dc.float32)
+    x, y = dc.global_id(0), dc.global_id(1)
+    tx = dc.local_id(0)
+    ty = dc.local_id(1)
+    bpg = dc.global_size(0) // TPB
+    tmp = dc.float32(0.)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        dc.barrier()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        dc.barrier()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+@dc.kernel
+def matmul_naive(A, B, C):
+    i, j = dc.global_id(0), dc.global_id(1)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = 0.
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+@dc.kernel
+def increment_by_one(an_array):
+    pos = dc.global_id(0)
+    if pos < an_array.size:
+        an_array[pos] += 1
+
+@dc.kernel
+def hist_numba(x, xmin, xmax, histogram_out):
+    nbins = histogram_out.shape[0]
+    bin_width = (xmax - xmin) / nbins
+    start = dc.global_id(0)
+    stride = dc.global_size(0)
+    for i in range(start, x.shape[0], stride):
+        bin_number = np.int32((x[i] - xmin) / bin_width)
+        if bin_number >= 0 and bin_number < histogram_out.shape[0]:
+            dc.atomic_add(histogram_out, bin_number, 1)
+
+
+NS = 256
+@dc.kernel
+def blelloch(x: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32]):
+    temp = dc.shared((NS,), dc.int32)
+    thid = dc.local_id(0)
+    temp[2 * thid] = x[2 * thid]
+    temp[2 * thid + 1] = x[2 * thid + 1]
+    offset = 1
+    d = NS >> 1
+    while d > 0:
+        dc.barrier()
+        if thid < d:
+            ai = offset * (2 * thid + 1) - 1
+            bi = offset * (2 * thid + 2) - 1
+            temp[bi] += temp[ai]
+        offset *= 2
+        d >>= 1
+    if thid == 0:
+        temp[NS - 1] = 0
+    d = 1
+    while d < NS:
+        offset >>= 1
+        dc.barrier()
+        if thid < d:
+            ai = offset * (2 * thid + 1) - 1
+            bi = offset * (2 * thid + 2) - 1
+            t = temp[ai]
+            temp[ai] = temp[bi]
+            temp[bi] += t
+        d *= 2
+    dc.barrier()
+    out[2 * thid] = temp[2 * thid]
+    out[2 * thid + 1] = temp[2 * thid + 1]
+
+@dc.kernel
+def local_bitonic(a: dc.Buffer[dc.float32]):
+    s = dc.shared((NS,), dc.float32)
+    t = dc.local_id(0)
+    s[t] = a[t]
+    dc.barrier()
+    k = 2
+    while k <= NS:
+        j = k >> 1
+        while j > 0:
+            ixj = t ^ j
+            if ixj > t:
+                up = (t & k) == 0
+                if (s[t] > s[ixj]) == up:
+                    s[t], s[ixj] = s[ixj], s[t]
+            dc.barrier()
+            j >>= 1
+        k <<= 1
+    a[t] = s[t]
+
+
+def test_numba_examples_blelloch_scan_and_local_bitonic_sort(accelerator):
+    n = 48
+    a = np.random.default_rng(0).random((n, n), dtype=np.float32)
+    b = np.random.default_rng(1).random((n, n), dtype=np.float32)
+    c, c2 = np.zeros((n, n), np.float32), np.zeros((n, n), np.float32)
+    dc.launch(fast_matmul, (n, n), a, b, c, local_size=(TPB, TPB), accelerator=accelerator)
+    dc.launch(matmul_naive, (n, n), a, b, c2, accelerator=accelerator)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+    np.testing.assert_allclose(c2, a @ b, rtol=1e-4)
+    arr = np.arange(10, dtype=np.float32)
+    dc.launch(increment_by_one, 16, arr, accelerator=accelerator)
+    np.testing.assert_array_equal(arr, np.arange(10) + 1)
+    x = np.random.default_rng(2).random(1000)
+    h = np.zeros(10, np.int32)
+    dc.launch(hist_numba, 128, x, 0.0, 1.0, h, accelerator=accelerator)
+    np.testing.assert_array_equal(h, np.histogram(x, 10, (0, 1))[0])
+
+    v = np.random.default_rng(3).integers(0, 10, NS).astype(np.int32)
+    o = np.zeros(NS, np.int32)
+    dc.launch(blelloch, NS // 2, v, o, local_size=NS // 2, accelerator=accelerator)
+    np.testing.assert_array_equal(o, np.concatenate([[0], np.cumsum(v)[:-1]]))  # exclusive scan
+    f = np.random.default_rng(4).random(NS, dtype=np.float32)
+    g = f.copy()
+    dc.launch(local_bitonic, NS, g, local_size=NS, accelerator=accelerator)
+    np.testing.assert_array_equal(g, np.sort(f))
