@@ -108,6 +108,8 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
     ``accelerator="best"`` / ``"gpu"``, ``fallback=`` and ``retries=`` are handled by the orchestration
     layer (``dotcompute.orchestrate``, see docs/orchestration.md).
     """
+    if type(accelerator) is str and accelerator.strip().lower() in _CHOSEN:
+        accelerator = accelerator.strip().lower()  # specs are case-insensitive ("GPU", "Best")
     if fallback is not None or retries or (type(accelerator) is str and accelerator in _CHOSEN):
         if _orchestrated is None:
             raise LaunchError("accelerator='best'/'gpu', fallback= and retries= need dotcompute.orchestrate "

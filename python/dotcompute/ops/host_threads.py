@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
+
 ALIGN = 64  # slice boundaries on multiples of 64 elements: whole cache lines and SIMD blocks
 
 _lock = threading.Lock()
@@ -27,9 +29,9 @@ _pool: ThreadPoolExecutor | None = None
 def workers() -> int:
     """How many slices: the CPUs this process may run on (``DOTCOMPUTE_CPU_THREADS`` if set, as
     the CPU backend)."""
-    env = os.environ.get("DOTCOMPUTE_CPU_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    threads = config.cpu_threads()  # read and checked in one place (a bad value keeps the default)
+    if threads is not None:
+        return threads
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

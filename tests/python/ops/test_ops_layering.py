@@ -9,7 +9,7 @@ from pathlib import Path
 import dotcompute
 
 PKG = Path(dotcompute.__file__).resolve().parent
-BELOW = {"lang", "runtime", "dtypes", "errors", "ops"}
+BELOW = {"lang", "runtime", "dtypes", "errors", "config", "ops"}  # config: read by every layer, imports none
 
 
 def _imports(path: Path) -> set[str]:

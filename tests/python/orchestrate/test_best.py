@@ -156,3 +156,14 @@ def test_best_keeps_raw_kernels_on_their_backend():
             dc.launch(twice, 64, x, y, accelerator="best")
     assert {r.accelerator for r in prof.launches} == {"opencl:0"}
     np.testing.assert_array_equal(y, 2 * x)
+
+
+@pytest.mark.parametrize("spec", ["Best", " BEST ", "GPU"])
+def test_chosen_specs_are_case_insensitive(spec):
+    """"Best"/"GPU" are the measured choice too (they used to skip it and fail as unknown backends)."""
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    with dc.profile() as prof:
+        dc.launch(double, 64, x, y, accelerator=spec)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert [n for n in prof.notes if n.kind == "choice"], "no measured choice was made"
