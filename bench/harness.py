@@ -57,6 +57,25 @@ class Report:
         (out_dir / "results.md").write_text(self.table() + "\n")
         self._plot(out_dir / "results.png")
 
+    def write_named(self, out_dir: Path, name: str, extra_meta: dict | None = None, note: str = "") -> dict:
+        """An area's results: ``<name>.json`` (the machine, the time, the load, ``extra_meta`` and every
+        result) and ``<name>.md`` (``note`` above the table, which is also printed); returns the meta.
+        A ``{time}`` or ``{cpus}`` in ``note`` is filled in from the meta."""
+        import os
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+                "load_average": [round(v, 2) for v in os.getloadavg()], **(extra_meta or {})}
+        (out_dir / f"{name}.json").write_text(
+            json.dumps({"meta": meta, "results": [asdict(r) for r in self.results]}, indent=2))
+        table = self.table()
+        text = note.format(**meta) if note else ""
+        (out_dir / f"{name}.md").write_text((text + "\n\n" if text else "") + table + "\n")
+        print()
+        print(table)
+        return meta
+
     def _plot(self, path: Path) -> None:
         try:
             import matplotlib

@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import os
-import platform
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,19 +110,9 @@ def main() -> None:
     report = Report()
     for size in args.sizes.split(","):
         _bench_size(report, ex, *_size(size), accs, repeat)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs], "sigma": SIGMA}
-    (out / "image.json").write_text(json.dumps({"meta": meta, "results": [r.__dict__ for r in report.results]},
-                                               indent=2))
-    table = report.table()
-    note = (f"Gaussian blur, sigma {SIGMA}, best of {repeat}; {meta['cpus']} CPU cores, {meta['time']} "
-            "(a shared machine: compare columns of one run, not runs).")
-    (out / "image.md").write_text(note + "\n\n" + table + "\n")
-    print()
-    print(table)
-
+    report.write_named(Path(args.out), "image", {"devices": [a.id for a in accs], "sigma": SIGMA},
+                       f"Gaussian blur, sigma {SIGMA}, best of {repeat}; {{cpus}} CPU cores, {{time}} "
+                       "(a shared machine: compare columns of one run, not runs).")
 
 if __name__ == "__main__":
     main()

@@ -20,11 +20,8 @@ size and path (plain numpy, lanes, threads) to place the size thresholds of ops/
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -223,18 +220,8 @@ def main() -> None:
     report = Report()
     for row in only:
         _bench_row(report, row, data[works[row][0]], works[row], accs, nsum, repeat)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs],
-            "load_average": [round(v, 2) for v in os.getloadavg()], "repeat": repeat,
-            "fast_rows_repeat": repeat * 6}
-    (out / "operations.json").write_text(json.dumps({"meta": meta, "results": [r.__dict__ for r in report.results]},
-                                                    indent=2))
-    table = report.table()
-    (out / "operations.md").write_text(table + "\n")
-    print()
-    print(table)
+    report.write_named(Path(args.out), "operations", {"devices": [a.id for a in accs], "repeat": repeat,
+                                                     "fast_rows_repeat": repeat * 6})
 
 
 if __name__ == "__main__":

@@ -25,11 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -144,19 +140,9 @@ def main() -> None:
     report = Report()
     for n in args.sizes.split(","):
         _bench(report, ex, int(n), accs, repeat, args.brute_max)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "time": time.strftime("%Y-%m-%d %H:%M:%S"), "devices": [a.id for a in accs]}
-    (out / "particles.json").write_text(json.dumps({"meta": meta, "results": [r.__dict__ for r in report.results]},
-                                                   indent=2))
-    table = report.table()
-    note = (f"examples/particles.py, one time step, best of {repeat}; {meta['cpus']} CPU cores, {meta['time']} "
-            "(a shared machine: compare columns of one run, not runs).")
-    (out / "particles.md").write_text(note + "\n\n" + table + "\n")
-    print()
-    print(table)
-
+    report.write_named(Path(args.out), "particles", {"devices": [a.id for a in accs]},
+                       f"examples/particles.py, one time step, best of {repeat}; {{cpus}} CPU cores, {{time}} "
+                       "(a shared machine: compare columns of one run, not runs).")
 
 if __name__ == "__main__":
     main()
