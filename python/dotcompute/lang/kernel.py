@@ -87,7 +87,7 @@ class DeviceFunction(DeviceFunctionBase):
     def check(self) -> None:
         """Check the function on its own, with default types for unannotated parameters."""
         parsed = self.parsed()
-        decls = param_decls(parsed)
+        decls = param_decls(parsed, device=True)
         types = tuple(default_param_type(d, parsed.tree) for d in decls)
         if check_device_function(self, decls, types):
             return  # takes or returns vectors, matrices or structs: checked as it is inlined

@@ -1273,3 +1273,56 @@ def test_numba_examples_blelloch_scan_and_local_bitonic_sort(accelerator):
     g = f.copy()
     dc.launch(local_bitonic, NS, g, local_size=NS, accelerator=accelerator)
     np.testing.assert_array_equal(g, np.sort(f))
+
+
+# ------------------------------------------------------------------ device functions with default values
+
+EPS = 1e-3
+
+
+@dc.func
+def soft_sign(x, eps=EPS, scale: dc.float32 = 2.0, n: dc.int32 = 3):  # Python's defaults, as numba allows
+    return scale * x / (abs(x) + eps) + n
+
+
+@dc.func
+def scaled(v: dc.vec3, s=1.0) -> dc.vec3:
+    return v * s
+
+
+@dc.kernel
+def use_defaults(a: dc.Buffer[dc.float32], o: dc.Buffer[dc.float32, 2], p: dc.Buffer[dc.vec3]):
+    i = dc.global_id(0)
+    if i < a.shape[0]:
+        o[i, 0] = soft_sign(a[i])
+        o[i, 1] = soft_sign(a[i], 0.5)
+        o[i, 2] = soft_sign(a[i], n=10)
+        o[i, 3] = soft_sign(a[i], scale=1.0, eps=0.0)
+        p[i] = scaled(p[i]) + scaled(p[i], 2.0)
+
+
+def test_device_function_default_values(accelerator):
+    # "default parameter values are not supported in kernels" before, for device functions too
+    a = np.array([1, -2, 3, 0.5], np.float32)
+    o, p = np.zeros((4, 4), np.float32), np.ones((4, 3), np.float32)
+    dc.launch(use_defaults, 4, a, o, p, accelerator=accelerator)
+    want = np.stack([2 * a / (abs(a) + np.float32(1e-3)) + 3, 2 * a / (abs(a) + np.float32(0.5)) + 3,
+                     2 * a / (abs(a) + np.float32(1e-3)) + 10, a / abs(a) + 3], 1)
+    np.testing.assert_allclose(o, want, rtol=1e-5)
+    np.testing.assert_array_equal(p, 3)
+
+
+def test_defaults_stay_refused_in_kernels_and_must_be_numbers():
+    def kernel_default(a: dc.Buffer[dc.float32], s: dc.float32 = 1.0):
+        a[0] = s
+
+    _refused(kernel_default, dc.KernelSyntaxError, "default parameter values are not supported in kernels")
+
+    @dc.func
+    def text_default(x, y="s"):
+        return x
+
+    def calls_it(a: dc.Buffer[dc.float32]):
+        a[0] = text_default(1.0)
+
+    _refused(calls_it, dc.KernelTypeError, "must be numbers")

@@ -1400,7 +1400,7 @@ class AggregateLowerer(FunctionLowerer):
     def needs_inline(self, fn: Any, node: ast.Call) -> bool:
         from .signature import param_decls, return_spec_any
 
-        decls = param_decls(fn.parsed(), self.builder.captures)
+        decls = param_decls(fn.parsed(), self.builder.captures, device=True)
         if any(aggregate_type(d.spec) is not None or getattr(d.spec, "elem", None) is not None for d in decls):
             return True
         if aggregate_type(return_spec_any(fn.parsed(), self.builder.captures)) is not None:
@@ -1423,7 +1423,7 @@ class AggregateLowerer(FunctionLowerer):
         from .signature import param_decls, return_spec_any
 
         parsed = fn.parsed()
-        decls = param_decls(parsed, self.builder.captures)
+        decls = param_decls(parsed, self.builder.captures, device=True)
         given = self.bind_arguments(fn, decls, node)
         types: list[Any] = []
         values: list[Any] = []

@@ -385,6 +385,10 @@ class CallLowering:
             if given[i] is not None:
                 raise self.rep.type(kw.value, f"{fn.__name__}() got two values for {kw.arg!r}")
             given[i] = kw.value
+        for i, d in enumerate(decls):
+            if given[i] is None and getattr(d, "has_default", False):
+                # a left-out parameter with a default: its value, as if written at the call
+                given[i] = ast.copy_location(ast.Constant(value=d.default), node)
         return given
 
     def device_call(self, fn: Any, node: ast.Call) -> ir.Expr:

@@ -44,7 +44,7 @@ class ModuleBuilder:
     # ----------------------------------------------------------------------------- device functions
 
     def param_decls(self, fn: Any, node: ast.AST, rep: Reporter) -> list[ParamDecl]:
-        return param_decls(fn.parsed(), self.captures)
+        return param_decls(fn.parsed(), self.captures, device=True)
 
     def function_uses_atomics(self, f: ir.Function) -> bool:
         return f.name in self._atomics
@@ -59,7 +59,7 @@ class ModuleBuilder:
         if f is not None:
             return f
         parsed: ParsedFunction = fn.parsed()
-        decls = param_decls(parsed, self.captures)
+        decls = param_decls(parsed, self.captures, device=True)
         rspec = return_spec(parsed, self.captures)
         name = self._names.fresh(f"{parsed.name}_{short_hash(parsed.name + ':' + signature_text(types), 6)}")
         debug_ids = []

@@ -7,6 +7,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import ir
 from ..diagnostics import Reporter
 from ..types import BufferAnnotation, BufferType, ScalarType
@@ -23,6 +25,9 @@ class ParamDecl:
     name: str
     spec: ScalarType | BufferAnnotation | None
     node: ast.arg
+    #: a device function's default value for the parameter (a number), when has_default
+    default: Any = None
+    has_default: bool = False
 
     @property
     def generic(self) -> bool:
@@ -66,7 +71,10 @@ def _annotation_object(parsed: ParsedFunction, key: str, node: ast.expr,
     return static_eval(parsed, node, captures)
 
 
-def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -> list[ParamDecl]:
+def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None,
+                device: bool = False) -> list[ParamDecl]:
+    """The parameters of a kernel, or of a device function (``device``: trailing parameters may
+    have default values, numbers, which a call may leave out as in Python)."""
     rep = parsed.reporter
     args = parsed.tree.args
     if args.vararg is not None:
@@ -75,8 +83,20 @@ def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -
         raise rep.syntax(args.kwarg, "**kwargs parameters are not supported in kernels")
     if args.kwonlyargs:
         raise rep.syntax(args.kwonlyargs[0], "keyword-only parameters are not supported in kernels")
+    defaults: tuple = ()
     if args.defaults:
-        raise rep.syntax(args.defaults[0], "default parameter values are not supported in kernels")
+        if not device:
+            raise rep.syntax(args.defaults[0], "default parameter values are not supported in kernels",
+                             hint="kernels take every argument at launch; device functions (@dc.func) may "
+                                  "have defaults")
+        # the values Python computed when the def ran (a name such as EPS is already looked up)
+        defaults = tuple(getattr(parsed.pyfunc, "__defaults__", None) or ())
+        if len(defaults) != len(args.defaults):  # no function object (dotcompute check): the literals
+            defaults = tuple(d.value if isinstance(d, ast.Constant) else None for d in args.defaults)
+        for value, node in zip(defaults, args.defaults, strict=True):
+            if isinstance(value, str) or not isinstance(value, (bool, int, float, complex, np.generic)):
+                raise rep.type(node, "default values of device function parameters must be numbers",
+                               hint="pass other values as arguments")
     out = []
     seen = set()
     for a in [*args.posonlyargs, *args.args]:
@@ -91,6 +111,8 @@ def param_decls(parsed: ParsedFunction, captures: list[Capture] | None = None) -
                 raise rep.type(a.annotation, f"parameter {a.arg!r}: {spec}",
                                hint="annotate with dc.Buffer[dtype, ndim] or a scalar dtype such as dc.float32")
         out.append(ParamDecl(a.arg, spec, a))
+    for decl, value in zip(out[len(out) - len(defaults):], defaults, strict=True):
+        decl.default, decl.has_default = value, True
     return out
 
 
