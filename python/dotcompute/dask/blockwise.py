@@ -69,19 +69,48 @@ def _check_first_is_widest(name: str, args: Sequence[Any]) -> None:
                          f"so it needs the most dimensions; got arrays of {[a.ndim for a in arrays]} dimensions")
 
 
-def _aligned(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``args`` with arrays of one shape but different chunks rechunked to common blocks, as Dask's
-    elementwise operations do (``x + y`` works whatever their chunks; ``da.map_blocks`` refuses
-    different block counts). A kernel's blocks must line up element for element."""
+def _aligned(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` with every array rechunked to blocks that line up element for element with the first
+    array's, as Dask's elementwise operations do (``x + y`` and ``x * w`` work whatever the chunks).
+
+    Arrays are matched on the trailing axes (a 1-D weight vector beside a 2-D image); an axis of
+    length 1 broadcasts and keeps its single block. ``da.map_blocks`` itself refuses different block
+    counts, and silently pairs blocks of different sizes when the counts happen to agree (one block
+    of a whole vector beside the half-blocks of an image), so a kernel would index the wrong elements.
+    Lengths that neither match nor broadcast raise here, as ``x + y`` would.
+    """
     arrays = [i for i, a in enumerate(args) if is_array(a)]
-    shape = args[arrays[0]].shape
-    if len(arrays) < 2 or any(args[i].shape != shape for i in arrays) or len({args[i].chunks for i in arrays}) == 1:
+    if len(arrays) < 2:
         return args
-    index = tuple(range(len(shape)))
-    _, unified = da.core.unify_chunks(*[x for i in arrays for x in (args[i], index)])
+    first = args[arrays[0]]
+    n = first.ndim
+    for i in arrays[1:]:
+        a = args[i]
+        for d in range(a.ndim):
+            fd = n - a.ndim + d
+            if a.shape[d] != first.shape[fd] and a.shape[d] != 1:
+                raise ValueError(f"{name}: argument {i} has shape {a.shape}, which does not match the first "
+                                 f"array argument's {first.shape} (axes aligned on the right; a length must be "
+                                 f"equal or 1)")
+    # per axis of the first array: the union of every matching array's block boundaries
+    target = []
+    for fd in range(n):
+        along = {args[i].chunks[fd - (n - args[i].ndim)] for i in arrays
+                 if fd - (n - args[i].ndim) >= 0
+                 and not (args[i].shape[fd - (n - args[i].ndim)] == 1 and first.shape[fd] != 1)}
+        if len(along) == 1:  # already common (empty blocks included): leave them
+            target.append(along.pop())
+            continue
+        cuts = {c for chunks in along for c in itertools.accumulate(chunks)}
+        bounds = sorted(cuts | {0})
+        target.append(tuple(b - a for a, b in itertools.pairwise(bounds)) or (first.shape[fd],))
     out = list(args)
-    for i, a in zip(arrays, unified, strict=True):
-        out[i] = a
+    for i in arrays:
+        a = args[i]
+        want = tuple(a.chunks[d] if a.shape[d] == 1 and first.shape[n - a.ndim + d] != 1 else target[n - a.ndim + d]
+                     for d in range(a.ndim))
+        if want != a.chunks:
+            out[i] = a.rechunk(want)
     return tuple(out)
 
 
@@ -109,7 +138,7 @@ def map_blocks(kernel: Any, *args: Any, outputs: Any = None, accelerator: Any = 
     accelerator = _accelerator(accelerator)
     if any(is_array(a) for a in args):
         _check_first_is_widest("map_blocks", args)
-        args = _aligned(args)
+        args = _aligned("map_blocks", args)
     plan = plan_outputs(kernel, args, outputs)
     ls = _local_size(local_size)
     first = next(a for a in args if is_array(a))
@@ -162,6 +191,8 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
         raise ValueError("map_overlap needs at least one Dask array argument")
     first = arrays[0]
     _check_first_is_widest("map_overlap", args)
+    args = _aligned("map_overlap", args)
+    first = next(a for a in args if is_array(a))
     per = _depth(depth, first.ndim)
     if isinstance(boundary, str) and boundary not in _BOUNDARIES:
         raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "

@@ -108,7 +108,7 @@ def _declared_dtype(decl: Any) -> np.dtype | None:
 
 def _declared(kernel_name: str, outputs: Any, names: list[str]) -> tuple[list[int], dict[int, Any]]:
     """``outputs=``: parameter names or positions, or a mapping of them to dtypes."""
-    if isinstance(outputs, (str, int)):
+    if isinstance(outputs, (str, int, np.integer)):  # one output, numpy integers as positions too
         outputs = [outputs]
     items = list(outputs.items()) if isinstance(outputs, Mapping) else [(o, None) for o in outputs]
     if not items:
@@ -121,8 +121,8 @@ def _declared(kernel_name: str, outputs: Any, names: list[str]) -> tuple[list[in
                 raise ValueError(f"{kernel_name}: outputs= names {key!r}, which is not a parameter "
                                  f"({', '.join(names)})")
             pos = names.index(key)
-        elif isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(names):
-            pos = key
+        elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(names):
+            pos = int(key)
         else:
             raise ValueError(f"{kernel_name}: outputs= entries are parameter names or positions 0..{len(names) - 1}, "
                              f"got {key!r}")
@@ -166,10 +166,10 @@ def _raw_plan(kernel: RawKernel, args: Sequence[Any], outputs: Any, first: Any) 
     n_params = len(args) + len(outputs)
     positions = sorted(outputs)
     for p in positions:
-        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < n_params:
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 0 <= p < n_params:
             raise ValueError(f"RawKernel {kernel.name!r}: output positions must be ints 0..{n_params - 1}, got {p!r}")
     dtypes = tuple(np.dtype(outputs[p]) for p in positions)
-    return OutputPlan(n_params, tuple(positions), dtypes, tuple(f"arg{p}" for p in positions), raw=True)
+    return OutputPlan(n_params, tuple(int(p) for p in positions), dtypes, tuple(f"arg{p}" for p in positions), raw=True)
 
 
 def check_scalars(args: Sequence[Any]) -> None:
