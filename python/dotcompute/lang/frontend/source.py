@@ -136,9 +136,10 @@ def remember_annotation_scope(pyfunc: Any) -> None:
     Under ``from __future__ import annotations`` the annotations are strings. In a factory (``def
     make(dt): @dc.kernel def k(a: "dc.Buffer[dt]")``) ``dt`` is a local of the factory that the
     kernel's body never uses, so it is neither a global nor a closure variable of the kernel and is
-    gone by the time the kernel compiles. The decorator runs inside that ``def``'s scope: the first
-    frame outside dotcompute is where the names can still be read (as typing.get_type_hints needs a
-    localns for). Only names the annotations mention are kept, and only from function scopes.
+    gone by the time the kernel compiles. The decorator runs while that ``def``'s frame is alive (the
+    frame whose code holds the function's code object), where the names can still be read (the
+    localns typing.get_type_hints asks for). Only names the annotations mention are kept, and only
+    from function scopes.
     """
     annotations = getattr(pyfunc, "__annotations__", None)
     if not isinstance(annotations, dict):
@@ -152,12 +153,13 @@ def remember_annotation_scope(pyfunc: Any) -> None:
                 continue  # reported with the annotation's line when the kernel compiles
     if not names:
         return
+    # the frame whose code contains the function's code object is the one whose `def` made it
+    code = getattr(pyfunc, "__code__", None)
     frame = sys._getframe(1)
-    package = __name__.split(".")[0]
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
+    while frame is not None and not any(c is code for c in frame.f_code.co_consts):
         frame = frame.f_back
     if frame is None or frame.f_locals is frame.f_globals:
-        return  # module level: the globals are the scope, looked up as usual
+        return  # module level (or not found): the globals are the scope, looked up as usual
     local = frame.f_locals
     scope = {n: local[n] for n in names if n in local}
     if scope:
