@@ -1326,3 +1326,38 @@ def test_defaults_stay_refused_in_kernels_and_must_be_numbers():
         a[0] = text_default(1.0)
 
     _refused(calls_it, dc.KernelTypeError, "must be numbers")
+
+
+# ------------------------------------------------------------------ float16 convolution with a halo tile
+
+HB = 64
+HR = 2
+BINOMIAL = np.array([1, 4, 6, 4, 1], np.float32) / 16
+
+
+@dc.kernel
+def conv_half_tiled(x: dc.Buffer[dc.float16], y: dc.Buffer[dc.float16]):
+    tile = dc.shared((HB + 2 * HR,), dc.float16)
+    g = dc.global_id(0)
+    lid = dc.local_id(0)
+    n = x.shape[0]
+    tile[lid + HR] = x[min(g, n - 1)]
+    if lid < HR:  # the halo, clamped at the edges
+        tile[lid] = x[max(g - HR, 0)]
+        tile[lid + HB + HR] = x[min(g + HB, n - 1)]
+    dc.barrier()
+    acc = dc.float32(0)
+    for k in range(2 * HR + 1):
+        acc += BINOMIAL[k] * tile[lid + k]
+    if g < n:
+        y[g] = acc
+
+
+def test_float16_convolution_with_a_shared_halo_tile_and_a_weight_table(accelerator):
+    x = np.random.default_rng(0).random(256).astype(np.float16)
+    xp = np.pad(x.astype(np.float32), HR, mode="edge")
+    want = sum(BINOMIAL[k] * xp[k:k + 256] for k in range(5)).astype(np.float16)
+    for debug in (False, True):  # debug mode checks the tile accesses and finds none out of bounds
+        y = np.zeros_like(x)
+        dc.launch(dc.kernel(conv_half_tiled.pyfunc, debug=debug), 256, x, y, local_size=HB, accelerator=accelerator)
+        np.testing.assert_allclose(y.astype(np.float32), want.astype(np.float32), atol=1e-3)
