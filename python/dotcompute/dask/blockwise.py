@@ -28,9 +28,8 @@ def _local_size(local_size: Any) -> tuple[int, ...] | None:
     return tuple(int(v) for v in ls)
 
 
-def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tuple[int, ...] | None,
-                  grow: Sequence[int] = ()) -> None:
-    """Every block (grown by the halo on both sides, for map_overlap) must be a whole number of
+def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tuple[int, ...] | None) -> None:
+    """Every block (for map_overlap: the grown blocks the kernel sees) must be a whole number of
     work-groups when a local size is given."""
     if local_size is None:
         return
@@ -39,9 +38,8 @@ def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tu
                          f"have {len(chunks)}")
     bad = set()
     for shape in itertools.product(*chunks):
-        full = tuple(s + 2 * (grow[d] if d < len(grow) else 0) for d, s in enumerate(shape))
-        if any(n % g for n, g in zip(full, local_size, strict=True)):
-            bad.add(full)
+        if any(n % g for n, g in zip(shape, local_size, strict=True)):
+            bad.add(shape)
     if bad:
         raise ValueError(f"{name}: local_size {local_size} does not tile the block shape(s) "
                          f"{sorted(bad)}; rechunk to multiples of it or leave local_size=None")
@@ -157,8 +155,10 @@ def _depth(depth: Any, ndim: int) -> dict[int, int]:
         per = {d: int(depth) for d in range(ndim)}
     elif isinstance(depth, (tuple, list)) and len(depth) == ndim:
         per = dict(enumerate(depth))
-    elif isinstance(depth, dict) and all(isinstance(k, int) and 0 <= k < ndim for k in depth):
-        per = {d: depth.get(d, 0) for d in range(ndim)}
+    elif isinstance(depth, dict) and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                                         and -ndim <= k < ndim for k in depth):
+        keys = {int(k) % ndim: v for k, v in depth.items()}  # negative axes count from the end, as in Dask
+        per = {d: keys.get(d, 0) for d in range(ndim)}
     else:
         raise ValueError(f"map_overlap: depth must be a non-negative int, a tuple of {ndim} of them, or a "
                          f"{{axis: int}} dict, got {depth!r}")
@@ -168,17 +168,54 @@ def _depth(depth: Any, ndim: int) -> dict[int, int]:
     return {d: int(v) for d, v in per.items()}
 
 
+def _boundaries(boundary: Any, ndim: int) -> dict[int, Any]:
+    """``boundary`` per axis: one mode for all, or ``{axis: mode}`` (other axes ``"none"``, as in Dask)."""
+    if isinstance(boundary, dict):
+        if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and -ndim <= k < ndim
+                   for k in boundary):
+            raise ValueError(f"map_overlap: boundary dict keys must be axes of the {ndim}-d array, got {boundary!r}")
+        modes = {int(k) % ndim: v for k, v in boundary.items()}
+        out = {d: modes.get(d, "none") for d in range(ndim)}
+    else:
+        out = {d: boundary for d in range(ndim)}
+    for mode in out.values():
+        if isinstance(mode, str) and mode in _BOUNDARIES:
+            continue
+        if isinstance(mode, bool) or not isinstance(mode, (int, float, np.number)) or isinstance(mode, str):
+            raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number "
+                             f"(or a {{axis: boundary}} dict of them), got {boundary!r}")
+    return out
+
+
+def _cut(args: tuple[Any, ...], target: Sequence[tuple[int, ...]]) -> tuple[Any, ...]:
+    """Every array rechunked to ``target`` (the first array's chunks) on its trailing-aligned axes,
+    except broadcast axes of length 1."""
+    arrays = [i for i, a in enumerate(args) if is_array(a)]
+    n = len(target)
+    out = list(args)
+    for i in arrays:
+        a = args[i]
+        want = tuple(a.chunks[d] if a.shape[d] == 1 and sum(target[n - a.ndim + d]) != 1 else target[n - a.ndim + d]
+                     for d in range(a.ndim))
+        if want != a.chunks:
+            out[i] = a.rechunk(want)
+    return tuple(out)
+
+
 def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", outputs: Any = None,
                 accelerator: Any = None, local_size: Any = None, iterations: int = 1) -> Any:
     """``map_blocks`` over blocks grown by a halo of ``depth`` elements per side, trimmed afterwards.
 
     Dask exchanges the halos between neighbouring blocks; ``boundary`` fills them at the array's edges:
-    ``"reflect"``, ``"periodic"``, ``"nearest"``, ``"none"`` (no halo there), or a constant. The kernel
-    sees (and its outputs have) the grown block's shape.
+    ``"reflect"``, ``"periodic"``, ``"nearest"``, ``"none"`` (no halo there), a constant, or a
+    ``{axis: boundary}`` dict. The kernel sees (and its outputs have) the grown block's shape. Chunks
+    smaller than ``depth`` are merged with their neighbours first, as Dask's ``map_overlap`` does.
 
     ``iterations=k`` runs the kernel k times per block, each time on the previous result (a time loop
     with one halo exchange per k steps instead of one per step). The kernel must have one output with
     the first array's dtype, and ``depth`` must cover k steps of the stencil's reach (k x radius).
+    Between the steps, the halo at the array's edges is filled again from the new values (nearest,
+    reflect, constant), so the result equals k single steps.
     """
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise ValueError(f"map_overlap: iterations must be a positive int, got {iterations!r}")
@@ -189,36 +226,43 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
     arrays = [a for a in args if is_array(a)]
     if not arrays:
         raise ValueError("map_overlap needs at least one Dask array argument")
-    first = arrays[0]
     _check_first_is_widest("map_overlap", args)
     args = _aligned("map_overlap", args)
     first = next(a for a in args if is_array(a))
-    per = _depth(depth, first.ndim)
-    if isinstance(boundary, str) and boundary not in _BOUNDARIES:
-        raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "
-                         f"got {boundary!r}")
-    if not isinstance(boundary, (str, int, float, np.number)) or isinstance(boundary, bool):
-        raise ValueError(f"map_overlap: boundary must be one of {', '.join(_BOUNDARIES)} or a number, "
-                         f"got {boundary!r}")
-    for d, v in per.items():
-        if v and first.shape[d] and v > min(first.chunks[d]):
-            raise ValueError(f"map_overlap: depth {v} along axis {d} is larger than the smallest chunk there "
-                             f"({min(first.chunks[d])}); rechunk first (chunks {first.chunks[d]})")
+    n = first.ndim
+    per = _depth(depth, n)
+    bounds = _boundaries(boundary, n)
+    if first.size == 0:
+        per = {d: 0 for d in range(n)}  # nothing to exchange (and Dask refuses a depth beyond the array)
+    # Dask's rule: a chunk smaller than the depth is merged into its neighbours (its halo must come
+    # from the next block alone)
+    target = [da.overlap.ensure_minimum_chunksize(per[d], first.chunks[d]) if per[d] and first.shape[d]
+              else first.chunks[d] for d in range(n)]
+    if any(t != c for t, c in zip(target, first.chunks, strict=True)):
+        args = _cut(args, target)
+        first = next(a for a in args if is_array(a))
     plan = plan_outputs(kernel, args, outputs)
     if iterations > 1 and (len(plan.dtypes) != 1 or plan.dtypes[0] != first.dtype):
         raise ValueError(f"map_overlap: iterations={iterations} needs a kernel with one output of the first "
                          f"array's dtype {first.dtype}; {getattr(kernel, 'name', kernel)!r} has outputs "
                          f"{dict(zip(plan.names, map(str, plan.dtypes), strict=True))}")
     ls = _local_size(local_size)
-    grow = [per[d] for d in range(first.ndim)] if boundary != "none" else [0] * first.ndim
-    _check_tiling("map_overlap", first.chunks, ls, grow if boundary != "none" else ())
-    bounds = {d: boundary for d in range(first.ndim)}
+
+    def grow(a: Any) -> Any:
+        # a lower-dimensional array's axes are the first array's trailing ones; a broadcast axis of
+        # length 1 gets no halo (its single element goes with every block)
+        off = n - a.ndim
+        dep = {j: 0 if a.shape[j] == 1 and first.shape[off + j] != 1 else per[off + j] for j in range(a.ndim)}
+        return da.overlap.overlap(a, depth=dep, boundary={j: bounds[off + j] for j in range(a.ndim)})
+
     # Dask's own map_overlap takes arrays only; this is its recipe (grow, map, trim) with scalars allowed
-    grown = [da.overlap.overlap(a, depth=per, boundary=bounds) if is_array(a) else a for a in args]
+    grown = [grow(a) if is_array(a) else a for a in args]
+    _check_tiling("map_overlap", next(a for a in grown if is_array(a)).chunks, ls)
+    edges = (tuple(bounds[d] for d in range(n)), tuple(per[d] for d in range(n))) if iterations > 1 else None
     multi = len(plan.dtypes) > 1
     dtype = np.dtype(object) if multi else plan.dtypes[0]
-    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, iterations, *grown, dtype=dtype,
-                           meta=np.empty((0,) * first.ndim, dtype), token=f"dc-{getattr(kernel, 'name', 'kernel')}")
+    blocks = da.map_blocks(run_block, kernel, plan, accelerator, ls, iterations, *grown, edges=edges, dtype=dtype,
+                           meta=np.empty((0,) * n, dtype), token=f"dc-{getattr(kernel, 'name', 'kernel')}")
     trimmed = [da.overlap.trim_internal(o, per, boundary=bounds) for o in
                (_outputs(blocks, plan) if multi else (blocks,))]
     return tuple(trimmed) if multi else trimmed[0]
