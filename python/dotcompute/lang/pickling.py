@@ -29,6 +29,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from .frontend.source import ANNOTATION_SCOPE_ATTR
+
 # Annotations stay unevaluated when the function is rebuilt: the frontend reads them from the AST,
 # and evaluating them eagerly could fail on names only the annotations use.
 _ANNOTATIONS_FLAG = __future__.annotations.compiler_flag
@@ -81,6 +83,18 @@ def reduce_by_value(obj: Any, options: dict[str, Any]) -> tuple[Any, tuple[Any, 
         "namespace": namespace,
         "options": options,
     }
+    # What the annotations meant where the def ran (a factory's local dtype, used only in an
+    # annotation, is no free name the namespace above can carry): the evaluated objects, and for
+    # string annotations the def-time values of their names (frontend/source.py).
+    pyfunc = getattr(obj, "pyfunc", None)
+    evaluated = getattr(pyfunc, "__annotations__", None)
+    if isinstance(evaluated, dict):
+        objects = {k: v for k, v in evaluated.items() if not isinstance(v, str)}
+        if objects:
+            state["annotations"] = objects
+    scope = getattr(pyfunc, ANNOTATION_SCOPE_ATTR, None)
+    if scope:
+        state["annotation_scope"] = dict(scope)
     return rebuild, (type(obj), dumps(obj, state))
 
 
@@ -190,6 +204,10 @@ def make_function(state: dict[str, Any], namespace: dict[str, Any], tag: str) ->
     defined: dict[str, Any] = {}
     exec(code, namespace, defined)  # noqa: S102 -- the def statement only; decorators were removed
     fn = defined[state["name"]]
+    if state.get("annotations"):
+        fn.__annotations__.update(state["annotations"])
+    if state.get("annotation_scope"):
+        setattr(fn, ANNOTATION_SCOPE_ATTR, state["annotation_scope"])
     fn.__qualname__ = state["qualname"]
     if state["module"]:
         fn.__module__ = state["module"]

@@ -39,6 +39,15 @@ for _name in ("int16", "float64"):
     LOOP_KERNELS.append((_name, _twice))
 
 
+def test_factory_kernel_pickled_by_value_keeps_its_annotation(accelerator):
+    import pickle
+
+    k = pickle.loads(pickle.dumps(_scaled(dc.uint16, 5)))  # how Dask ships a kernel to a worker
+    a = np.arange(3, dtype=np.uint16)
+    dc.launch(k, 3, a, accelerator=accelerator)
+    assert a.dtype == np.uint16 and a.tolist() == [0, 5, 10]
+
+
 def test_annotations_keep_their_def_time_values(accelerator):
     a = np.arange(4, dtype=np.int8)
     dc.launch(_scaled(dc.int8, 3), 4, a, accelerator=accelerator)

@@ -374,3 +374,13 @@ def test_numpy_and_cmath_spellings_of_complex_functions(accelerator):
     np.testing.assert_allclose(o, want_o, rtol=1e-5)
     np.testing.assert_allclose(r, np.angle(z) * 2 + z.real * z.imag + x, rtol=1e-5)
     np.testing.assert_allclose(w, 1j + np.exp(x.astype(complex)), rtol=1e-12)
+
+
+def test_factory_kernels_pickle_by_value_with_their_annotations(accelerator):
+    # Dask ships kernels by value: the rebuilt function must still know what dt was
+    import pickle
+
+    k = pickle.loads(pickle.dumps(_add_constant_kernel(dc.int16, 3)))
+    a = np.zeros(4, np.int16)
+    dc.launch(k, 4, a, accelerator=accelerator)
+    assert a.dtype == np.int16 and a.tolist() == [3] * 4

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,26 @@ def _leading_ws(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _refresh_if_edited(filename: str) -> None:
+    """Drop linecache's copy of ``filename`` when the file on disk has changed since it was read.
+
+    linecache keeps a file's text from its first read: after the file is edited and its module
+    reloaded (importlib.reload, IPython's autoreload) the cached text is the old one, and the kernel
+    would silently compile the old body. Unlike linecache.checkcache this keeps the copy when the
+    file is gone (a script a process worker rebuilt a pickled kernel from, then deleted) and never
+    touches entries without an mtime (dc.kernel(source=...) texts, notebook cells)."""
+    entry = linecache.cache.get(filename)
+    if entry is None or len(entry) != 4 or entry[1] is None:
+        return
+    size, mtime, _, fullname = entry
+    try:
+        st = os.stat(fullname)
+    except (OSError, ValueError):
+        return
+    if (st.st_size, st.st_mtime) != (size, mtime):
+        linecache.checkcache(filename)
+
+
 def _function_lines(code: Any, name: str) -> tuple[list[str], int] | None:
     """The function's lines straight from linecache, or None when unsure.
 
@@ -40,11 +61,7 @@ def _function_lines(code: Any, name: str) -> tuple[list[str], int] | None:
     (or blank, a comment, or a closing bracket); a block that does not parse back to a function of
     that name is left to inspect.
     """
-    # linecache keeps a file's text from its first read: after the file is edited and its module
-    # reloaded (importlib.reload, IPython's autoreload) the cached text is the old one, and the
-    # kernel would silently compile the old body. checkcache re-reads a file whose size or mtime
-    # changed (one stat; entries without an mtime, such as dc.kernel(source=...) texts, are kept).
-    linecache.checkcache(code.co_filename)
+    _refresh_if_edited(code.co_filename)
     lines = linecache.getlines(code.co_filename)
     start = code.co_firstlineno  # the first decorator's line
     if not lines or start > len(lines):
