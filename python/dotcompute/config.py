@@ -37,6 +37,10 @@ VARIABLES: dict[str, str] = {
     "DOTCOMPUTE_CPU_THREADS": "size of the CPU backend's thread pool (default: the number of cores)",
     "DOTCOMPUTE_CPU_SPIN_US": "microseconds CPU worker threads spin for new work before sleeping",
     "DOTCOMPUTE_INCLUDE_DIR": "folder holding dotcompute/*.h for run-time compiled CPU kernels",
+    # read by dotcompute.ops.native (not through this module: ops checks it on each vendor-library load);
+    # listed here so `dotcompute info` does not call a documented setting "unknown to dotcompute"
+    "DOTCOMPUTE_OPS_DISABLE": "comma list of vendor libraries never loaded by dc.matmul/dc.fft "
+                              "(clblast, clfft, cublas, cufft, or all)",
     "DOTCOMPUTE_PROFILE": "a path: profile the whole program (dc.profile) and write a Chrome/Perfetto trace there "
                           "at exit",
 }

@@ -260,3 +260,20 @@ def test_doc_block_runs(block: Block, tmp_path: Path) -> None:
     assert proc.returncode == 0, f"failed: {report}"
     for text in spec.expect if spec is not None else ():
         assert text in proc.stdout, f"expected {text!r} in the output: {report}"
+
+
+#: Variables the docs name that only the test harness reads (not settings of the product).
+_TEST_HARNESS_VARIABLES = {"DOTCOMPUTE_FUZZ_EXAMPLES", "DOTCOMPUTE_FUZZ_SAVE", "DOTCOMPUTE_METAL_DOUBLE_DIR",
+                           "DOTCOMPUTE_SHIM_CACHE", "DOTCOMPUTE_SHIM_CXX", "DOTCOMPUTE_TEST_CUDA_BUILD"}
+
+
+def test_every_variable_the_docs_name_is_known_to_dotcompute_info() -> None:
+    # `dotcompute info` marks a DOTCOMPUTE_* variable missing from config.VARIABLES as
+    # "unknown to dotcompute" (a likely typo): a documented setting must not be called that.
+    from dotcompute import config
+
+    named = {name for doc in DOC_FILES
+             for name in re.findall(r"DOTCOMPUTE_[A-Z0-9_]*[A-Z0-9]", (ROOT / doc).read_text(encoding="utf-8"))}
+    missing = sorted(named - set(config.VARIABLES) - _TEST_HARNESS_VARIABLES)
+    assert not missing, f"documented but unknown to config.VARIABLES (dotcompute info calls them typos): {missing}"
+    assert "DOTCOMPUTE_OPS_DISABLE" in named  # the docs do name it (docs/operations.md, README.md)
