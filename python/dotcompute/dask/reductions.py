@@ -37,7 +37,7 @@ def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
 def _chunk(block: np.ndarray, axis: tuple[int, ...], keepdims: bool, op: str, accelerator: Any, **_: Any) -> Any:
     """One block's partial result, reduced by dotcompute on this process's device."""
     if block.size == 0 or 0 in block.shape:
-        return _NP[op](block, axis=axis, keepdims=keepdims)
+        return _empty_safe(op, block, axis, keepdims)
     acc = accelerator if accelerator is not None else (pinned() or "auto")
     value = np.asarray(_DC[op](np.ascontiguousarray(block), axis=axis, accelerator=acc))
     if keepdims:
@@ -45,8 +45,29 @@ def _chunk(block: np.ndarray, axis: tuple[int, ...], keepdims: bool, op: str, ac
     return value
 
 
+def _identity(op: str, dtype: np.dtype) -> Any:
+    """The value that leaves ``op``'s result unchanged: the dtype's lowest for max, highest for min."""
+    if dtype.kind == "f":
+        return -np.inf if op == "max" else np.inf
+    if dtype.kind == "b":
+        return op == "min"
+    info = np.iinfo(dtype)
+    return info.min if op == "max" else info.max
+
+
+def _empty_safe(op: str, block: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> Any:
+    """numpy's reduction, except that min/max of a block with nothing along the reduced axes gives
+    the op's identity: an empty chunk of a non-empty array (chunks ``(5, 0, 5)``, a filtered array)
+    must not fail the whole reduction with numpy's "zero-size array" error. (A reduction of a wholly
+    empty axis is refused when the graph is built, as numpy refuses it.)"""
+    if op in ("min", "max") and any(block.shape[a] == 0 for a in axis):
+        shape = tuple(1 if d in axis else n for d, n in enumerate(block.shape) if keepdims or d not in axis)
+        return np.full(shape, _identity(op, block.dtype), block.dtype)
+    return _NP[op](block, axis=axis, keepdims=keepdims)
+
+
 def _combine(parts: np.ndarray, axis: tuple[int, ...], keepdims: bool, op: str, **_: Any) -> Any:
-    return _NP[op](parts, axis=axis, keepdims=keepdims)
+    return _empty_safe(op, parts, axis, keepdims)
 
 
 def _reduce(op: str, x: Any, axis: Any, keepdims: bool, split_every: Any, accelerator: Any) -> Any:
@@ -61,6 +82,11 @@ def _reduce(op: str, x: Any, axis: Any, keepdims: bool, split_every: Any, accele
                             f"not {accelerator!r}")
         accelerator = accelerator.id  # resolved on the worker
     dtype = np.dtype(_NP[op](np.zeros(1, x.dtype)).dtype)
+    if op in ("min", "max") and any(x.shape[a] == 0 for a in axes) and math.prod(
+            n for d, n in enumerate(x.shape) if d not in axes):
+        # numpy raises this eagerly; here it is raised when the graph is built, not in a worker
+        raise ValueError(f"dcd.{op}: zero-size array to reduction operation {op} which has no identity "
+                         f"(axis {axis!r} of shape {x.shape} is empty)")
     return da.reduction(x, _chunk_for(op, accelerator), _combine_for(op), axis=axes, keepdims=keepdims,
                         dtype=dtype, split_every=split_every, combine=_combine_for(op), name=f"dc-{op}",
                         meta=np.empty((0,) * (x.ndim if keepdims else x.ndim - len(axes)), dtype))
@@ -112,5 +138,7 @@ def mean(x: Any, axis: Any = None, *, keepdims: bool = False, split_every: Any =
     axes = _axes("mean", axis, x.ndim)
     dtype = np.dtype(np.mean(np.zeros(1, x.dtype)).dtype)
     count = math.prod(x.shape[a] for a in axes)
+    if x.dtype == np.float16:
+        x = x.astype(np.float32)  # numpy's mean of float16 accumulates in float32 (a float16 sum overflows at 65504)
     total = _reduce("sum", x, axes, keepdims, split_every, accelerator)
     return (total / count).astype(dtype) if count else (total * np.nan).astype(dtype)
