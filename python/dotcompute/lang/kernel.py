@@ -132,11 +132,18 @@ class Specialization:
 class Kernel(KernelBase):
     """A ``@dc.kernel``: launch with ``dc.launch(kernel, global_size, *args)``."""
 
-    def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None) -> None:
+    def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None,
+                 fastmath: bool = False) -> None:
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise TypeError(f"@dc.kernel decorates a Python function, not {pyfunc!r}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
             raise ValueError(f"@dc.kernel(name=...) must be an identifier, not {name!r}")
+        if not isinstance(fastmath, bool):
+            raise TypeError(f"@dc.kernel(fastmath=...) must be True or False, not {fastmath!r}")
+        # The backend compiler may reorder float arithmetic, use approximate division, square roots
+        # and transcendentals, and assume no NaN or infinity (lang/compile_options.py); off by default,
+        # where every backend gives IEEE results.
+        self.fastmath = fastmath
         remember_annotation_scope(pyfunc)
         self.pyfunc = pyfunc
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
@@ -151,13 +158,14 @@ class Kernel(KernelBase):
         self._launches: dict[tuple, Any] = {}
 
     @classmethod
-    def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None) -> Kernel:
+    def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None,
+                    fastmath: bool = False) -> Kernel:
         """A kernel known only from its AST (``dotcompute check`` without importing the file)."""
         def placeholder() -> None:
             pass
 
         placeholder.__name__ = parsed.name
-        obj = cls(placeholder, debug=debug, name=name)
+        obj = cls(placeholder, debug=debug, name=name, fastmath=fastmath)
         obj._parsed = parsed
         return obj
 
@@ -323,7 +331,7 @@ class Kernel(KernelBase):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # by value (source, captured constants, options); see pickling.py
-        return reduce_by_value(self, {"debug": self.debug, "name": self.name})
+        return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath})
 
     # ----------------------------------------------------------------------------- launch
 
@@ -462,15 +470,18 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, debug: bool | None = None,
-           name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None) -> Any:
-    """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry")``; ``dc.kernel(source=text)`` builds
-    the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
-    REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals)."""
+           name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None,
+           fastmath: bool = False) -> Any:
+    """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry", fastmath=True)``; ``dc.kernel(source=text)``
+    builds the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
+    REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals).
+    ``fastmath=True`` lets the backend compiler trade IEEE results for speed (lang/compile_options.py)."""
     if source is not None:
-        return Kernel(_from_source("dc.kernel", fn, source, namespace), debug=debug, name=name)
+        return Kernel(_from_source("dc.kernel", fn, source, namespace), debug=debug, name=name, fastmath=fastmath)
     if fn is None:
-        return lambda f: Kernel(f, debug=debug, name=name)
-    return Kernel(fn, debug=debug, name=name)
+        return lambda f: Kernel(f, debug=debug, name=name, fastmath=fastmath)
+    return Kernel(fn, debug=debug, name=name, fastmath=fastmath)
+
 
 
 def func(fn: Callable[..., Any] | None = None, *, source: str | None = None,

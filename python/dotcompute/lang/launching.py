@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
+from .compile_options import compile_options
 from .types import BufferType
 
 _INT64 = np.dtype(np.int64)
@@ -98,7 +99,7 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
         else:
             raise LaunchError(f"{kernel.name}: the emitter produced an unknown parameter kind {p.kind!r}")
     check_shared_memory(kernel.name, k, acc)
-    native_kernel = compile_source(acc, emitted.text, emitted.entry)
+    native_kernel = compile_source(acc, emitted.text, emitted.entry, compile_options(kernel, acc.backend))
     # debug launches pass every expanded argument themselves (the report buffer has no extents)
     plan = native_kernel.plan(specs, raw=debug)
     written = tuple(p.index for p in params if p.is_buffer and p.written)

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..lang import Kernel
+from ..lang.compile_options import compile_options
 from ..runtime import Accelerator, RawKernel, accelerator, compile_source, devices
 
 log = logging.getLogger("dotcompute.orchestrate")
@@ -58,7 +59,7 @@ def _one(kernel: Any, acc: Accelerator, signature: Any) -> tuple[str, str]:
         return acc.id, kernel.name
     types = kernel.types_for(signature)
     emitted = kernel.specialize(types).emit(acc.backend)
-    compile_source(acc, emitted.text, emitted.entry)
+    compile_source(acc, emitted.text, emitted.entry, compile_options(kernel, acc.backend))
     log.debug("precompiled %s for %s", emitted.entry, acc.id)
     return acc.id, emitted.entry
 
