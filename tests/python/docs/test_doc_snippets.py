@@ -277,3 +277,15 @@ def test_every_variable_the_docs_name_is_known_to_dotcompute_info() -> None:
     missing = sorted(named - set(config.VARIABLES) - _TEST_HARNESS_VARIABLES)
     assert not missing, f"documented but unknown to config.VARIABLES (dotcompute info calls them typos): {missing}"
     assert "DOTCOMPUTE_OPS_DISABLE" in named  # the docs do name it (docs/operations.md, README.md)
+
+
+def test_relative_links_point_to_existing_files() -> None:
+    # A newcomer follows README.md's links to docs/ and examples/: none may be dead.
+    dead = []
+    for doc in DOC_FILES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", (ROOT / doc).read_text(encoding="utf-8")):
+            path = target.partition("#")[0]
+            if path and not target.startswith(("http://", "https://", "mailto:")) \
+                    and not ((ROOT / doc).parent / path).exists():
+                dead.append(f"{doc}: {target}")
+    assert not dead, dead
