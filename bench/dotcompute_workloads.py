@@ -61,10 +61,15 @@ def nbody(pos: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2], eps: dc.
         out[2, i] = az
 
 
+# the same kernel with the backend compiler free to reorder and approximate (as numba's fastmath=True)
+nbody_fastmath = dc.kernel(fastmath=True)(nbody.pyfunc)
+
+
 class DotComputeRunner:
-    def __init__(self, acc: dc.Accelerator) -> None:
+    def __init__(self, acc: dc.Accelerator, fastmath: bool = False) -> None:
         self.acc = acc
-        self.name = f"dotcompute {acc.backend}:{acc.index}"
+        self.fastmath = fastmath
+        self.name = f"dotcompute {acc.backend}:{acc.index}" + (" fastmath" if fastmath else "")
 
     def _inputs(self, n: int):
         rng = np.random.default_rng(0)
@@ -89,7 +94,8 @@ class DotComputeRunner:
 
         pos = self.acc.asarray(bodies(n))
         out = self.last_out = self.acc.empty((3, n), np.float32)
-        return (lambda: self.acc.launch(nbody, n, pos, out, SOFTENING)), self.acc.synchronize
+        k = nbody_fastmath if self.fastmath else nbody
+        return (lambda: self.acc.launch(k, n, pos, out, SOFTENING)), self.acc.synchronize
 
     def matmul(self, n: int):
         rng = np.random.default_rng(0)

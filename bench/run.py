@@ -226,8 +226,12 @@ def main() -> None:
             for n in ((2**20, 2**24) if workload == "vadd" else (2**24,)):
                 bench_bandwidth(report, runners, workload, n, repeat)
     if "nbody" in only:
+        from dotcompute_workloads import DotComputeRunner
+
+        # beside numba's fastmath column: dotcompute's IEEE default and its fastmath=True
+        fast = [DotComputeRunner(r.acc, fastmath=True) for r in runners if isinstance(r, DotComputeRunner)]
         for n in ((1024,) if args.quick else (1024, 4096)):
-            bench_nbody(report, runners, n, repeat)
+            bench_nbody(report, runners + fast, n, repeat)
     if "first_call" in only:
         bench_first_call(report, ["dotcompute"] + [p for p in ("numba", "warp", "taichi")
                                                    if any(r.name.startswith(p) for r in runners)])
