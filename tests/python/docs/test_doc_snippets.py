@@ -118,7 +118,9 @@ SPECIAL: dict[tuple[str, str], Special] = {
         "smaller arrays keep the test fast", replace=(("16_000_000", "16_000"),)),
     ("docs/expressions.md", "@dc.fuse"): Special(
         "continues the first example; the prelude makes the numpy inputs np_x and np_v",
-        after=("z = 2.5 * x + y * y - 3.0",), prelude="import numpy as np\nnp_x = np.ones(8)\nnp_v = np.zeros(8)\n",
+        after=("z = 2.5 * x + y * y - 3.0",),
+        # float32: Metal has no float64, and "auto" may pick a Metal device
+        prelude="import numpy as np\nnp_x = np.ones(8, np.float32)\nnp_v = np.zeros(8, np.float32)\n",
         replace=(("16_000_000", "16_000"),)),
     # docs/operations.md
     ("docs/operations.md", "s = dc.sum(x)"): Special(
