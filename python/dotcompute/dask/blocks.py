@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import runtime
 from ..errors import BackendUnavailableError
 from ..launch import launch
 from .outputs import OutputPlan
@@ -88,6 +89,10 @@ def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, 
             return
         src = next(i for i, a in enumerate(full) if a is first)
         dst = plan.outputs[0]
+        if isinstance(acc, str):
+            # one spec (accelerator="cpu") reaches here as given; the device-resident loop needs the device
+            # itself (a bare AttributeError: 'str' object has no attribute 'asarray' before)
+            acc = runtime.accelerator(acc)
         if refill is not None:
             host = list(full)
             cur, nxt = first.copy(), outs[0]

@@ -11,6 +11,7 @@ import numpy as np
 
 from .blocks import pick, run_block
 from .outputs import OutputPlan, check_scalars, is_array, plan_outputs
+from .placement import check_spec
 
 _BOUNDARIES = ("reflect", "periodic", "nearest", "none")
 
@@ -48,8 +49,10 @@ def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tu
 def _accelerator(accelerator: Any) -> Any:
     """The ``accelerator=`` spec as strings: it travels to the workers, which may have devices this
     client lacks, so it is checked for its form here and resolved there."""
-    if accelerator is None or isinstance(accelerator, str):
+    if accelerator is None:
         return accelerator
+    if isinstance(accelerator, str):
+        return check_spec(accelerator)
     if hasattr(accelerator, "id") and hasattr(accelerator, "backend"):  # a dc.Accelerator
         return accelerator.id
     if isinstance(accelerator, (list, tuple)) and accelerator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import runtime
-from .placement import pin, pinned
+from .placement import check_spec, pin, pinned
 
 
 def _accelerators_here() -> list[str]:
@@ -26,14 +26,34 @@ def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
     """Pin each worker of ``client`` to one accelerator, the way dask-cuda gives each worker one GPU.
 
     Workers on the same host are numbered and take that host's accelerators in turn (non-CPU
-    devices first; ``cpu:0`` where there are none). ``devices``: a list of specs to hand out instead,
-    or a ``{worker address: spec}`` dict. Returns ``{worker address: accelerator id}``. A pinned worker
-    runs every ``dotcompute.dask`` block there (unless a call names ``accelerator=``).
+    devices first; ``cpu:0`` where there are none). ``devices``: a spec or a list of specs to hand out
+    instead, or a ``{worker address: spec}`` dict (a malformed spec, or a worker the dict leaves out,
+    raises before any worker is pinned). Returns ``{worker address: accelerator id}``. A pinned
+    worker runs every ``dotcompute.dask`` block there (unless a call names ``accelerator=``).
     """
+    if isinstance(devices, str):
+        devices = [devices]  # one spec for every worker (list("cpu") would hand out 'c', 'p', 'u')
+    if isinstance(devices, dict):
+        specs = list(devices.values())
+    elif devices is not None:
+        specs = list(devices)
+        if not specs:
+            raise ValueError("pin_devices: devices= is empty")
+    else:
+        specs = []
+    for spec in specs:
+        # a malformed spec fails here, before any worker is pinned (not half-way through the workers)
+        if not isinstance(spec, str) and not hasattr(spec, "id"):
+            raise TypeError(f"pin_devices: devices= holds {spec!r}; give specs such as 'cuda:0' or dc.Accelerators")
+        if isinstance(spec, str):
+            check_spec(spec)
     info = client.scheduler_info()
     workers = sorted(info.get("workers", {}))
     if not workers:
         raise ValueError("pin_devices: the client has no workers")
+    missing = [w for w in workers if isinstance(devices, dict) and devices.get(w) is None]
+    if missing:
+        raise ValueError(f"pin_devices: devices= names no accelerator for worker(s) {', '.join(missing)}")
     by_host: dict[str, list[str]] = {}
     for w in workers:
         by_host.setdefault(info["workers"][w].get("host", w), []).append(w)
@@ -41,15 +61,12 @@ def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
     for host_workers in by_host.values():
         for rank, w in enumerate(host_workers):
             if isinstance(devices, dict):
-                spec = devices.get(w)
-                if spec is None:
-                    raise ValueError(f"pin_devices: devices= names no accelerator for worker {w}")
+                spec = devices[w]
             elif devices is not None:
-                if not devices:
-                    raise ValueError("pin_devices: devices= is empty")
-                spec = list(devices)[rank % len(devices)]
+                spec = specs[rank % len(specs)]
             else:
                 spec = None
+            spec = getattr(spec, "id", spec)  # a dc.Accelerator travels as its id
             result = client.run(_pin_here, rank, spec, workers=[w])
             out[w] = result[w]
     return out

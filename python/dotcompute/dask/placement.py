@@ -127,6 +127,21 @@ def pinned() -> Any:
     return _pinned["device"]
 
 
+def check_spec(spec: str) -> str:
+    """A spec that no process could resolve (empty, a backend nobody has heard of, a malformed index)
+    raises the runtime's ``AcceleratorSpecError`` here, when the graph is built, instead of in every
+    task on every worker. Well-formed specs are resolved on the workers, which may have devices (an
+    index, a GPU) this client lacks."""
+    text = spec.strip().lower()
+    if text in ("auto", "best", "gpu"):
+        return spec
+    backend, colon, index = text.partition(":")
+    known = backend in runtime.KNOWN_BACKENDS or any(b.name == backend for b in runtime.backends())
+    if not known or (colon and not (index.isascii() and index.isdigit())):
+        runtime.accelerator(spec)  # raises, with the runtime's own message and the devices here
+    return spec
+
+
 def kernel_key(kernel: Any) -> str:
     return f"{getattr(kernel, 'name', '?')}@{id(kernel):x}"
 

@@ -14,7 +14,7 @@ import dask.array as da
 import numpy as np
 
 from .. import ops
-from .placement import pinned
+from .placement import check_spec, pinned
 
 _DC = {"sum": ops.sum, "min": ops.min, "max": ops.max}
 _NP = {"sum": np.sum, "min": np.min, "max": np.max}
@@ -81,6 +81,8 @@ def _reduce(op: str, x: Any, axis: Any, keepdims: bool, split_every: Any, accele
             raise TypeError(f"dcd.{op}: accelerator must be None, a spec such as 'cpu', or a dc.Accelerator, "
                             f"not {accelerator!r}")
         accelerator = accelerator.id  # resolved on the worker
+    elif isinstance(accelerator, str):
+        check_spec(accelerator)
     dtype = np.dtype(_NP[op](np.zeros(1, x.dtype)).dtype)
     if op in ("min", "max") and any(x.shape[a] == 0 for a in axes) and math.prod(
             n for d, n in enumerate(x.shape) if d not in axes):
