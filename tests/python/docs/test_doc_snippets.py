@@ -291,3 +291,16 @@ def test_relative_links_point_to_existing_files() -> None:
                     and not ((ROOT / doc).parent / path).exists():
                 dead.append(f"{doc}: {target}")
     assert not dead, dead
+
+
+def test_readme_lead_command_after_install(tmp_path: Path) -> None:
+    # README's first command, after `pip install .`: `dotcompute info && python examples/vector_add.py`
+    # (run from another folder: the example must not depend on the working directory).
+    info = subprocess.run([sys.executable, "-m", "dotcompute.cli.main", "info"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert info.returncode == 0, info.stderr
+    assert "cpu:0" in info.stdout
+    example = subprocess.run([sys.executable, str(ROOT / "examples" / "vector_add.py")], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+    assert example.returncode == 0, example.stderr
+    assert example.stdout.rstrip().endswith(": ok"), example.stdout
