@@ -24,7 +24,7 @@ def atomic_on_float16(h: dc.Buffer[dc.float16]):
     dc.atomic_max(h, 0, 1.0)  # ERR
 
 
-def atomic_on_uint64(h: dc.Buffer[dc.uint64]):
+def atomic_on_int16(h: dc.Buffer[dc.int16]):
     dc.atomic_add(h, 0, 1)  # ERR
 
 
@@ -46,7 +46,7 @@ def int32_times_float32(a: dc.Buffer[dc.int32], out: dc.Buffer[dc.float32]):
 @pytest.mark.parametrize("fn, words", [
     (atomic_on_uint8, "atomics on uint8 arrays are not supported"),
     (atomic_on_float16, "atomics on float16 arrays are not supported"),
-    (atomic_on_uint64, "atomics on uint64 arrays are not supported"),
+    (atomic_on_int16, "atomics on int16 arrays are not supported"),
     (signed_and_uint64, "unsupported operand types for &: int64 and uint64"),
     (shift_of_float16, "unsupported operand types for <<"),
 ], ids=lambda v: v.__name__ if callable(v) else "")

@@ -149,7 +149,10 @@ class CudaPrinter(GpuPrinter):
         head = f"{_Q} {T} {name}({T}* p, long long k, {T} v{extra}) {{\n  if (k < 0) return 0;\n"
         q = "p + k"
         ull = "unsigned long long"
-        if t in (INT32, UINT32) or (t.is_float and op in ("add", "exchange")) or (t == INT64 and op in (
+        if t == UINT64 and op == "sub":
+            # CUDA has atomicSub only for 32-bit ints: add the two's complement (wraps as uint64 does)
+            body = f"  return atomicAdd({q}, 0ull - v);\n"
+        elif t in (INT32, UINT32, UINT64) or (t.is_float and op in ("add", "exchange")) or (t == INT64 and op in (
                 "min", "max")):
             fn = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
                   "exchange": "atomicExch", "cas": "atomicCAS"}[op]

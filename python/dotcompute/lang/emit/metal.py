@@ -137,7 +137,7 @@ class MetalPrinter(GpuPrinter):
         return "dc_report"
 
     def atomic_helper(self, op: str, t: ScalarType, space: str) -> str:
-        if t in (INT64, FLOAT64):
+        if t in (INT64, UINT64, FLOAT64):
             raise self.type_error(self.current, f"atomic_{op} on {t} is not available on Metal (32-bit "
                                                "atomics only)")
         sp = _SPACE[space]

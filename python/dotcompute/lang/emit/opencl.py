@@ -154,14 +154,16 @@ class OpenCLPrinter(GpuPrinter):
                   "exchange": "atomic_xchg", "cas": "atomic_cmpxchg"}[op]
             args = "cmp, v" if op == "cas" else "v"
             body = f"  return {fn}((volatile {sp} {T}*)(p + k), {args});\n"
-        elif t == INT64:
+        elif t in (INT64, UINT64):
+            # cl_khr_int64_base/extended_atomics define atom_* for both long and ulong
             self.features.add("int64_atomics")
             if op in ("min", "max"):
                 self.features.add("int64_extended_atomics")
             fn = {"add": "atom_add", "sub": "atom_sub", "min": "atom_min", "max": "atom_max",
                   "exchange": "atom_xchg", "cas": "atom_cmpxchg"}[op]
             args = "cmp, v" if op == "cas" else "v"
-            body = f"  return {fn}((volatile {sp} long*)(p + k), {args});\n"
+            lt = "long" if t == INT64 else "ulong"
+            body = f"  return {fn}((volatile {sp} {lt}*)(p + k), {args});\n"
         else:
             if t == FLOAT32:
                 bits, as_bits, as_t, cas = "uint", "as_uint", "as_float", "atomic_cmpxchg"

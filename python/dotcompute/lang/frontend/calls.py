@@ -59,7 +59,7 @@ _HOST_FOLD = {
 
 
 #: element types every backend has atomic read-modify-write operations for
-_ATOMIC_DTYPES = ("int32", "uint32", "int64", "float32", "float64")
+_ATOMIC_DTYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 def _is_array_function(fn: Any, name: str) -> bool:
     """numpy's ``name`` or dotcompute's array-expression one (``dc.clip``, ``dc.where``), recognised
@@ -351,9 +351,9 @@ class CallLowering:
                                 hint="view the values as floats (a float32/float64 buffer of shape (n, 2), "
                                      "z.real and z.imag) and add the two parts atomically")
         if ref.dtype.name not in _ATOMIC_DTYPES:
-            # GPUs have no 8/16-bit or half read-modify-write atomics; uint64 lacks min/max on OpenCL 1.2
+            # GPUs have no 8/16-bit or half read-modify-write atomics
             raise self.rep.type(node.args[0], f"atomics on {ref.dtype} arrays are not supported",
-                                hint="atomics take int32, uint32, int64, float32 or float64 arrays: "
+                                hint="atomics take int32, uint32, int64, uint64, float32 or float64 arrays: "
                                      "accumulate into one of those and convert afterwards")
         indices = self.indices(ref, node.args[1], node.args[1])  # type: ignore[attr-defined]
         value = self.expr(node.args[-1])  # type: ignore[attr-defined]
