@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
 from .compile_options import compile_options
 from .types import BufferType
@@ -266,7 +267,18 @@ def barrier_local_size(name: str, global_size: tuple[int, ...], local_size: tupl
                 break
         out.append(best)
         budget = max(1, budget // best)
-    return tuple(out)
+    chosen = tuple(out)
+    if any(d & (d - 1) for d in chosen) and (name, global_size) not in _odd_groups_warned:
+        # a tree over work-group memory usually halves the group size each step, which loses
+        # elements when it is not a power of two: say what was chosen rather than be silently wrong
+        _odd_groups_warned.add((name, global_size))
+        config.warn_user(f"{name} uses barrier() or dc.shared and was launched without local_size: its "
+                         f"work-groups have {chosen} items (the largest that divide global_size "
+                         f"{global_size}); pass local_size= if the kernel assumes a power of two")
+    return chosen
+
+
+_odd_groups_warned: set[tuple[str, tuple[int, ...]]] = set()
 
 
 def _stage(acc: Any, args: tuple[Any, ...], buffers: tuple[int, ...], entry: LaunchEntry | None = None,

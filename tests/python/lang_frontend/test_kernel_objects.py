@@ -105,3 +105,21 @@ def test_barrier_kernels_get_a_dividing_local_size():
     assert barrier_local_size("k", (64,), None, 256, (16, 1 << 30, 1 << 30)) == (16,)  # dc.shared((16,), ...)
     with pytest.raises(dc.LaunchError, match="multiple"):
         barrier_local_size("k", (10,), (4,), 256)
+
+
+def test_a_chosen_group_size_that_is_not_a_power_of_two_is_said():
+    """A barrier kernel launched without local_size gets a dividing group size; when that is not a power of
+    two (1000 -> 250) a tree that halves the group would lose elements, so a warning names it."""
+    import warnings as _w
+
+    from dotcompute.lang import launching
+
+    launching._odd_groups_warned.clear()
+    with _w.catch_warnings(record=True) as seen:
+        _w.simplefilter("always")
+        assert barrier_local_size("tree", (1000,), None, 256) == (250,)
+        assert barrier_local_size("tree", (1000,), None, 256) == (250,)  # once per (kernel, size)
+        assert barrier_local_size("tree", (4096,), None, 256) == (256,)
+        assert barrier_local_size("tree", (1000,), (8,), 256) == (8,)  # given: nothing to say
+    msgs = [str(w.message) for w in seen if issubclass(w.category, dc.DotComputeWarning)]
+    assert len(msgs) == 1 and "(250,)" in msgs[0] and "local_size=" in msgs[0]
