@@ -65,7 +65,8 @@ def run_block(kernel: Any, plan: OutputPlan, accelerator: Any, local_size: Any, 
     the boundary mode and depth per axis): a block at the array's edge has its halo filled again
     between the steps (on the host; interior blocks stay on the device).
     """
-    inputs = [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    # a 0-d block is a lazy scalar argument (dcd.mean(x), x.max()): the launch takes its value
+    inputs = [(a[()] if a.ndim == 0 else np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
     first = next(a for a in inputs if isinstance(a, np.ndarray))
     outs = [np.empty(first.shape, d) for d in plan.dtypes]
     full = plan.assemble(inputs, outs)

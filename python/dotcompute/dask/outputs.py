@@ -44,7 +44,18 @@ class OutputPlan:
 
 
 def is_array(a: Any) -> bool:
-    return hasattr(a, "dtype") and hasattr(a, "shape") and hasattr(a, "ndim") and not np.isscalar(a)
+    """An array argument with blocks (a 0-d array is a scalar: see ``is_scalar_array``)."""
+    return hasattr(a, "dtype") and hasattr(a, "shape") and hasattr(a, "ndim") and not np.isscalar(a) and a.ndim > 0
+
+
+def is_scalar_array(a: Any) -> bool:
+    """A 0-d array -- typically a lazy Dask result such as ``dcd.mean(x)`` or ``x.max()`` -- passed where
+    the kernel takes a scalar: each block's launch gets its value (``x / x.mean()`` in Dask works so)."""
+    return hasattr(a, "dtype") and hasattr(a, "shape") and hasattr(a, "ndim") and not np.isscalar(a) and a.ndim == 0
+
+
+def _scalar_example(a: Any) -> Any:
+    return np.dtype(a.dtype).type(0) if is_scalar_array(a) else a
 
 
 def plan_outputs(kernel: Any, args: Sequence[Any], outputs: Any) -> OutputPlan:
@@ -81,7 +92,7 @@ def plan_outputs(kernel: Any, args: Sequence[Any], outputs: Any) -> OutputPlan:
     plan = OutputPlan(len(decls), tuple(positions), tuple(dtypes), tuple(names[p] for p in positions))
     # type-check the whole call here, on the client, before any task runs: the argument types against
     # the signature (as a launch checks them), then the kernel body for those types
-    examples = [_example(a.dtype, a.ndim) if is_array(a) else a for a in args]
+    examples = [_example(a.dtype, a.ndim) if is_array(a) else _scalar_example(a) for a in args]
     full = plan.assemble(examples, [_example(d, first.ndim) for d in dtypes])
     kernel.ir(signature=kernel.types_from_args(tuple(full)))
     return plan
@@ -90,7 +101,7 @@ def plan_outputs(kernel: Any, args: Sequence[Any], outputs: Any) -> OutputPlan:
 def _signature_entry(a: Any) -> Any:
     if is_array(a):
         return BufferType(scalar_type(a.dtype), a.ndim)
-    return a
+    return _scalar_example(a)
 
 
 def _example(dtype: np.dtype, ndim: int) -> np.ndarray:
@@ -174,6 +185,7 @@ def _raw_plan(kernel: RawKernel, args: Sequence[Any], outputs: Any, first: Any) 
 
 def check_scalars(args: Sequence[Any]) -> None:
     for i, a in enumerate(args):
-        if not is_array(a) and type_of_argument(a) is None:
-            raise TypeError(f"map_blocks: argument {i} must be a Dask array, a numpy array or a number, "
-                            f"not {type(a).__name__}")
+        if not is_array(a) and type_of_argument(_scalar_example(a)) is None:
+            raise TypeError(f"map_blocks: argument {i} must be a Dask array, a numpy array or a number "
+                            f"(or a 0-d array of one), not {type(a).__name__}"
+                            + (f" of dtype {a.dtype}" if is_scalar_array(a) else ""))

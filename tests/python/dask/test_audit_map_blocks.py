@@ -142,3 +142,23 @@ def test_outputs_spelled_every_way(outputs):
     got = dcd.map_blocks(axpb, da.from_array(x, chunks=4), 2.0, 0.0, outputs=outputs).compute(scheduler="sync")
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, 2 * x)
+
+
+@dc.kernel
+def divide(x, s, out):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i] = x[i] / s
+
+
+def test_lazy_0d_results_as_scalar_arguments(client):
+    # x / x.mean() is everyday Dask; the 0-d Dask array (or a 0-d numpy array) is the kernel's scalar
+    x = np.arange(1, 11, dtype=np.float64)
+    X = da.from_array(x, chunks=3)
+    np.testing.assert_allclose(client.compute(dcd.map_blocks(divide, X, dcd.mean(X))).result(), x / x.mean())
+    np.testing.assert_allclose(dcd.map_blocks(divide, X, X.max()).compute(scheduler="threads"), x / x.max())
+    np.testing.assert_allclose(dcd.map_blocks(divide, X, np.array(4.0)).compute(scheduler="sync"), x / 4)
+    got = dcd.map_blocks(axpb, X.astype(np.float32), dcd.max(X), dcd.sum(X)).compute(scheduler="sync")
+    np.testing.assert_allclose(got, 10 * x + 55)
+    with pytest.raises(TypeError, match="argument 1"):
+        dcd.map_blocks(divide, X, da.from_array(np.array("a")))
