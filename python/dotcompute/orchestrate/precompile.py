@@ -27,7 +27,7 @@ def precompile(kernel: Any, accelerators: Sequence[Any] | Any = None, signatures
     list with an entry per parameter, as ``kernel.source(signature=...)`` takes; default: the
     annotated or default types). Returns ``[(accelerator id, entry point), ...]``, or a Future of it."""
     accs = _accelerators(kernel, accelerators)
-    jobs = [(acc, sig) for acc in accs for sig in (signatures if signatures is not None else [None])]
+    jobs = [(acc, sig) for acc in accs for sig in _signatures(kernel, signatures)]
     pool = ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1)),
                               thread_name_prefix="dotcompute-precompile")
     futures = [pool.submit(_one, kernel, acc, sig) for acc, sig in jobs]
@@ -73,6 +73,24 @@ def _accelerators(kernel: Any, accelerators: Any) -> list[Accelerator]:
     if isinstance(accelerators, (str, Accelerator)):
         accelerators = [accelerators]
     return [accelerator(a) for a in accelerators]
+
+
+def _signatures(kernel: Any, signatures: Any) -> list[Any]:
+    """``signatures`` is a list of signatures, each a list or tuple with an entry per parameter. One
+    signature given on its own (``signatures=("float32", ...)``) or a string would otherwise be taken
+    apart entry by entry, character by character, into "the signature has 7 entries" errors."""
+    if signatures is None:
+        return [None]
+    what = "precompile(signatures=...)"
+    if isinstance(signatures, (str, bytes)) or not isinstance(signatures, Sequence):
+        raise TypeError(f"{what} takes a list of signatures, each a tuple with one entry per parameter, "
+                        f"not {type(signatures).__name__} {signatures!r}")
+    for sig in signatures:
+        if isinstance(sig, (str, bytes)) or not isinstance(sig, Sequence):
+            raise TypeError(f"{what}: each signature is a tuple with one entry per parameter of "
+                            f"{getattr(kernel, 'name', '?')!r}, not {type(sig).__name__} {sig!r} "
+                            f"(one signature on its own goes in a list: signatures=[(...)])")
+    return list(signatures)
 
 
 def install() -> None:

@@ -105,6 +105,10 @@ def declared_accesses(args: tuple[Any, ...], reads: Any, writes: Any, stage: str
             continue
         if is_tracked(objs):
             objs = [objs]
+        elif isinstance(objs, (str, bytes)) or not hasattr(objs, "__iter__"):
+            # else `for obj in objs` would fail with a bare "'int' object is not iterable"
+            raise TypeError(f"stage {stage!r}: {what}= must be a dc.Buffer, a numpy array or a list of them, "
+                            f"got {type(objs).__name__}")
         for obj in objs:
             if not is_tracked(obj):
                 raise TypeError(f"stage {stage!r}: {what}= must hold dc.Buffers or numpy arrays, "
