@@ -22,6 +22,28 @@ def _pin_here(rank: int, spec: Any) -> str | None:
     return pin(devs[rank % len(devs)])
 
 
+try:  # distributed is what pin_devices works with, but dotcompute.dask itself needs only dask
+    from distributed import WorkerPlugin as _WorkerPlugin
+except ImportError:  # pragma: no cover
+    _WorkerPlugin = object  # type: ignore[assignment,misc]
+
+
+class _RepinOnRestart(_WorkerPlugin):  # type: ignore[misc,valid-type]
+    """A worker plugin: a worker that starts again under a known name (the nanny restarts a worker that
+    died, with a new process and address but the same name) is pinned as before; without it the
+    new process would silently run on ``"auto"``."""
+
+    name = "dotcompute-pin-devices"
+
+    def __init__(self, by_name: dict[str, tuple[int, str | None]]) -> None:
+        self.by_name = by_name
+
+    def setup(self, worker: Any) -> None:
+        entry = self.by_name.get(str(worker.name))
+        if entry is not None and pinned() is None:
+            _pin_here(*entry)
+
+
 def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
     """Pin each worker of ``client`` to one accelerator, the way dask-cuda gives each worker one GPU.
 
@@ -58,6 +80,7 @@ def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
     for w in workers:
         by_host.setdefault(info["workers"][w].get("host", w), []).append(w)
     out: dict[str, str] = {}
+    by_name: dict[str, tuple[int, str | None]] = {}
     for host_workers in by_host.values():
         for rank, w in enumerate(host_workers):
             if isinstance(devices, dict):
@@ -69,6 +92,8 @@ def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
             spec = getattr(spec, "id", spec)  # a dc.Accelerator travels as its id
             result = client.run(_pin_here, rank, spec, workers=[w])
             out[w] = result[w]
+            by_name[str(info["workers"][w].get("name", w))] = (rank, spec)
+    client.register_plugin(_RepinOnRestart(by_name), name=_RepinOnRestart.name)
     return out
 
 

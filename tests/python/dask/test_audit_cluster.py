@@ -187,3 +187,22 @@ def test_iterations_with_edge_refill_on_every_accelerator(accelerator, boundary)
     with dask.config.set(scheduler="threads"):
         want, got = dask.compute(stepped, blocked)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _my_pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+def test_a_restarted_worker_is_pinned_again():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  worker_dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        pins = dcd.pin_devices(c, devices="cpu:0")
+        assert set(pins.values()) == {"cpu:0"}
+        victim = sorted(pins)[0]
+        old_pid = c.run(_my_pid, workers=[victim])[victim]
+        c.restart_workers([victim])  # a new process (as after a crash) under the same worker name
+        after = c.run(_my_pid)
+        assert old_pid not in after.values() and len(after) == 2
+        assert set(c.run(dcd.pinned_device).values()) == {"cpu:0"}  # was None for the new process
