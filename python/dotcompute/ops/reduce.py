@@ -394,8 +394,14 @@ def argmax(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any
 def check_operator(name: str, op: Any, arity: int) -> None:
     """A user operator must be a ``@dc.func`` of ``arity`` parameters: a KernelTypeError otherwise."""
     if not isinstance(op, DeviceFunction):
+        hint = ""
+        if isinstance(op, MathFunction):
+            # the language's max/min ignore NaN inside kernels (C's fmax), numpy's propagate it: a
+            # built-in is not taken as an operator; the named reductions are numpy's
+            hint = (f" (dc.{op.name} is a built-in math function; for numpy's reduction call "
+                    f"dc.{op.name}(x, axis=...), or write the operator as a @dc.func)")
         raise KernelTypeError(f"{name}: op must be a @dc.func device function of {arity} values, "
-                              f"got {type(op).__name__}")
+                              f"got {type(op).__name__}{hint}")
     params = inspect.signature(op.pyfunc).parameters
     if len(params) != arity:
         raise KernelTypeError(f"{name}: op {op.__name__!r} takes {len(params)} parameter(s); "
@@ -414,11 +420,11 @@ def operator_errors(name: str, op: Any, dtype: Any) -> Iterator[None]:
             raise
         try:
             where = f"{inspect.getsourcefile(op.pyfunc)}:{inspect.getsourcelines(op.pyfunc)[1]}"
-        except (OSError, TypeError):
-            where = "defined in Python"
+        except (OSError, TypeError, AttributeError):  # a built-in math function has no Python source
+            where = "a built-in function"
         detail = getattr(exc, "msg_only", None) or str(exc)
-        raise KernelTypeError(f"{name}: op {op.__name__!r} ({where}) cannot combine {np.dtype(dtype)} values: "
-                              f"{detail}", filename=where.rsplit(":", 1)[0]) from exc
+        raise KernelTypeError(f"{name}: op {getattr(op, '__name__', op)!r} ({where}) cannot combine "
+                              f"{np.dtype(dtype)} values: {detail}", filename=where.rsplit(":", 1)[0]) from exc
 
 
 @cache

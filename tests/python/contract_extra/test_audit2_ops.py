@@ -373,3 +373,10 @@ def test_scan_from_four_threads_with_a_cold_kernel_cache(run_python, tmp_path):
                           timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.strip() == "ok"
+
+
+def test_a_builtin_math_function_as_operator_is_refused_with_a_hint(accelerator):
+    x = accelerator.asarray(np.arange(4, dtype=np.float32))
+    for fn in (dc.reduce, dc.scan):
+        with pytest.raises(dc.KernelTypeError, match=r"dc\.max\(x, axis=\.\.\.\)"):
+            fn(dc.max, x)
