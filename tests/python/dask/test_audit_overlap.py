@@ -5,6 +5,7 @@ single steps whatever the boundary."""
 
 from __future__ import annotations
 
+import dask
 import dask.array as da
 import numpy as np
 import pytest
@@ -178,3 +179,30 @@ def test_local_size_checked_against_the_grown_blocks():
     # boundary="none": edge blocks grow on one side only (9x7), interior sides on both
     with pytest.raises(ValueError, match=r"\(9, 7\)"):
         dcd.map_overlap(lap, U, depth=1, boundary="none", local_size=(5, 4))
+
+
+@dc.kernel
+def heat_drift(u: dc.Buffer[dc.float64, 2], out: dc.Buffer[dc.float64, 2]):
+    # asymmetric 9-point step (the corners matter): reflect/nearest halos must be refreshed per step
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    n, m = u.shape
+    if i < n and j < m:
+        im = max(i - 1, 0)
+        ip = min(i + 1, n - 1)
+        jm = max(j - 1, 0)
+        jp = min(j + 1, m - 1)
+        out[i, j] = (0.4 * u[i, j] + 0.2 * u[im, j] + 0.1 * u[ip, j] + 0.15 * u[i, jm] + 0.05 * u[i, jp]
+                     + 0.06 * u[im, jm] + 0.04 * u[ip, jp])
+
+
+@pytest.mark.parametrize("boundary", ["nearest", "reflect", -1.0, {0: "periodic", 1: "nearest"}], ids=repr)
+def test_2d_iterations_equal_single_steps(boundary):
+    u = np.random.default_rng(9).random((18, 14))
+    U = da.from_array(u, chunks=(6, 7))
+    stepped = U
+    for _ in range(3):
+        stepped = dcd.map_overlap(heat_drift, stepped, depth=1, boundary=boundary)
+    blocked = dcd.map_overlap(heat_drift, U, depth=3, boundary=boundary, iterations=3)
+    want, got = dask.compute(stepped, blocked, scheduler="threads")
+    np.testing.assert_allclose(got, want, rtol=1e-13)
