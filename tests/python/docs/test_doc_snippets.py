@@ -153,12 +153,6 @@ SPECIAL: dict[tuple[str, str], Special] = {
     (_KL, "if i >= out.shape[0]:\n    return"): Special(_BODY, skip=True),
     (_KL, "# this work-item's index in the grid"): Special(_BODY, skip=True),
     (_KL, "old = dc.atomic_add(counts, k, 1)"): Special(_BODY, skip=True),
-    (_KL, "class Mixed:"): Special("doc bug (reported): Inner is used but not defined in this block", xfail=True),
-    (_KL, "dc.launch(block_sum, x.size, x, out, local_size=256)"): Special(
-        "doc bug (reported): the launch uses the first block's 1000-element x, not a multiple of local_size 256",
-        xfail=True),
-    (_KL, "def axpy(a, x: dc.Buffer, y: dc.Buffer)"): Special(
-        "doc bug (reported): n, x32, y32, x64 and y64 are not defined", xfail=True),
     (_KL, "def oops("): Special("shows the debug-mode error on purpose", fails_with="KernelIndexError"),
 }
 
