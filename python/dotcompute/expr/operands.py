@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,22 @@ def check_device_dtypes(acc: Any, dtypes: Any, what: str) -> None:
                         "use float32 buffers (x.astype(dc.float32)) there")
 
 
+def _check_fits(x: bool | int | float, dt: np.dtype) -> None:
+    """numpy 2's rules for a Python number stored into an integer buffer (``b[i] = x``): an int out
+    of the dtype's range is an OverflowError, a NaN a ValueError, an infinity an OverflowError
+    (a conversion would wrap or be undefined: a silently wrong element)."""
+    if dt.kind not in "iu" or isinstance(x, bool):
+        return
+    if isinstance(x, int):
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python integer {x} out of bounds for {dt}")
+    elif math.isnan(x):
+        raise ValueError(f"cannot convert float NaN to integer ({dt})")
+    elif math.isinf(x):
+        raise OverflowError(f"cannot convert float infinity to integer ({dt})")
+
+
 def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     """``x`` as an operand on ``acc``: a Buffer (0-d buffers become strong scalars), a Scalar (Python
     numbers stay weak: their ``value`` is the Python number and dtype None), or NotImplemented.
@@ -56,6 +73,7 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         if dtype is not None:
             dt = check_dtype(dtype, "value")
+            _check_fits(x, dt)
             return Scalar(np.asarray(x).astype(dt)[()].item() if not isinstance(x, bool) or dt.kind == "b"
                           else dt.type(x).item(), dt)
         return Scalar(x, None)  # weak: the loop type decides

@@ -229,3 +229,35 @@ def test_host_and_copy_from_on_a_view_write_the_base(accelerator):
     np.testing.assert_array_equal(w.numpy(), wn)
     with pytest.raises(ValueError, match=r"\(3, 2\)"):
         w[0:2].copy_from(np.zeros((3, 2), np.float32))
+
+
+def test_assigning_a_python_number_that_does_not_fit_is_refused(accelerator):
+    # numpy 2 refuses these; they used to wrap (-1 → 255) or store an undefined conversion of NaN
+    u8 = accelerator.asarray(np.zeros(3, np.uint8))
+    i32 = accelerator.asarray(np.zeros(3, np.int32))
+    with pytest.raises(OverflowError, match="-1"):
+        u8[0] = -1
+    with pytest.raises(OverflowError, match="300"):
+        u8[1:] = 300
+    with pytest.raises(OverflowError):
+        i32[...] = 2**40
+    with pytest.raises(ValueError, match="NaN"):
+        i32[0] = float("nan")
+    with pytest.raises(OverflowError):
+        i32[0] = float("inf")
+    u8[0] = 255
+    i32[0] = 7.9  # a float in range is truncated, as numpy does
+    i32[1] = -(2**31)
+    np.testing.assert_array_equal(u8.numpy(), [255, 0, 0])
+    np.testing.assert_array_equal(i32.numpy(), [7, -(2**31), 0])
+
+
+def test_reading_a_zero_d_buffer_by_index(accelerator):
+    # on a device, z[()] generated a kernel reading `b0[]`: a SyntaxError from generated code
+    z = accelerator.asarray(np.array(2.5, np.float32))
+    assert z[()] == np.float32(2.5)
+    assert float(z[...]) == 2.5
+    s = dc.sum(accelerator.asarray(np.arange(4, dtype=np.float32)))
+    assert s[()] == 6.0
+    with pytest.raises(IndexError):
+        z[0]
