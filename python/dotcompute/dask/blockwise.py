@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,8 @@ def _check_tiling(name: str, chunks: tuple[tuple[int, ...], ...], local_size: tu
         raise ValueError(f"{name}: local_size {local_size} has {len(local_size)} dimension(s), the blocks "
                          f"have {len(chunks)}")
     bad = set()
+    if any(_unknown(*c) for c in chunks):
+        return  # sizes known only when computed: each launch checks its own block
     for shape in itertools.product(*chunks):
         if any(n % g for n, g in zip(shape, local_size, strict=True)):
             bad.add(shape)
@@ -89,7 +92,7 @@ def _aligned(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
         a = args[i]
         for d in range(a.ndim):
             fd = n - a.ndim + d
-            if a.shape[d] != first.shape[fd] and a.shape[d] != 1:
+            if a.shape[d] != first.shape[fd] and a.shape[d] != 1 and not _unknown(a.shape[d], first.shape[fd]):
                 raise ValueError(f"{name}: argument {i} has shape {a.shape}, which does not match the first "
                                  f"array argument's {first.shape} (axes aligned on the right; a length must be "
                                  f"equal or 1)")
@@ -102,17 +105,31 @@ def _aligned(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if len(along) == 1:  # already common (empty blocks included): leave them
             target.append(along.pop())
             continue
+        if any(_unknown(*chunks) for chunks in along):
+            # unknown chunk sizes (after boolean indexing) cannot be recut; as in da.map_blocks the blocks
+            # are paired by position, which needs as many blocks in each
+            if len({len(c) for c in along}) > 1:
+                raise ValueError(f"{name}: the array arguments have unknown chunk sizes along axis {fd} "
+                                 f"({' vs '.join(map(str, sorted(along, key=len)))}) and different numbers of "
+                                 f"blocks there; call .compute_chunk_sizes() on them first")
+            target.append(None)
+            continue
         cuts = {c for chunks in along for c in itertools.accumulate(chunks)}
         bounds = sorted(cuts | {0})
         target.append(tuple(b - a for a, b in itertools.pairwise(bounds)) or (first.shape[fd],))
     out = list(args)
     for i in arrays:
         a = args[i]
-        want = tuple(a.chunks[d] if a.shape[d] == 1 and first.shape[n - a.ndim + d] != 1 else target[n - a.ndim + d]
-                     for d in range(a.ndim))
+        want = tuple(a.chunks[d] if (a.shape[d] == 1 and first.shape[n - a.ndim + d] != 1)
+                     or target[n - a.ndim + d] is None else target[n - a.ndim + d] for d in range(a.ndim))
         if want != a.chunks:
             out[i] = a.rechunk(want)
     return tuple(out)
+
+
+def _unknown(*sizes: float) -> bool:
+    """Whether any of these lengths is Dask's NaN for "not known until computed"."""
+    return any(isinstance(v, float) and math.isnan(v) for v in sizes)
 
 
 def _outputs(blocks: Any, plan: OutputPlan) -> Any:

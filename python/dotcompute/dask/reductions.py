@@ -70,6 +70,10 @@ def _combine(parts: np.ndarray, axis: tuple[int, ...], keepdims: bool, op: str, 
     return _empty_safe(op, parts, axis, keepdims)
 
 
+def _ones(block: np.ndarray) -> np.ndarray:
+    return np.ones(block.shape, np.int64)
+
+
 def _reduce(op: str, x: Any, axis: Any, keepdims: bool, split_every: Any, accelerator: Any) -> Any:
     if isinstance(x, np.ndarray):
         x = da.asarray(x)
@@ -143,4 +147,10 @@ def mean(x: Any, axis: Any = None, *, keepdims: bool = False, split_every: Any =
     if x.dtype == np.float16:
         x = x.astype(np.float32)  # numpy's mean of float16 accumulates in float32 (a float16 sum overflows at 65504)
     total = _reduce("sum", x, axes, keepdims, split_every, accelerator)
+    if math.isnan(count):
+        # unknown chunk sizes (x[x > 0]): the count is known only when computed (it was NaN, and so
+        # was the mean)
+        ones = x.map_blocks(_ones, dtype=np.int64, meta=np.empty((0,) * x.ndim, np.int64))
+        counts = da.sum(ones, axis=axes, keepdims=keepdims, split_every=split_every)
+        return (total / counts).astype(dtype)
     return (total / count).astype(dtype) if count else (total * np.nan).astype(dtype)

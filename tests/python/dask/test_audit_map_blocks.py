@@ -162,3 +162,23 @@ def test_lazy_0d_results_as_scalar_arguments(client):
     np.testing.assert_allclose(got, 10 * x + 55)
     with pytest.raises(TypeError, match="argument 1"):
         dcd.map_blocks(divide, X, da.from_array(np.array("a")))
+
+
+def test_unknown_chunk_sizes_after_boolean_indexing(client):
+    # x[x > 0] has chunks (nan, ...): blocks pair by position as in da.map_blocks; the mean's count is
+    # known only when computed (it was NaN)
+    x = np.arange(-10, 10, dtype=np.float32)
+    X = da.from_array(x, chunks=6)
+    Y = X[X > 0]
+    want = x[x > 0]
+    np.testing.assert_array_equal(dcd.map_blocks(add, Y, Y).compute(scheduler="sync"), 2 * want)
+    np.testing.assert_array_equal(dcd.map_blocks(axpb, Y, 2.0, 1.0, local_size=1).compute(scheduler="sync"),
+                                  2 * want + 1)
+    got = client.compute([dcd.mean(Y), dcd.sum(Y), dcd.max(Y), dcd.min(Y)], sync=True)
+    np.testing.assert_allclose(got, [want.mean(), want.sum(), want.max(), want.min()])
+    m = np.arange(24.0).reshape(4, 6)
+    M = da.from_array(m, chunks=2)
+    rows = M[M[:, 0] > 5]  # unknown along axis 0
+    np.testing.assert_allclose(dcd.mean(rows, axis=0).compute(scheduler="sync"), m[m[:, 0] > 5].mean(axis=0))
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        dcd.map_blocks(add, Y, da.ones(9, chunks=3, dtype=np.float32))
