@@ -17,7 +17,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from .codegen import STATS, Program, compile_kernel, launch
-from .lazy import EVALUATE, PENDING, LazyBuffer, Scalar
+from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar
 from .operands import accelerator_of, operand
 from .types import SUPPORTED
 
@@ -213,6 +213,22 @@ def _store_on_host(base: Buffer, index: tuple[tuple, ...], shape: tuple[int, ...
     base.copy_from(host)
 
 
+def _store_zero_d(base: Buffer, value: Any) -> None:
+    """``s[...] = v`` / ``s += v`` on a 0-d buffer (a reduction's result): kernels have no 0-d
+    buffers (the generated store would index nothing), so the one element goes through the host."""
+    host = np.asarray(value.value if isinstance(value, Scalar) else value.numpy()).astype(base.dtype).reshape(())
+    if type(base) is LazyBuffer and base._backing is not None:
+        # a 0-d result lives in a one-element buffer that expressions read: write that, and drop
+        # the 0-d copy made from it (it is made again from the new value when asked for)
+        base._backing.copy_from(host.reshape(1))
+        try:
+            _NATIVE.__delete__(base)
+        except AttributeError:
+            pass
+        return
+    base.copy_from(host)
+
+
 def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     if isinstance(value, Buffer):
@@ -236,6 +252,9 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     if 0 in shape:
         return
     before_write(base, exclude=value)
+    if base.ndim == 0:
+        _store_zero_d(base, value)
+        return
     if _reads(value, base, index):
         # the expression reads the memory it writes elsewhere than element by element: compute first
         copy = LazyBuffer.pending("cast", (value,), (value.dtype,), value.dtype, value.shape, base.accelerator)

@@ -261,3 +261,19 @@ def test_reading_a_zero_d_buffer_by_index(accelerator):
     assert s[()] == 6.0
     with pytest.raises(IndexError):
         z[0]
+
+
+def test_writing_zero_d_buffers(accelerator):
+    # the generated store indexed nothing (`o0[] = ...`): a SyntaxError from generated code
+    z = accelerator.asarray(np.array(2.5, np.float32))
+    z[...] = 3
+    assert float(z) == 3.0
+    z += 1
+    assert float(z) == 4.0
+    s = dc.sum(accelerator.asarray(np.arange(4, dtype=np.float32)))
+    float(s)  # the 0-d copy exists before the write: it must not be read stale afterwards
+    s += 1
+    assert float(s) == 7.0
+    np.testing.assert_array_equal((s * accelerator.asarray(np.ones(3, np.float32))).numpy(), [7, 7, 7])
+    s[()] = -2
+    assert s.item() == -2.0 and float(s * 2) == -4.0
