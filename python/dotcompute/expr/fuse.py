@@ -14,6 +14,7 @@ Buffers out.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -67,7 +68,17 @@ class FusedFunction:
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # keywords become the positions they name, so a signature is one argument tuple
+            try:
+                bound_args = inspect.signature(self.fn).bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{self.fn.__name__}(): {exc}") from None
+            bound_args.apply_defaults()
+            if bound_args.kwargs:
+                raise TypeError(f"{self.fn.__name__}(): @dc.fuse functions take positional arguments, "
+                                f"not {sorted(bound_args.kwargs)} as keywords only")
+            args = bound_args.args
         buffers = [a for a in args if isinstance(a, Buffer)]
         if buffers:
             acc = buffers[0].accelerator

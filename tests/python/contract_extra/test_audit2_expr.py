@@ -277,3 +277,20 @@ def test_writing_zero_d_buffers(accelerator):
     np.testing.assert_array_equal((s * accelerator.asarray(np.ones(3, np.float32))).numpy(), [7, 7, 7])
     s[()] = -2
     assert s.item() == -2.0 and float(s * 2) == -4.0
+
+
+@dc.fuse
+def _scaled(x, scale=2.0):
+    return x * scale
+
+
+def test_fuse_accepts_keyword_arguments(accelerator):
+    # a keyword argument used to be "FusedFunction.__call__() got an unexpected keyword argument"
+    xn = np.arange(5, dtype=np.float32)
+    x = accelerator.asarray(xn)
+    np.testing.assert_array_equal(_axpy_and_diff(x, y=x)[0].numpy(), xn * 3)
+    np.testing.assert_array_equal(_scaled(x).numpy(), xn * 2)
+    np.testing.assert_array_equal(_scaled(x, scale=3.0).numpy(), xn * 3)
+    np.testing.assert_array_equal(_scaled(x=x).numpy(), xn * 2)
+    with pytest.raises(TypeError, match="_scaled"):
+        _scaled(x, bogus=1)
