@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-FAST_MATH_OPTIONS = {"cpu": "-ffast-math", "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math"}
+#: On the CPU backend, -ffast-math's parts rather than the flag itself: GCC before 13 (and Clang) link
+#: crtfastmath.o into a shared object built with -ffast-math (or -funsafe-math-optimizations), whose
+#: constructor turns on flush-to-zero for the whole process when the kernel is loaded -- numpy would
+#: then silently compute subnormals as 0. These flags give the same freedom to the kernel's code only.
+_CPU_FAST_MATH = ("-fno-math-errno -fno-trapping-math -fno-signed-zeros -fassociative-math -freciprocal-math "
+                  "-ffinite-math-only -fcx-limited-range")
+
+FAST_MATH_OPTIONS = {"cpu": _CPU_FAST_MATH, "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math"}
 
 
 def compile_options(kernel: Any, backend: str) -> str:

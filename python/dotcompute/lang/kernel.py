@@ -224,8 +224,22 @@ class Kernel(KernelBase):
             if len(signature) != len(decls):
                 raise KernelTypeError(f"{self.name}: the signature has {len(signature)} entries for "
                                       f"{len(decls)} parameters")
-            pairs = enumerate(zip(decls, signature, strict=True))
-            return [self._fixed[i] or type_from_signature(d, s) for i, (d, s) in pairs]
+            out: list[ParamType] = []
+            for i, (d, s) in enumerate(zip(decls, signature, strict=True)):
+                fixed = self._fixed[i]
+                if fixed is None:
+                    out.append(type_from_signature(d, s))
+                    continue
+                if s is not None and aggregate_type(fixed) is None and getattr(fixed, "elem", None) is None:
+                    # an annotated parameter: its entry must name the same type, not be ignored ("float99")
+                    given = type_from_signature(d, s)  # raises for an entry that is neither type nor value
+                    is_value = isinstance(s, (int, float, complex, np.ndarray, np.generic)) and not isinstance(s, type)
+                    if given != fixed and not (is_value and not isinstance(fixed, BufferType)):
+                        # (an example number for an annotated scalar converts to it, as at a launch)
+                        raise KernelTypeError(f"{self.name}: the signature gives parameter {d.name!r} the type "
+                                              f"{given}, but it is annotated {fixed}")
+                out.append(fixed)
+            return out
         if args is not None:
             return self.types_from_args(tuple(args))
         return [self._fixed[i] or default_param_type(d, self.parsed().tree) for i, d in enumerate(decls)]

@@ -73,3 +73,36 @@ def test_the_flag_is_checked_and_survives_pickling():
         dc.kernel(fastmath="yes")(lambda x: None)
     k = pickle.loads(pickle.dumps(count_nans))
     assert k.fastmath is True and pickle.loads(pickle.dumps(_gravity(False))).fastmath is False
+
+
+SCRIPT = '''
+import numpy as np, dotcompute as dc
+
+@dc.kernel(fastmath=True)
+def twice(x: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        x[i] = x[i] * 2.0
+
+tiny = np.array([1e-38], np.float32)
+for acc in dc.devices():
+    x = np.ones(4, np.float32)
+    dc.launch(twice, 4, x, accelerator=acc)
+    assert (x == 2).all(), acc
+print((tiny * np.float32(0.01))[0] != 0)
+'''
+
+
+def test_a_fast_math_kernel_leaves_the_process_floating_point_alone(tmp_path):
+    """Loading a kernel built with fast math must not turn on flush-to-zero for the whole process (a
+    shared object linked with GCC's -ffast-math does so in its constructor): numpy would silently
+    compute subnormal results as 0 from then on. Run in a child process, so that a failure cannot
+    leak into the other tests."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "fastmath_ftz.py"
+    script.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "True", "a fast-math kernel turned on flush-to-zero"
