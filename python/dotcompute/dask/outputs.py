@@ -180,6 +180,15 @@ def _raw_plan(kernel: RawKernel, args: Sequence[Any], outputs: Any, first: Any) 
         if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 0 <= p < n_params:
             raise ValueError(f"RawKernel {kernel.name!r}: output positions must be ints 0..{n_params - 1}, got {p!r}")
     dtypes = tuple(np.dtype(outputs[p]) for p in positions)
+    # the parameter list as the source declares it (CUDA/OpenCL): a count that cannot match fails here,
+    # on the client, instead of as a LaunchError from every block on the workers
+    declared = getattr(kernel, "_declared", ())
+    passed = n_params + first.ndim
+    if declared and len(declared) != passed:
+        raise KernelTypeError(
+            f"RawKernel {kernel.name!r} declares {len(declared)} parameter(s); map_blocks passes {passed}: "
+            f"{len(args)} argument(s), {len(outputs)} output(s) and the block's shape as {first.ndim} trailing "
+            f"int64 argument(s) (one per dimension, e.g. `long n`)")
     return OutputPlan(n_params, tuple(int(p) for p in positions), dtypes, tuple(f"arg{p}" for p in positions), raw=True)
 
 

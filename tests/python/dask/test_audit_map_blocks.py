@@ -182,3 +182,44 @@ def test_unknown_chunk_sizes_after_boolean_indexing(client):
     np.testing.assert_allclose(dcd.mean(rows, axis=0).compute(scheduler="sync"), m[m[:, 0] > 5].mean(axis=0))
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         dcd.map_blocks(add, Y, da.ones(9, chunks=3, dtype=np.float32))
+
+
+OPENCL_AFFINE = """
+__kernel void affine(__global float* out, __global const float* x, float a, long n) {
+    size_t i = get_global_id(0);
+    if (i < n) out[i] = a * x[i];
+}
+__kernel void split2(__global const float* x, __global float* lo, __global int* hi, long n, long m) {
+    size_t i = get_global_id(0), j = get_global_id(1);
+    if (i < n && j < m) { lo[i * m + j] = x[i * m + j] - 1.0f; hi[i * m + j] = (int)(x[i * m + j] * 2.0f); }
+}
+"""
+
+
+def test_raw_kernels_output_first_several_outputs_and_2d(client):
+    if not any(d.backend == "opencl" for d in dc.devices()):
+        pytest.skip("no OpenCL device here")
+    k = dc.RawKernel(OPENCL_AFFINE, "affine", backend="opencl")
+    x = np.arange(50, dtype=np.float32)
+    X = da.from_array(x, chunks=((20, 1, 0, 29),))
+    for a in (2.0, 2, np.float32(2.0)):
+        got = client.compute(dcd.map_blocks(k, X, a, outputs={np.int64(0): np.float32})).result()
+        np.testing.assert_array_equal(got, 2 * x)
+    k2 = dc.RawKernel(OPENCL_AFFINE, "split2", backend="opencl")
+    m = np.random.default_rng(5).random((7, 9), dtype=np.float32) * 10
+    lo, hi = dcd.map_blocks(k2, da.from_array(m, chunks=(3, 4)), outputs={1: np.float32, 2: "int32"})
+    assert hi.dtype == np.int32
+    lo_v, hi_v = client.compute([lo, hi], sync=True)
+    np.testing.assert_array_equal(lo_v, m - np.float32(1))
+    np.testing.assert_array_equal(hi_v, (m * np.float32(2)).astype(np.int32))
+
+
+def test_raw_kernel_parameter_count_checked_on_the_client():
+    # the source declares (out, x, a, n): leaving out the scalar used to fail on the workers with
+    # "takes 4 arguments, 3 given"; a 2-D array adds a second shape argument the kernel lacks
+    k = dc.RawKernel(OPENCL_AFFINE, "affine", backend="opencl")
+    X = da.ones(10, chunks=5, dtype=np.float32)
+    with pytest.raises(dc.KernelTypeError, match="declares 4 parameter"):
+        dcd.map_blocks(k, X, outputs={0: np.float32})
+    with pytest.raises(dc.KernelTypeError, match="2 trailing"):
+        dcd.map_blocks(k, da.ones((4, 4), chunks=2, dtype=np.float32), 2.0, outputs={0: np.float32})
