@@ -123,3 +123,24 @@ def test_a_chosen_group_size_that_is_not_a_power_of_two_is_said():
         assert barrier_local_size("tree", (1000,), (8,), 256) == (8,)  # given: nothing to say
     msgs = [str(w.message) for w in seen if issubclass(w.category, dc.DotComputeWarning)]
     assert len(msgs) == 1 and "(250,)" in msgs[0] and "local_size=" in msgs[0]
+
+
+@dc.kernel
+def _annotated_inc(x: dc.Buffer[dc.float32], a: dc.float32):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        x[i] += a
+
+
+def test_a_signature_entry_for_an_annotated_parameter_is_checked():
+    import numpy as np
+
+    with pytest.raises(dc.KernelTypeError, match="float99"):
+        _annotated_inc.source("cpu", signature=("float99", None))
+    with pytest.raises(dc.KernelTypeError, match="annotated Buffer\\[float32"):
+        _annotated_inc.source("cpu", signature=("float64", None))
+    with pytest.raises(dc.KernelTypeError, match="annotated float32"):
+        _annotated_inc.source("cpu", signature=(None, "float64"))
+    # the annotation's own type, None ("as annotated") and example values that convert are fine
+    for sig in (("float32", "float32"), (None, None), (np.zeros(3, np.float32), 1.0)):
+        assert "_annotated_inc" in _annotated_inc.source("cpu", signature=sig)
