@@ -252,6 +252,11 @@ def map_overlap(kernel: Any, *args: Any, depth: Any, boundary: Any = "none", out
     n = first.ndim
     per = _depth(depth, n)
     bounds = _boundaries(boundary, n)
+    unknown = [d for d in range(n) if per[d] and _unknown(*first.chunks[d])]
+    if unknown:
+        # Dask's own message here is "The overlapping depth 1 is larger than your array nan"
+        raise ValueError(f"map_overlap: the chunk sizes along axis {unknown[0]} are unknown (as after x[x > 0]); "
+                         f"halos need them: call .compute_chunk_sizes() on the array first")
     if first.size == 0:
         per = {d: 0 for d in range(n)}  # nothing to exchange (and Dask refuses a depth beyond the array)
     # Dask's rule: a chunk smaller than the depth is merged into its neighbours (its halo must come

@@ -206,3 +206,13 @@ def test_2d_iterations_equal_single_steps(boundary):
     blocked = dcd.map_overlap(heat_drift, U, depth=3, boundary=boundary, iterations=3)
     want, got = dask.compute(stepped, blocked, scheduler="threads")
     np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_unknown_chunk_sizes_say_what_to_do():
+    x = da.from_array(np.arange(-5.0, 5.0), chunks=3)
+    y = x[x > 0]
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        dcd.map_overlap(blur1, y, depth=1, boundary="nearest")
+    y.compute_chunk_sizes()
+    got = dcd.map_overlap(blur1, y, depth=1, boundary="nearest").compute(scheduler="sync")
+    np.testing.assert_allclose(got, ref1(np.arange(1.0, 5.0), 1, "nearest"))
