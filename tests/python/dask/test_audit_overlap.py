@@ -216,3 +216,27 @@ def test_unknown_chunk_sizes_say_what_to_do():
     y.compute_chunk_sizes()
     got = dcd.map_overlap(blur1, y, depth=1, boundary="nearest").compute(scheduler="sync")
     np.testing.assert_allclose(got, ref1(np.arange(1.0, 5.0), 1, "nearest"))
+
+
+@dc.kernel
+def lap3(u: dc.Buffer[dc.float64, 3], out: dc.Buffer[dc.float64, 3]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    k = dc.global_id(2)
+    n, m, r = u.shape
+    if i < n and j < m and k < r:
+        if i > 0 and j > 0 and k > 0 and i < n - 1 and j < m - 1 and k < r - 1:
+            out[i, j, k] = (u[i - 1, j, k] + u[i + 1, j, k] + u[i, j - 1, k] + u[i, j + 1, k] + u[i, j, k - 1]
+                            + u[i, j, k + 1] - 6.0 * u[i, j, k])
+        else:
+            out[i, j, k] = 0.0
+
+
+@pytest.mark.parametrize("boundary", ["nearest", "reflect", "periodic", 0.5], ids=repr)
+def test_3d_stencil(client, boundary):
+    u = np.random.default_rng(4).random((9, 8, 7))
+    p = pad(u, 1, boundary)
+    want = (p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1] + p[1:-1, 1:-1, :-2]
+            + p[1:-1, 1:-1, 2:] - 6 * p[1:-1, 1:-1, 1:-1])
+    got = client.compute(dcd.map_overlap(lap3, da.from_array(u, chunks=(4, 3, 7)), depth=1, boundary=boundary))
+    np.testing.assert_allclose(got.result(), want, rtol=1e-12, atol=1e-12)
