@@ -343,6 +343,7 @@ def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
                 break
         else:
             return
+    pinned: dict[int, tuple[LazyBuffer, Buffer]] = {}
     for i, a in enumerate(args):
         if isinstance(a, Buffer):
             if type(a) is LazyBuffer and a._op is not None:
@@ -350,8 +351,23 @@ def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
             elif type(a) is LazyBuffer and a._view is not None:
                 _refuse_written_view(kernel, args, i)
                 before_write(a._view.base)
+                if id(a) not in pinned:
+                    pinned[id(a)] = (a, copy_view(a))
             elif PENDING:
                 before_write(a)
+    # The native launch takes only a pointer to each argument's memory: a view's copy must outlive
+    # the packing of the launch. One copy per view (a view passed twice is one copy), held by this
+    # thread until its next launch (other threads' launches hold their own).
+    _PINNED.views = pinned
+
+
+_PINNED = threading.local()
+
+
+def pinned_copy(view: LazyBuffer) -> Buffer | None:
+    """The copy of ``view`` made for the launch this thread is packing, if any."""
+    entry = getattr(_PINNED, "views", {}).get(id(view))
+    return entry[1] if entry is not None and entry[0] is view else None
 
 
 def _refuse_written_view(kernel: Any, args: tuple[Any, ...], index: int) -> None:
@@ -379,6 +395,7 @@ def evaluate_all(accelerator: Any = None) -> None:
 EVALUATE["run"] = run
 EVALUATE["copy"] = copy_view
 EVALUATE["store"] = store
+EVALUATE["pinned"] = pinned_copy
 
 __all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
            "plan_elementwise", "held_intermediates", "host_index"]

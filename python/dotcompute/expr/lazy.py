@@ -189,11 +189,14 @@ class LazyBuffer(Buffer):
         except AttributeError:
             pass
         if self._view is not None:
-            # a view has no memory of its own: each use copies the window as it is now. The copy is
-            # kept until the next use: the native launch takes only the pointer of the buffer this
-            # returns, so a copy dropped here would be freed before its kernel is enqueued
-            copy = EVALUATE["copy"](self)
-            self._copy = copy
+            # a view has no memory of its own: each use copies the window as it is now. A launch
+            # made its copy beforehand and holds it (evaluate.before_launch); elsewhere the copy is
+            # kept until the next use: the native side takes only the pointer of the buffer this
+            # returns, so a copy dropped here would be freed while still in use
+            copy = EVALUATE["pinned"](self)
+            if copy is None:
+                copy = EVALUATE["copy"](self)
+                self._copy = copy
             return copy._native
         if self._op is not None:
             EVALUATE["run"]([self])

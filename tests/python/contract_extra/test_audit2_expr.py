@@ -294,3 +294,38 @@ def test_fuse_accepts_keyword_arguments(accelerator):
     np.testing.assert_array_equal(_scaled(x=x).numpy(), xn * 2)
     with pytest.raises(TypeError, match="_scaled"):
         _scaled(x, bogus=1)
+
+
+@dc.kernel
+def _add_two(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i]
+
+
+def test_one_view_passed_twice_and_from_four_threads(accelerator):
+    # the copy a view hands to a launch used to be freed before the kernel ran when the same view
+    # was packed again (a second argument, another thread): wrong sums, PoCL assertion failures
+    wn = np.arange(4000, dtype=np.float32).reshape(4, 1000)
+    w = accelerator.asarray(wn)
+    v = w[1]
+    out = accelerator.empty((1000,), np.float32)
+    accelerator.launch(_add_two, 1000, v, v, out)
+    np.testing.assert_array_equal(out.numpy(), wn[1] * 2)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(25):
+                o = accelerator.empty((1000,), np.float32)
+                accelerator.launch(_add_two, 1000, v, w[2], o)
+                np.testing.assert_array_equal(o.numpy(), wn[1] + wn[2])
+        except BaseException as exc:  # noqa: BLE001 -- reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
