@@ -42,11 +42,14 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
     ``out``: a Buffer of the result's shape and dtype to write into. ``kernel``: the portable kernel
     when it runs, ``"tiled"`` (register-blocked, the default) or ``"naive"`` (for comparisons).
     """
+    if not isinstance(a, Buffer) and isinstance(b, Buffer) and accelerator in (None, "auto"):
+        accelerator = b.accelerator  # numpy @ Buffer: the product runs where the Buffer is
     oa = operand("dc.matmul", a, accelerator, "a")
     ob = operand("dc.matmul", b, oa.acc if oa.buf is not None else accelerator, "b")
     if oa.acc is not ob.acc:
         raise ValueError(f"dc.matmul: a is on {oa.acc.id} and b on {ob.acc.id}")
     shape = _out_shape(oa.shape, ob.shape)
+    ro = ob if oa.is_numpy and not ob.is_numpy else oa  # a Buffer among the operands: a Buffer out
     dtype = np.result_type(oa.dtype, ob.dtype)
     if dtype == np.bool_ or dtype.kind not in "iufc":
         raise TypeError(f"dc.matmul: dtype {dtype} is not supported (integers, floats and complex are)")
@@ -73,7 +76,7 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
                            library=lib)
     if path == "vendor" and lib is not None:
         try:
-            return result(oa, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype),
+            return result(ro, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype),
                                            out))
         except (clblast.CLBlastError, cublas.CuBLASError) as exc:
             path = dispatch.vendor_failed("matmul", oa.acc, lib, exc, dtype)
@@ -91,8 +94,8 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
             out.copy_from(value)
             return out
         # a vector @ vector is 0-d: np.ascontiguousarray would make it shape (1,)
-        return result(oa, np.asarray(value, order="C"))
-    return result(oa, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
+        return result(ro, np.asarray(value, order="C"))
+    return result(ro, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
 
 
 def _vendor_gemm(lib: Any, oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None) -> Buffer:

@@ -172,6 +172,8 @@ def argsort(x: Any, axis: Any = -1, *, accelerator: Any = "auto") -> Any:
 
 def sort_by_key(keys: Any, values: Any, *, accelerator: Any = "auto") -> tuple[Any, Any]:
     """1-D keys and values of the same length → (sorted keys, values in that order); stable."""
+    if not isinstance(keys, Buffer) and isinstance(values, Buffer) and accelerator in (None, "auto"):
+        accelerator = values.accelerator  # numpy keys with Buffer values: sorted where the values are
     ok = operand("dc.sort_by_key", keys, accelerator, "keys")
     ov = operand("dc.sort_by_key", values, ok.acc if ok.buf is not None else accelerator, "values")
     if len(ok.shape) != 1 or ok.shape != ov.shape:

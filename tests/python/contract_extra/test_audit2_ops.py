@@ -380,3 +380,17 @@ def test_a_builtin_math_function_as_operator_is_refused_with_a_hint(accelerator)
     for fn in (dc.reduce, dc.scan):
         with pytest.raises(dc.KernelTypeError, match=r"dc\.max\(x, axis=\.\.\.\)"):
             fn(dc.max, x)
+
+
+def test_numpy_first_operand_runs_where_the_buffer_is(accelerator):
+    # dc.matmul(numpy, Buffer) used to run on "auto" (cpu:0) and refuse a Buffer on another device
+    # (or give numpy back): a Buffer among the operands decides the device, and a Buffer comes out
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    xb = accelerator.asarray(x)
+    got = dc.matmul(x, xb.T)
+    assert isinstance(got, dc.Buffer) and got.accelerator.id == accelerator.id
+    np.testing.assert_array_equal(got.numpy(), x @ x.T)
+    keys, vals = dc.sort_by_key(np.array([3, 1, 2], np.int32), accelerator.asarray(np.array([30, 10, 20], np.int64)))
+    np.testing.assert_array_equal(np.asarray(keys), [1, 2, 3])
+    assert isinstance(vals, dc.Buffer) and vals.accelerator.id == accelerator.id
+    np.testing.assert_array_equal(vals.numpy(), [10, 20, 30])
