@@ -177,9 +177,9 @@ def run_placed(kernel: Any, accelerator: Any, work: int, launch: Any, gsize: tup
     backend = getattr(kernel, "backend", None)  # a RawKernel runs only on its own backend's devices
     if backend is not None and not hasattr(kernel, "pyfunc") and not isinstance(accs[0], str):
         accs = [a for a in accs if a.backend == backend] or [runtime.accelerator(backend)]
-    if len(accs) == 1:
-        return launch(accs[0])
     key = kernel_key(kernel)
+    if len(accs) == 1:
+        return _run_counted(key, accs[0], work, launch)
     hkey = history_key(kernel, gsize, tuple(args))
     seeds = {}
     for acc_id, st in history.entry(hkey).items():
@@ -195,6 +195,26 @@ def run_placed(kernel: Any, accelerator: Any, work: int, launch: Any, gsize: tup
         seconds = time.perf_counter() - t0
     finally:
         spreader.done(key, acc.id, work, expected, seconds)
+    return result
+
+
+def _run_counted(key: str, acc: Any, work: int, launch: Any) -> Any:
+    """One candidate device: nothing to choose, but the block is counted and timed, so that
+    ``spread_stats`` reports what ran where on a pinned or single-threaded worker too (it was empty
+    there). A spec the orchestrator resolves per kernel ("best") is launched as given, uncounted."""
+    if isinstance(acc, str):
+        if acc.strip().lower() == "best":
+            return launch(acc)
+        acc = runtime.accelerator(acc)
+    with spreader._lock:
+        spreader.stats(key, acc.id).running += 1
+    t0 = time.perf_counter()
+    seconds = None
+    try:
+        result = launch(acc)
+        seconds = time.perf_counter() - t0
+    finally:
+        spreader.done(key, acc.id, work, 0.0, seconds)
     return result
 
 

@@ -206,3 +206,29 @@ def test_a_restarted_worker_is_pinned_again():
         after = c.run(_my_pid)
         assert old_pid not in after.values() and len(after) == 2
         assert set(c.run(dcd.pinned_device).values()) == {"cpu:0"}  # was None for the new process
+
+
+@dc.kernel
+def plus_seven(x: dc.Buffer[dc.float64], out: dc.Buffer[dc.float64]):
+    i = dc.global_id(0)
+    if i < out.shape[0]:
+        out[i] = x[i] + 7.0
+
+
+def _totals(per_worker: dict) -> tuple[int, int]:
+    stats = [d for by_device in per_worker.values() for d in by_device.values()]
+    return sum(d["chunks"] for d in stats), sum(d["elements"] for d in stats)
+
+
+def test_spread_stats_count_blocks_on_single_threaded_workers(client):
+    # one device per worker (single-threaded): no choice to make, but spread_stats still reports the
+    # blocks that ran there (it was empty on such workers)
+    before = _totals(client.run(dcd.spread_stats))
+    x = np.arange(120.0)
+    got = client.compute(dcd.map_blocks(plus_seven, da.from_array(x, chunks=10))).result()
+    np.testing.assert_array_equal(got, x + 7)
+    after = _totals(client.run(dcd.spread_stats))
+    assert (after[0] - before[0], after[1] - before[1]) == (12, 120)
+    y = dcd.map_blocks(plus_seven, da.from_array(x, chunks=40), accelerator="cpu")
+    np.testing.assert_array_equal(y.compute(scheduler="sync"), x + 7)
+    assert dcd.spread_stats(plus_seven)["cpu:0"]["chunks"] == 3
