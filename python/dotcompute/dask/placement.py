@@ -96,11 +96,13 @@ class Spreader:
             else:
                 s.throughput = (1 - _ALPHA) * s.throughput + _ALPHA * rate
 
-    def snapshot(self, kernel_key: str | None = None) -> dict[str, dict[str, Any]]:
+    def snapshot(self, kernel_key: str | None = None, name: str | None = None) -> dict[str, dict[str, Any]]:
         with self._lock:
             out: dict[str, dict[str, Any]] = {}
             for (k, acc_id), s in self._stats.items():
                 if kernel_key is not None and k != kernel_key:
+                    continue
+                if name is not None and k.rpartition("@")[0] != name:
                     continue
                 d = out.setdefault(acc_id, {"chunks": 0, "elements": 0, "throughput": None})
                 d["chunks"] += s.chunks
@@ -233,5 +235,13 @@ def _compile(kernel: Any, acc: Any, args: Sequence[Any]) -> None:
 def spread_stats(kernel: Any = None) -> dict[str, dict[str, Any]]:
     """Per device: blocks run, elements processed and the throughput estimate (elements/s) in *this*
     process, for ``kernel`` or for all kernels. On a cluster, ask the workers:
-    ``client.run(dcd.spread_stats)``."""
-    return spreader.snapshot(None if kernel is None else kernel_key(kernel))
+    ``client.run(dcd.spread_stats)`` or ``client.run(dcd.spread_stats, kernel)`` (there the kernel is
+    matched by name)."""
+    if kernel is None:
+        return spreader.snapshot()
+    exact = spreader.snapshot(kernel_key(kernel))
+    if exact:
+        return exact
+    # ``client.run(dcd.spread_stats, kernel)`` sends its own copy of the kernel, not the object the tasks
+    # used (on a cluster the scheduler rebuilds graphs, so the workers get a re-pickled copy): match by name
+    return spreader.snapshot(name=getattr(kernel, "name", "?"))

@@ -229,6 +229,9 @@ def test_spread_stats_count_blocks_on_single_threaded_workers(client):
     np.testing.assert_array_equal(got, x + 7)
     after = _totals(client.run(dcd.spread_stats))
     assert (after[0] - before[0], after[1] - before[1]) == (12, 120)
+    # the kernel sent with client.run is a copy, not the object the tasks used: matched by name
+    # (it gave {} on every worker)
+    assert _totals(client.run(dcd.spread_stats, plus_seven)) == (12, 120)
     y = dcd.map_blocks(plus_seven, da.from_array(x, chunks=40), accelerator="cpu")
     np.testing.assert_array_equal(y.compute(scheduler="sync"), x + 7)
     assert dcd.spread_stats(plus_seven)["cpu:0"]["chunks"] == 3
