@@ -21,13 +21,14 @@ BINARY_UFUNCS: dict[str, np.ufunc] = {
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
     "or": np.bitwise_or, "xor": np.bitwise_xor, "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal, "minimum": np.minimum, "maximum": np.maximum,
+    "lshift": np.left_shift, "rshift": np.right_shift,
 }
 UNARY_UFUNCS: dict[str, np.ufunc] = {"neg": np.negative, "pos": np.positive, "abs": np.absolute,
                                      "invert": np.invert}
 SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
            "and": "&", "or": "|", "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
            "ne": "!=", "neg": "unary -", "pos": "unary +", "abs": "abs()", "invert": "~",
-           "minimum": "minimum", "maximum": "maximum"}
+           "minimum": "minimum", "maximum": "maximum", "lshift": "<<", "rshift": ">>"}
 
 
 _COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")

@@ -123,6 +123,18 @@ class Program:
         elif op == "floordiv" and node._loop[0].kind == "f":
             # numpy: x // 0.0 is x / 0.0 (±inf or nan), not the nan of floor(fmod-based) division
             expr = f"{ins[0]} / {ins[1]} if {ins[1]} == 0 else {ins[0]} // {ins[1]}"
+        elif op in ("lshift", "rshift"):
+            # numpy's shifts: a count outside [0, bits) shifts everything out (0, or -1 for a
+            # negative value shifted right) where C leaves it undefined
+            t = node._loop[0]
+            a, b, cast = ins[0], ins[1], CAST_NAMES[t]
+            inside = f"{b} >= 0 and {b} < {t.itemsize * 8}"
+            if op == "lshift":
+                expr = f"({a} << {b}) if ({inside}) else {cast}(0)"
+            elif t.kind == "i":
+                expr = f"({a} >> {b}) if ({inside}) else ({cast}(-1) if {a} < 0 else {cast}(0))"
+            else:
+                expr = f"({a} >> {b}) if ({inside}) else {cast}(0)"
         elif len(ins) == 2:
             table = BOOL_TEMPLATES if loop_bool and op in BOOL_TEMPLATES else BINARY_TEMPLATES
             expr = table[op].format(a=ins[0], b=ins[1])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import trace as _trace
-from .array_hooks import ArrayOperators, notify_write
+from .array_hooks import ArrayOperators, _binary, _inplace, notify_write
 from .layer_hooks import provided
 
 if TYPE_CHECKING:
@@ -109,6 +109,12 @@ class Buffer(ArrayOperators):
     def __reduce__(self) -> tuple[Any, ...]:
         # the contents travel as a numpy array and come back on the same accelerator (by its id)
         return (_buffer_from_host, (self.accelerator, self.numpy()))
+
+    # numpy's shifts (ArrayOperators has the other operators): lazy expressions like them
+    __lshift__, __rlshift__ = _binary("lshift")
+    __rshift__, __rrshift__ = _binary("rshift")
+    __ilshift__ = _inplace("lshift")
+    __irshift__ = _inplace("rshift")
 
     def __len__(self) -> int:
         if not self.shape:

@@ -329,3 +329,22 @@ def test_one_view_passed_twice_and_from_four_threads(accelerator):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+def test_shifts_follow_numpy_at_every_count(accelerator, dtype):
+    # << and >> were missing (TypeError: unsupported operand type(s)); counts outside [0, bits)
+    # are defined by numpy (everything shifted out) and undefined in C
+    bits = np.dtype(dtype).itemsize * 8
+    a = np.array([0, 1, -1, 5, -7, 100, -128, 127], np.int64).astype(dtype)
+    c = np.array([0, 1, 3, bits - 1, bits, bits + 5, -1, 2], np.int64).astype(dtype)
+    xa, xc = accelerator.asarray(a), accelerator.asarray(c)
+    for got, want in ((xa << xc, a << c), (xa >> xc, a >> c), (xa << 1, a << 1), (xa >> 2, a >> 2),
+                      (np.right_shift(xa, xc), np.right_shift(a, c))):
+        got = got.numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    xa <<= 1
+    np.testing.assert_array_equal(xa.numpy(), a << 1)
+    with pytest.raises(TypeError):
+        accelerator.asarray(np.ones(3, np.float32)) << 1
