@@ -116,6 +116,12 @@ class Buffer(ArrayOperators):
     __ilshift__ = _inplace("lshift")
     __irshift__ = _inplace("rshift")
 
+    def __divmod__(self, other: Any) -> tuple[Any, Any]:
+        return self // other, self % other
+
+    def __rdivmod__(self, other: Any) -> tuple[Any, Any]:
+        return other // self, other % self
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d buffer")

@@ -348,3 +348,15 @@ def test_shifts_follow_numpy_at_every_count(accelerator, dtype):
     np.testing.assert_array_equal(xa.numpy(), a << 1)
     with pytest.raises(TypeError):
         accelerator.asarray(np.ones(3, np.float32)) << 1
+
+
+def test_divmod(accelerator):
+    xn = np.array([-7, -1, 0, 5, 9], np.int32)
+    x = accelerator.asarray(xn)
+    q, r = divmod(x, 3)
+    np.testing.assert_array_equal(q.numpy(), xn // 3)
+    np.testing.assert_array_equal(r.numpy(), xn % 3)
+    q, r = divmod(7.5, x.astype(np.float32) + 10)
+    wq, wr = divmod(7.5, xn.astype(np.float32) + 10)
+    np.testing.assert_array_equal(q.numpy(), wq)
+    np.testing.assert_allclose(r.numpy(), wr, rtol=1e-6)
