@@ -4,6 +4,7 @@ arrays, shapes that do not match, every spelling of ``outputs=`` -- against nump
 
 from __future__ import annotations
 
+import dask
 import dask.array as da
 import numpy as np
 import pytest
@@ -223,3 +224,28 @@ def test_raw_kernel_parameter_count_checked_on_the_client():
         dcd.map_blocks(k, X, outputs={0: np.float32})
     with pytest.raises(dc.KernelTypeError, match="2 trailing"):
         dcd.map_blocks(k, da.ones((4, 4), chunks=2, dtype=np.float32), 2.0, outputs={0: np.float32})
+
+
+@dc.kernel
+def split_parts(x: dc.Buffer[dc.float32, 2], w: dc.Buffer[dc.float32, 1], s: dc.float32,
+                lo: dc.Buffer[dc.int32, 2], scaled: dc.Buffer[dc.float64, 2]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    if i < x.shape[0] and j < x.shape[1]:
+        lo[i, j] = dc.int32(x[i, j] * 10.0)
+        scaled[i, j] = dc.float64(x[i, j] * w[j]) / s
+
+
+def test_everything_together_on_every_accelerator(accelerator):
+    # several outputs, a weight vector cut like the image's columns, a lazy scalar, uneven chunks with
+    # an empty one, single-element blocks -- on each device in turn
+    x = np.random.default_rng(6).random((13, 10), dtype=np.float32)
+    w = np.linspace(0.5, 2.0, 10, dtype=np.float32)
+    X = da.from_array(x, chunks=((6, 0, 1, 6), (4, 1, 5)))
+    W = da.from_array(w, chunks=3)
+    s = dcd.max(da.from_array(np.array([1.0, 4.0], np.float32), chunks=1))
+    lo, scaled = dcd.map_blocks(split_parts, X, W, s, accelerator=accelerator.id)
+    with dask.config.set(scheduler="threads"):
+        lo_v, scaled_v = dask.compute(lo, scaled)
+    np.testing.assert_array_equal(lo_v, (x * np.float32(10)).astype(np.int32))
+    np.testing.assert_allclose(scaled_v, (x * w).astype(np.float64) / 4.0, rtol=1e-6)
