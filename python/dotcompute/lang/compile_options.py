@@ -16,7 +16,7 @@ from typing import Any
 #: constructor turns on flush-to-zero for the whole process when the kernel is loaded -- numpy would
 #: then silently compute subnormals as 0. These flags give the same freedom to the kernel's code only.
 _CPU_FAST_MATH = ("-fno-math-errno -fno-trapping-math -fno-signed-zeros -fassociative-math -freciprocal-math "
-                  "-ffinite-math-only -fcx-limited-range")
+                  "-ffinite-math-only")
 
 FAST_MATH_OPTIONS = {"cpu": _CPU_FAST_MATH, "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math"}
 
