@@ -47,7 +47,7 @@ def _chunk(block: np.ndarray, axis: tuple[int, ...], keepdims: bool, op: str, ac
 
 def _identity(op: str, dtype: np.dtype) -> Any:
     """The value that leaves ``op``'s result unchanged: the dtype's lowest for max, highest for min."""
-    if dtype.kind == "f":
+    if dtype.kind in "fc":  # complex numbers order by real part first, as in numpy
         return -np.inf if op == "max" else np.inf
     if dtype.kind == "b":
         return op == "min"

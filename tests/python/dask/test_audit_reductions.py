@@ -91,3 +91,10 @@ def test_float16_mean_accumulates_like_numpy():
     y = np.full((50, 2000), 40.0, np.float16)
     np.testing.assert_array_equal(dcd.mean(da.from_array(y, chunks=(50, 500)), axis=1).compute(scheduler="sync"),
                                   np.mean(y, axis=1))
+
+
+def test_complex_with_an_empty_chunk():
+    x = np.array([1 + 2j, 3 - 1j, 2 + 5j, 0j], np.complex128)
+    X = da.from_array(x, chunks=((2, 0, 2),))
+    for name in OPS:
+        assert getattr(dcd, name)(X).compute(scheduler="sync") == getattr(np, name)(x), name
