@@ -233,7 +233,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     if isinstance(value, Buffer):
         accelerator_of(base, value)  # a ValueError naming both devices, not a kernel's argument error
-    if base.dtype not in SUPPORTED:
+    if base.dtype not in SUPPORTED or base.ndim > 3:  # complex, or more dimensions than kernels index
         _store_on_host(base, index, shape, value, casting)
         return
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
@@ -294,7 +294,8 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
 def copy_view(view: LazyBuffer) -> Buffer:
     """A new buffer holding a view's elements as they are now."""
     acc = view.accelerator
-    if view.dtype not in SUPPORTED:  # complex: numpy picks the elements from a host copy
+    if view.dtype not in SUPPORTED or view._view.base.ndim > 3:
+        # complex, or a base of more dimensions than kernels index: numpy picks the elements from a host copy
         host = view._view.base.numpy()
         return acc.asarray(np.asarray(host[host_index(view._view.index, view.shape)], order="C"))
     out = acc.empty(view.shape, view.dtype)

@@ -100,7 +100,7 @@ def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
     pos = tuple(e[1] for e in index)
     if acc.unified_memory:
         return base._native.host_view(False)[pos]  # device memory is host memory: read in place
-    if base.dtype not in SUPPORTED or base.ndim == 0:
+    if base.dtype not in SUPPORTED or base.ndim == 0 or base.ndim > 3:
         # complex: no generated kernel can copy it out; 0-d: kernels have no 0-d buffers (the
         # generated read would have no index at all). A host copy can do both
         return base.numpy()[host_index(index, ())]

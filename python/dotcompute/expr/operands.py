@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from .lazy import LazyBuffer, Scalar
+from .lazy import EVALUATE, LazyBuffer, Scalar
 from .types import check_dtype
 
 
@@ -65,6 +65,8 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     """
     if isinstance(x, Buffer):
         check_dtype(x.dtype, "operand")
+        if type(x) is LazyBuffer and x._view is not None and x._view.base.ndim > 3:
+            x = EVALUATE["copy"](x)  # a window onto a 4-d buffer: generated kernels index 3 dimensions
         if x.ndim == 0 and not (type(x) is LazyBuffer and (x._op is not None or x._backing is not None)):
             return Scalar(np.asarray(x)[()].item(), x.dtype)
         if x.ndim > 3:

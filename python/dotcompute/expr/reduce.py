@@ -30,7 +30,9 @@ _NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": 
 
 
 def _fusable(x: Any) -> bool:
-    return type(x) is LazyBuffer and (x._op is not None or x._view is not None) and x.ndim >= 1
+    # a view of a buffer of more than 3 dimensions cannot be read by a generated kernel
+    return type(x) is LazyBuffer and (x._op is not None or (x._view is not None and x._view.base.ndim <= 3)) \
+        and x.ndim >= 1
 
 
 def _result_dtype(kind: str, dtype: np.dtype) -> np.dtype:

@@ -360,3 +360,24 @@ def test_divmod(accelerator):
     wq, wr = divmod(7.5, xn.astype(np.float32) + 10)
     np.testing.assert_array_equal(q.numpy(), wq)
     np.testing.assert_allclose(r.numpy(), wr, rtol=1e-6)
+
+
+def test_indexing_a_four_dimensional_buffer(accelerator):
+    # b[1] of a 4-d buffer made a view that no generated kernel could read (KernelTypeError about
+    # a `Buffer[float32, 4]` parameter of generated code); element reads and writes failed the same way
+    xn = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    x = accelerator.asarray(xn)
+    np.testing.assert_array_equal(x[1].numpy(), xn[1])
+    np.testing.assert_array_equal((x[1] * 2 + 1).numpy(), xn[1] * 2 + 1)
+    assert x[1, 2, 3, 4] == xn[1, 2, 3, 4]
+    np.testing.assert_array_equal(x[:, 1, :, ::2].numpy(), xn[:, 1, :, ::2])
+    assert float(dc.sum(x[0])) == float(xn[0].sum())
+    assert int(dc.argmax(x[1])) == int(np.argmax(xn[1]))
+    np.testing.assert_array_equal(dc.sort(x[1], axis=0).numpy(), np.sort(xn[1], axis=0))
+    x[1, 0] = -1
+    xn[1, 0] = -1
+    x[0] = x[1] * 2
+    xn[0] = xn[1] * 2
+    np.testing.assert_array_equal(x.numpy(), xn)
+    with pytest.raises(ValueError, match="3 dimensions"):
+        x * 2
