@@ -16,9 +16,10 @@ dotcompute::DType to_dtype(const py::dtype& dt, const char* what);
 dotcompute::DType to_dtype_any(py::handle obj, const char* what);
 py::dtype to_numpy(dotcompute::DType t);
 
-// A core Buffer from a native Buffer or an object exposing one as `_native`
-// (the Python runtime's Buffer); nullptr when `obj` is neither.
-dotcompute::Buffer* as_buffer(py::handle obj);
+// A core Buffer from a native Buffer or an object exposing one as `_native` (the Python runtime's
+// Buffer); nullptr when `obj` is neither. When the wrapper's `_native` is made on access (a view's
+// temporary copy), `keep` receives it: the caller holds it for as long as it uses the pointer.
+dotcompute::Buffer* as_buffer(py::handle obj, py::object* keep = nullptr);
 // A core Stream from None (nullptr), a native Stream or a wrapper's `_native`.
 dotcompute::Stream* as_stream(py::handle obj);
 

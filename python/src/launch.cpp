@@ -68,7 +68,7 @@ int64_t to_int64(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
 
 // One Python argument as a core ArgValue. Numbers first: they are cheapest to
 // recognise; numpy scalars (which carry a dtype) last.
-dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
+dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i, py::object& keep) {
   PyObject* p = obj.ptr();
   if (PyBool_Check(p)) return p == Py_True;
   if (PyLong_Check(p)) return to_int64(obj, plan, i);
@@ -90,7 +90,7 @@ dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i) {
     host.writable = arr.writeable();
     return host;
   }
-  if (dc::Buffer* buf = as_buffer(obj)) return buf;
+  if (dc::Buffer* buf = as_buffer(obj, &keep)) return buf;
   if (py::hasattr(obj, "dtype")) {  // a numpy scalar
     const char kind = py::dtype::from_args(py::getattr(obj, "dtype")).kind();
     if (kind == 'b') return PyObject_IsTrue(p) == 1;
@@ -120,15 +120,24 @@ void launch(dc::LaunchPlan& plan, py::handle global_size, py::handle local_size,
   std::array<dc::ArgValue, 32> inline_args;
   std::vector<dc::ArgValue> heap_args;
   dc::ArgValue* values = inline_args.data();
+  // native buffers made on access by an argument's `_native` (views): alive until the launch returns
+  std::array<py::object, 32> inline_keep;
+  std::vector<py::object> heap_keep;
+  py::object* keep = inline_keep.data();
   if (n > inline_args.size()) {
     heap_args.resize(n);
     values = heap_args.data();
+    heap_keep.resize(n);
+    keep = heap_keep.data();
   }
-  for (size_t i = 0; i < n; ++i) values[i] = to_arg(items[i], plan, i);
+  for (size_t i = 0; i < n; ++i) values[i] = to_arg(items[i], plan, i, keep[i]);
 
-  // `seq` keeps every argument (and so its memory) alive until the launch returns.
-  py::gil_scoped_release release;
-  plan.launch(config, values, n, s);
+  // `seq` and `keep` hold every argument (and so its memory) until the launch returns; a queued
+  // launch holds its buffers itself from then on.
+  {
+    py::gil_scoped_release release;
+    plan.launch(config, values, n, s);
+  }
 }
 
 py::dict param_dict(const dc::ParamSpec& p) {

@@ -409,16 +409,19 @@ static dc::Buffer* native_buffer(PyObject* obj) {
   return nullptr;
 }
 
-dc::Buffer* as_buffer(py::handle obj) {
+dc::Buffer* as_buffer(py::handle obj, py::object* keep) {
   if (dc::Buffer* b = native_buffer(obj.ptr())) return b;
   PyObject* inner = PyObject_GetAttr(obj.ptr(), g_native_name);
   if (inner == nullptr) {
     PyErr_Clear();
     return nullptr;
   }
-  // The wrapper keeps the native object alive; only the pointer travels.
   py::object holder = py::reinterpret_steal<py::object>(inner);
-  return native_buffer(holder.ptr());
+  dc::Buffer* b = native_buffer(holder.ptr());
+  // Usually the wrapper keeps its native object alive; a `_native` made on access (a view's copy)
+  // lives only in `holder`, so it goes to the caller's `keep` rather than dying here.
+  if (b != nullptr && keep != nullptr) *keep = std::move(holder);
+  return b;
 }
 
 dc::Stream* as_stream(py::handle obj) {
