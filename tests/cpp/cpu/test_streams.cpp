@@ -130,6 +130,40 @@ TEST(CpuStreams, HeavyLaunchesOfFewItemsUseThePool) {
   EXPECT_TRUE(spread) << "every later launch ran on one thread";
 }
 
+// The core may release a kernel (and unload its module) as soon as a launch of it is queued: the
+// queued launch keeps the module's code loaded until it has run. Without that, the worker would
+// call into unmapped code (a segfault in a native thread, seen with concurrent cold compiles).
+TEST(CpuStreams, UnloadingAModuleWaitsForItsQueuedLaunches) {
+  const std::string source = R"(
+#include <dotcompute/cpu_kernel_abi.h>
+#include <unistd.h>
+extern "C" void gate_then_write(const dc_cpu_launch* launch, uint64_t, uint64_t, void*) {
+  const int* flag = *(const int* const*)launch->args[0];
+  int* out = *(int* const*)launch->args[1];
+  while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0) usleep(100);
+  out[0] = 42;
+}
+)";
+  void* binary = nullptr;
+  uint64_t size = 0;
+  DC_ASSERT_OK(api().compile(0, source.c_str(), "", &binary, &size));
+  dc_module m = nullptr;
+  const dc_status loaded = api().module_load(0, binary, size, &m);
+  api().free_binary(binary);
+  DC_ASSERT_OK(loaded);
+  dc_kernel k = nullptr;
+  DC_ASSERT_OK(api().kernel_get(m, "gate_then_write", &k));
+  Stream s;
+  DeviceBuffer flag(4), out(4);
+  *flag.as<int32_t>() = 0;
+  *out.as<int32_t>() = 0;
+  DC_ASSERT_OK(launch(s.get(), k, queued_launch(), Args().buffer(flag).buffer(out)));
+  DC_ASSERT_OK(api().module_unload(m));  // the launch is queued (it waits for the flag)
+  __atomic_store_n(flag.as<int32_t>(), 1, __ATOMIC_RELEASE);
+  s.sync();
+  EXPECT_EQ(*out.as<int32_t>(), 42);
+}
+
 TEST(CpuStreams, EventsMeasureElapsedTime) {
   dc_kernel sleep = kernel("sleep_ms");
   ASSERT_NE(sleep, nullptr);

@@ -112,6 +112,7 @@ dc_status Module::kernel(const std::string& name, Kernel*& out, std::string& err
   auto k = std::make_unique<Kernel>();
   k->fn = reinterpret_cast<dc_cpu_kernel_fn>(sym);
   k->name = name;
+  k->module = this;
   out = k.get();
   kernels_.emplace(name, std::move(k));
   return DC_OK;

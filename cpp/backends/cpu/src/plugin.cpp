@@ -473,7 +473,7 @@ dc_status cpu_module_load(int32_t device, const void* binary, uint64_t size, dc_
 dc_status cpu_module_unload(dc_module m) {
   return guarded("module_unload", [&] {
     if (m == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: module_unload: NULL module");
-    delete from(m);
+    from(m)->release();  // deleted now, or when the last queued launch of its kernels has run
     return DC_OK;
   });
 }
@@ -576,6 +576,7 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
     task->desc.nargs = nargs;
     task->failure.attach(task->desc);
     task->item_ps = &kernel->item_ps;
+    task->module = ModuleRef(kernel->module);
     stream.enqueue(std::move(task));
     return DC_OK;
   });

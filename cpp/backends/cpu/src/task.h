@@ -10,8 +10,35 @@
 #include "dotcompute/cpu_kernel_abi.h"
 #include "event.h"
 #include "kernel_failure.h"
+#include "module.h"
 
 namespace dccpu {
+
+// A counted reference to a module (Module::retain/release), released when the task is destroyed,
+// run or not.
+class ModuleRef {
+ public:
+  ModuleRef() = default;
+  explicit ModuleRef(Module* m) : m_(m) {
+    if (m_ != nullptr) m_->retain();
+  }
+  ModuleRef(const ModuleRef&) = delete;
+  ModuleRef& operator=(const ModuleRef&) = delete;
+  ModuleRef& operator=(ModuleRef&& o) noexcept {
+    if (this != &o) {
+      if (m_ != nullptr) m_->release();
+      m_ = o.m_;
+      o.m_ = nullptr;
+    }
+    return *this;
+  }
+  ~ModuleRef() {
+    if (m_ != nullptr) m_->release();
+  }
+
+ private:
+  Module* m_ = nullptr;
+};
 
 struct Task {
   enum class Kind { Launch, Copy, Memset, Record, Wait };
@@ -25,6 +52,7 @@ struct Task {
   std::vector<unsigned char> arg_bytes;
   KernelFailure failure;  // desc.fail reports here
   std::atomic<uint64_t>* item_ps = nullptr;  // the kernel's cost per item, updated after the run
+  ModuleRef module;  // keeps the kernel's code loaded until the task is gone
 
   // Copy / Memset
   void* dst = nullptr;
