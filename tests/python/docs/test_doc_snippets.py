@@ -117,18 +117,11 @@ SPECIAL: dict[tuple[str, str], Special] = {
     ("docs/expressions.md", "z = 2.5 * x + y * y - 3.0"): Special(
         "smaller arrays keep the test fast", replace=(("16_000_000", "16_000"),)),
     ("docs/expressions.md", "@dc.fuse"): Special(
-        "continues the first example; the prelude makes the numpy inputs np_x and np_v",
-        after=("z = 2.5 * x + y * y - 3.0",),
-        # float32: Metal has no float64, and "auto" may pick a Metal device
-        prelude="import numpy as np\nnp_x = np.ones(8, np.float32)\nnp_v = np.zeros(8, np.float32)\n",
+        "continues the first example (its imports)", after=("z = 2.5 * x + y * y - 3.0",),
         replace=(("16_000_000", "16_000"),)),
     # docs/operations.md
     ("docs/operations.md", "s = dc.sum(x)"): Special(
-        "an API summary: the prelude defines its placeholders x, a, b and op; doc bug (reported): the bare "
-        "names ifft, rfft, ... on the dc.fft line are not defined",
-        doc_bug=(("; ifft; rfft; irfft; fft2(x, s=None, axes=(-2, -1)); ifft2",
-                  "; dc.fft.ifft(x); dc.fft.rfft(x); dc.fft.irfft(x); dc.fft.fft2(x, s=None, axes=(-2, -1)); "
-                  "dc.fft.ifft2(x)"),),
+        "an API summary: the prelude defines its placeholders x, a, b and op",
         prelude=(
             "import numpy as np\n"
             "import dotcompute as dc\n"
