@@ -1039,7 +1039,8 @@ def test_raw_kernels_from_samples(accelerator):
         np.testing.assert_array_equal(c, want)
         r = np.arange(128, dtype=np.float32)
         ro = np.zeros(128, np.float32)
-        dc.launch(dc.RawKernel(RAW_CU, "dyn_shared", backend="cuda"), 128, r, ro, np.int32(128), local_size=64,
+        dc.launch(dc.RawKernel(RAW_CU, "dyn_shared", backend="cuda", shared_mem=64 * 4), 128, r, ro, np.int32(128),
+                  local_size=64,
                   accelerator=accelerator)
         np.testing.assert_array_equal(ro, np.concatenate([r[:64][::-1], r[64:][::-1]]))
         src = RAW_CU
