@@ -48,6 +48,9 @@ from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum
 from .orchestrate import validate  # importing orchestrate registers accelerator="best"/"gpu", fallback=, retries=
 from .pipeline import Pipeline, PipelineRun
 from .profile import profile
+# the numpy / Array API namespace last: its names (sum, min, asarray, ...) are the top level's
+from . import namespace as _namespace
+from .namespace import *  # noqa: F403 -- the Array API's names (namespace/*.py __all__)
 from .runtime import (
     Accelerator,
     BackendInfo,
@@ -100,3 +103,4 @@ __all__ = [
     # array expressions (fusion)
     "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]
+__all__ += [name for name in _namespace.__all__ if name not in __all__]

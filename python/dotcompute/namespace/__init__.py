@@ -1,0 +1,32 @@
+"""The numpy namespace: ``dotcompute`` as an Array API 2024.12 library (see docs/array-api.md).
+
+One module per family of the standard, as CuPy lays out numpy's names: creation, data types,
+inspection, elementwise (the named forms of the operators), manipulation, indexing, searching,
+sets, sorting, statistics and utility functions. Each module's ``__all__`` lists the names it
+adds to ``dotcompute``'s top level; ``import dotcompute`` re-exports them (this room sits above
+``expr`` and ``ops`` and imports only downward).
+"""
+
+from __future__ import annotations
+
+from . import (
+    creation,
+    datatypes,
+    devices,
+    elementwise,
+    indexing,
+    info,
+    manipulation,
+    searching,
+    sets,
+    sorting,
+    statistics,
+    utility,
+)
+
+_MODULES = (creation, datatypes, devices, elementwise, indexing, info, manipulation, searching, sets, sorting,
+            statistics, utility)
+
+__all__: list[str] = [name for module in _MODULES for name in module.__all__]
+
+globals().update({name: getattr(module, name) for module in _MODULES for name in module.__all__})

@@ -1,0 +1,5 @@
+"""Array API 2024.12: statistics functions on Buffers (see docs/array-api.md)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
