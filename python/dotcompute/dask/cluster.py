@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import runtime
+from ..runtime.registry import gpu_candidates
 from .placement import check_spec, pin, pinned
 
 
 def _accelerators_here() -> list[str]:
-    # GPUs and other accelerators first; the CPU only when there is nothing else
-    devs = list(runtime.devices())
-    accel = [d.id for d in devs if d.backend != "cpu"]
-    return accel or [d.id for d in devs if d.backend == "cpu"][:1]
+    # GPUs and other accelerators first (what dc.accelerator("gpu") may choose); cpu:0 only when there
+    # is none. A CPU-type device of another backend (PoCL's OpenCL device) is never handed out: it
+    # runs on the same cores as cpu:0, only slower.
+    return [d.id for d in gpu_candidates()] or ["cpu:0"]
 
 
 def _pin_here(rank: int, spec: Any) -> str | None:
@@ -47,11 +47,12 @@ class _RepinOnRestart(_WorkerPlugin):  # type: ignore[misc,valid-type]
 def pin_devices(client: Any, devices: Any = None) -> dict[str, str]:
     """Pin each worker of ``client`` to one accelerator, the way dask-cuda gives each worker one GPU.
 
-    Workers on the same host are numbered and take that host's accelerators in turn (non-CPU
-    devices first; ``cpu:0`` where there are none). ``devices``: a spec or a list of specs to hand out
-    instead, or a ``{worker address: spec}`` dict (a malformed spec, or a worker the dict leaves out,
-    raises before any worker is pinned). Returns ``{worker address: accelerator id}``. A pinned
-    worker runs every ``dotcompute.dask`` block there (unless a call names ``accelerator=``).
+    Workers on the same host are numbered and take that host's accelerators in turn (its GPUs and
+    other non-CPU-type devices; ``cpu:0`` where there are none, never a CPU-type OpenCL device).
+    ``devices``: a spec or a list of specs to hand out instead, or a ``{worker address: spec}`` dict
+    (a malformed spec, or a worker the dict leaves out, raises before any worker is pinned). Returns
+    ``{worker address: accelerator id}``. A pinned worker runs every ``dotcompute.dask`` block there
+    (unless a call names ``accelerator=``).
     """
     if isinstance(devices, str):
         devices = [devices]  # one spec for every worker (list("cpu") would hand out 'c', 'p', 'u')

@@ -28,13 +28,13 @@ _warmed: set[tuple[str, str]] = set()
 
 def candidates(spec: str, exclude: Sequence[str] = ()) -> list[Accelerator]:
     """The devices ``spec`` may use now (breakers closed). "best": every device. "gpu": the devices
-    ``dc.accelerator("gpu")`` chooses among (GPUs first; where there are none, devices of a backend
-    other than the CPU backend, such as PoCL's OpenCL device): never cpu:0."""
+    ``dc.accelerator("gpu")`` chooses among (GPUs, then other non-CPU device types; never a CPU-type
+    device such as cpu:0 or PoCL's OpenCL device)."""
     found = devices() if spec == "best" else gpu_candidates()
     if not found:
-        raise BackendUnavailableError("accelerator='gpu': this machine has no non-CPU device "
-                                      "(see dc.devices(); use 'best' or 'auto' to include the CPU)",
-                                      reason="no GPU or other accelerator device")
+        raise BackendUnavailableError("accelerator='gpu': no GPU was found on this machine (CPU-type devices, "
+                                      "such as PoCL's OpenCL device, are not GPUs; see dc.devices(); use "
+                                      "'best' or 'auto' to include them)", reason="no GPU found")
     return [d for d in found if d.id not in exclude and breakers.allows(d.id)]
 
 

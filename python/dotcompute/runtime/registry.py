@@ -87,8 +87,9 @@ def accelerator(spec: str | Accelerator = "auto") -> Accelerator:
     """The device named by ``spec``: ``"auto"``, ``"cpu"``, ``"cpu:0"``, ``"cuda:1"``, ``"opencl"``, ``"metal"``.
 
     ``"auto"`` prefers a GPU (CUDA, Metal, then an OpenCL GPU) and falls back to
-    the CPU. ``"gpu"`` is the best non-CPU device (see :func:`gpu`); ``"best"`` without a kernel
-    is ``"auto"`` (``dc.launch(..., accelerator="best")`` chooses per kernel from measurements).
+    the CPU. ``"gpu"`` is the best non-CPU device (see :func:`gpu`; a CPU-type OpenCL device is not
+    one); ``"best"`` without a kernel is ``"auto"`` (``dc.launch(..., accelerator="best")`` chooses
+    per kernel from measurements).
     An unknown or unavailable backend, or a device index that does not exist, raises
     :class:`BackendUnavailableError` saying why and listing what is available; a
     malformed spec (unknown name, bad index) raises :class:`AcceleratorSpecError`,
@@ -136,21 +137,23 @@ _GPU_BACKEND_ORDER = {"cuda": 0, "metal": 1, "opencl": 2}
 
 def gpu_candidates() -> list[Accelerator]:
     """The devices ``"gpu"`` may mean, best first: GPUs (CUDA, Metal, OpenCL, then other backends),
-    then other non-CPU device types; where there are none, devices of backends other than the CPU
-    backend (an OpenCL CPU device such as PoCL). Never ``cpu:0``."""
-    every = devices()
-    found = [d for d in every if d.type == "gpu"] or [d for d in every if d.type != "cpu"] or \
-        [d for d in every if d.backend != "cpu"]
-    return sorted(found, key=lambda d: (_GPU_BACKEND_ORDER.get(d.backend, 3), d.index))
+    then other non-CPU device types (OpenCL accelerators). A device whose type is ``"cpu"`` is never
+    one, whatever its backend: PoCL's OpenCL device runs on the same cores as ``cpu:0``, so choosing
+    it for "gpu" would only cost speed."""
+    found = [d for d in devices() if d.type != "cpu"]
+    return sorted(found, key=lambda d: (d.type != "gpu", _GPU_BACKEND_ORDER.get(d.backend, 3), d.index))
 
 
 def gpu() -> Accelerator:
     """``dc.accelerator("gpu")``: the first of :func:`gpu_candidates`, or BackendUnavailableError."""
     found = gpu_candidates()
     if not found:
-        raise BackendUnavailableError("accelerator 'gpu': this machine has no device other than the CPU backend's "
-                                      f"(available devices: {_describe_available()}); use 'auto' or 'cpu'",
-                                      reason="no GPU or other non-CPU device")
+        cpu_like = [d.id for d in devices() if d.backend != "cpu"]
+        also = (f" ({', '.join(cpu_like)} {'is a CPU-type device' if len(cpu_like) == 1 else 'are CPU-type devices'}"
+                ", not a GPU)") if cpu_like else ""
+        raise BackendUnavailableError(f"accelerator 'gpu': no GPU was found on this machine{also}; available "
+                                      f"devices: {_describe_available()}; use 'auto', 'best' or 'cpu'",
+                                      reason="no GPU found")
     return found[0]
 
 

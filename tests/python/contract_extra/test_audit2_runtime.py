@@ -104,9 +104,9 @@ def test_spec_spellings():
     cpu = dc.accelerator("cpu:0")
     assert dc.accelerator("CPU") is cpu and dc.accelerator(" cpu ") is cpu
     assert dc.accelerator("best") in dc.devices()
-    non_cpu = [d for d in dc.devices() if d.backend != "cpu"]
+    non_cpu = [d for d in dc.devices() if d.type != "cpu"]
     if non_cpu:
-        assert dc.accelerator("gpu").backend != "cpu"
+        assert dc.accelerator("gpu").type != "cpu"
     else:
         with pytest.raises(dc.BackendUnavailableError):
             dc.accelerator("gpu")
