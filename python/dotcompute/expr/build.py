@@ -83,7 +83,51 @@ def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any
     if op == "pow" and out.kind in "iu" and isinstance(ops[1], Scalar) and ops[1].value < 0:
         raise ValueError("Integers to negative integer powers are not allowed (as in numpy); "
                          "use a float base or exponent")
+    if (op == "pow" or extra == "pow") and isinstance(ops[1], Scalar) and not isinstance(ops[0], Scalar):
+        special = _constant_power(ops[0], ops[1].value, ins[0], out, shape, acc)
+        if special is not None:
+            return special
     return LazyBuffer.pending(op, tuple(ops), ins, out, shape, acc, extra)
+
+
+def _constant_power(x: Any, exponent: Any, t: np.dtype, out: np.dtype, shape: tuple[int, ...], acc: Any) -> Any:
+    """``x ** c`` for a constant ``c`` without ``pow``, where the result is bit for bit numpy's: numpy
+    itself computes float ``x ** 2`` as ``x * x`` and ``x ** 0.5`` as ``sqrt(x)``; ``x ** 1``, ``** 0``
+    and ``** -1`` (numpy 1's other fast cases) are exact as ``x``, ``1`` and ``1 / x``; integer powers
+    are exact whatever the order of the (wrapping) multiplications. ``pow`` with a run-time exponent
+    is 100x slower than a multiply on some OpenCL CPU drivers (PoCL). Other float exponents keep
+    ``pow``: ``x * x * x`` rounds twice where ``pow`` rounds once. None: not one of these."""
+    if t.kind not in "iuf" or isinstance(exponent, bool):
+        return None
+
+    def node(op: str, args: tuple[Any, ...], extra: Any = None) -> LazyBuffer:
+        return LazyBuffer.pending(op, args, (t,) * len(args), out, shape, acc, extra)  # power: t == out
+
+    if exponent == 1:
+        return node("pos", (x,))
+    if exponent == 0:
+        return LazyBuffer.pending("cast", (Scalar(np.ones((), out).item(), out),), (out,), out, shape, acc)
+    if t.kind == "f":
+        if exponent == 2:
+            return node("mul", (x, x))
+        if exponent == 0.5:
+            return node("math", (x,), "sqrt")
+        if exponent == -1:
+            return node("truediv", (Scalar(np.ones((), t).item(), t), x))
+        return None
+    if not 2 <= exponent <= _MAX_INT_POWER:
+        return None
+    result, square, k = None, x, int(exponent)
+    while k:  # square and multiply: x ** 5 = x * (x * x) ** 2, three multiplies
+        if k & 1:
+            result = square if result is None else node("mul", (result, square))
+        k >>= 1
+        if k:
+            square = node("mul", (square, square))
+    return result
+
+
+_MAX_INT_POWER = 16
 
 
 def binary(op: str, a: Any, b: Any) -> Any:
