@@ -339,9 +339,10 @@ def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffe
     fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
     rows = outer * inner
     t = x.dtype.type
-    if n <= 32 or rows >= 1024:  # short rows: the one-pass pair kernel, one group per row
-        better = rk.less_nan_first if name == "argmin" else rk.greater_nan_first
-        return arg_flat(better, x, outer, n, inner)
+    if n <= 32 or rows >= 1024:  # short rows, or rows enough to fill the device: one work-item per row
+        out = x.accelerator.empty((rows,), np.int64)
+        x.accelerator.launch(_arg_rows_kernel(name == "argmin", t), rows, x, out, n, inner)
+        return out
     if rows == 1 and _lanes_on_device("min", x, x.dtype):
         return _arg_by_lanes(name == "argmin", x)
     if np.dtype(t).kind == "f":
@@ -350,6 +351,34 @@ def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffe
         op = rk.op_min_int if name == "argmin" else rk.op_max_int
     target = reduce_flat(op, x, outer, n, inner, t, commutative=True)
     return _first_index(x, target, rows, n, inner)
+
+
+@cache
+def _arg_rows_kernel(smallest: bool, dtype: Any) -> Any:
+    """``out[r]`` = the index along n of row r's first smallest (``smallest``) or largest element, or of
+    its first NaN (numpy's rule), one work-item per row as ``rows_kernel`` reduces min/max. A work-group
+    per row (the pair tree kernel) cost 256 work-items and 8 barriers for rows of 8 elements: 0.55 s for
+    (100,000, 8) float32 on PoCL, where min took 6 ms."""
+    T = dtype  # noqa: N806
+    better = rk.less_nan_first if smallest else rk.greater_nan_first
+
+    @dc.kernel
+    def arg_rows(x: dc.Buffer, out: dc.Buffer[dc.int64], n: dc.int64, inner: dc.int64):
+        r = dc.global_id(0)
+        if r < out.shape[0]:
+            o = r // inner
+            j = r - o * inner
+            base = o * n * inner + j
+            v = T(x[base])
+            w = dc.int64(0)
+            for k in range(1, n):
+                v2 = T(x[base + k * inner])
+                if better(v2, v):
+                    v = v2
+                    w = k
+            out[r] = w
+
+    return arg_rows
 
 
 def _first_index(x: Buffer, target: Buffer, rows: int, n: int, inner: int) -> Buffer:
@@ -363,24 +392,6 @@ def _first_index(x: Buffer, target: Buffer, rows: int, n: int, inner: int) -> Bu
     if chunks == 1:
         return partial
     return reduce_flat(rk.op_min_int, partial, rows, chunks, 1, np.int64, commutative=True)
-
-
-def arg_flat(better: Any, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
-    """Index along n of the best element of each (outer, inner) row of the flat ``x``: int64."""
-    acc = x.accelerator
-    rows = outer * inner
-    t = x.dtype.type
-    dummy = acc.empty((1,), np.int64)
-    src_vals, src_idx, src_n, src_inner, first = x, dummy, n, inner, True
-    while True:
-        chunk, chunks = rk.plan(rows, src_n)
-        vals = acc.empty((rows * chunks,), t)
-        idx = acc.empty((rows * chunks,), np.int64)
-        acc.launch(rk.arg_tree_kernel(better, t, first), rows * chunks * rk.WIDTH, src_vals, src_vals, src_idx,
-                   vals, idx, src_n, src_inner, chunk, chunks, local_size=rk.WIDTH)
-        if chunks == 1:
-            return idx
-        src_vals, src_idx, src_n, src_inner, first = vals, idx, chunks, 1, False
 
 
 def argmin(x: Any, axis: Any = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Any:
@@ -508,6 +519,6 @@ class ArrayMathFunction(MathFunction):
 min = ArrayMathFunction(MATH["min"], amin)  # noqa: A001
 max = ArrayMathFunction(MATH["max"], amax)  # noqa: A001
 
-__all__ = ["ArrayMathFunction", "amax", "amin", "arg_by_search", "arg_flat", "argmax", "argmin", "check_operator",
+__all__ = ["ArrayMathFunction", "amax", "amin", "arg_by_search", "argmax", "argmin", "check_operator",
            "max", "mean", "min", "operator_errors", "prod", "reduce", "reduce_flat", "sum"]
 

@@ -223,6 +223,23 @@ def test_arg_search_ties_and_nan_in_long_rows(accelerator, path, dtype):
     np.testing.assert_array_equal(dc.argmax(y, axis=0, accelerator=accelerator), np.argmax(y, axis=0))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+@pytest.mark.parametrize("shape", [(2000, 8), (3, 5), (1500, 1), (1, 33)])
+def test_arg_short_rows_ties_and_nan(accelerator, path, dtype, shape):
+    """Many short rows (one work-item per row): ties give the first index, the first NaN wins."""
+    x = RNG.integers(0, 4, shape).astype(dtype)  # few distinct values: ties in most rows
+    if np.dtype(dtype).kind == "f":
+        x.flat[::7] = np.nan
+        x[0, :] = np.nan  # a row of NaNs: index 0
+        x[-1, -1] = np.nan  # a NaN after the minimum
+    b = accelerator.asarray(x)
+    for name in ("argmin", "argmax"):
+        for axis in (1, 0, -1):
+            got = getattr(dc, name)(b, axis=axis)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got.numpy(), getattr(np, name)(x, axis=axis), err_msg=f"{name} {axis}")
+
+
 def test_keepdims_and_dtype(accelerator, path):
     x = RNG.integers(0, 100, (4, 5, 6)).astype(np.int32)
     b = accelerator.asarray(x)
