@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DotComputeError, LaunchError
+from .runtime import array_hooks as _array_hooks
 from .runtime import layer_hooks as _layer_hooks
 from .runtime import trace as _trace
 from .runtime.array_hooks import HOOKS as _ARRAY_HOOKS
@@ -70,6 +71,7 @@ def _product(values: Any) -> int:
 _runtime: Any = None
 # the module (dotcompute.runtime.accelerator names a function there): its fork state is read per launch
 _accelerator_module = importlib.import_module(".runtime.accelerator", __package__)
+_Accelerator = _accelerator_module.Accelerator
 
 
 def _rt() -> Any:
@@ -108,6 +110,9 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
     ``accelerator="best"`` / ``"gpu"``, ``fallback=`` and ``retries=`` are handled by the orchestration
     layer (``dotcompute.orchestrate``, see docs/orchestration.md).
     """
+    if type(accelerator) is _Accelerator and fallback is None and not retries:  # the hot path: one test
+        launch_on(accelerator, kernel, global_size, args, local_size, stream)
+        return
     if type(accelerator) is str and accelerator.strip().lower() in _CHOSEN:
         accelerator = accelerator.strip().lower()  # specs are case-insensitive ("GPU", "Best")
     if fallback is not None or retries or (type(accelerator) is str and accelerator in _CHOSEN):
@@ -125,14 +130,18 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
     """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
     if _accelerator_module.inherited_by_fork:  # a forked child: fail instead of hanging (see there)
         _accelerator_module.refuse_after_fork(acc.id)
-    before = _ARRAY_HOOKS.get("before_launch")
-    if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
-        before(kernel, args)
+    if _array_hooks.lazy_made:  # set once an array expression exists: until then nothing can be pending
+        before = _ARRAY_HOOKS.get("before_launch")
+        if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
+            before(kernel, args)
     try:
         runner = kernel._dc_launch
     except AttributeError:
         raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}") from None
-    gsize = _sizes(global_size, "global_size")
+    if type(global_size) is int and 0 < global_size <= _MAX_EXTENT:  # _sizes' first case, without the call
+        gsize: tuple[int, ...] = (global_size,)
+    else:
+        gsize = _sizes(global_size, "global_size")
     lsize = None
     if local_size is not None:
         lsize = _sizes(local_size, "local_size")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
+from ..runtime import array_hooks as _array_hooks
 
 _NATIVE = Buffer.__dict__["_native"]  # the slot descriptor: the evaluated native buffer
 _ACC = Buffer.__dict__["_accelerator"]
@@ -120,6 +121,7 @@ class LazyBuffer(Buffer):
                     EVALUATE["run"]([a])
             depth, weight = _size_of(args)
         obj = object.__new__(cls)
+        _array_hooks.lazy_made = True
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = op, args, loop, extra
         obj._dtype, obj._shape = np.dtype(dtype), tuple(shape)
@@ -132,6 +134,7 @@ class LazyBuffer(Buffer):
     def scalar(cls, backing: Buffer, dtype: np.dtype, accelerator: Any) -> LazyBuffer:
         """An evaluated 0-d value held in ``backing``, a 1-element 1-D buffer."""
         obj = object.__new__(cls)
+        _array_hooks.lazy_made = True
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
         obj._dtype, obj._shape = np.dtype(dtype), ()
@@ -141,6 +144,7 @@ class LazyBuffer(Buffer):
     @classmethod
     def view(cls, view: View, shape: tuple[int, ...], accelerator: Any) -> LazyBuffer:
         obj = object.__new__(cls)
+        _array_hooks.lazy_made = True
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
         obj._dtype, obj._shape = view.base.dtype, tuple(shape)

@@ -27,7 +27,7 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand")
+                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -51,6 +51,7 @@ class LaunchEntry:
         self.hw_swap = emitted.contiguous_dim if emitted.backend in ("cuda", "opencl") else 0
         # vector/matrix/struct parameters: Python arguments -> the expanded ones (lang/aggargs.py)
         self.expand: Any = None
+        self.plain = False  # set by prepare(): see there
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -118,16 +119,33 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     entry.expand = expander(kernel.name, params, [(d.name, t) for d, t in zip(decls, types, strict=False)])
     if entry.expand is not None:
         entry.nparams = len(decls)
+    # A plain entry's launch is the native call with the arguments as given: no captured globals to
+    # re-check, no argument expansion, no work-group sizes to choose, no extra size arguments.
+    entry.plain = not (spec.captures or entry.expand is not None or entry.uses_barrier or entry.cpu_inner
+                       or entry.debug or entry.gs_params or entry.hw_swap)
     return entry
 
 
 def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
                   args: tuple[Any, ...], stream: Any) -> None:
-    debug = kernel.debug if kernel.debug is not None else _env_debug()
+    debug = kernel.debug
+    if debug is None:  # DOTCOMPUTE_DEBUG: the unchanged text (the common case) is tested here, without a call
+        raw = _ENV_DATA.get(_ENV_KEY) if _ENV_DATA is not None else os.environ.get("DOTCOMPUTE_DEBUG")
+        debug = _last_env[1] if raw is _last_env[0] else _env_debug()
     if kernel._decls is None:
         kernel.decls()
-    key = (acc, signature_key(kernel, args), debug)
+    key = (acc, signature_key(kernel, args) if kernel._generic else None, debug)
     entry = kernel._launches.get(key)
+    if entry is not None and entry.plain and len(args) == entry.nparams:  # the hot path: one test
+        try:
+            try:
+                entry.plan.launch(global_size, local_size, args, stream)
+            except _needs_staging():
+                launch_staged(entry, acc, global_size, local_size, args, stream)
+        except KernelTypeError as e:
+            user_kernel_name(e, entry.emitted.entry, kernel.name)
+            raise
+        return
     if entry is None or (entry.spec.captures and not entry.spec.valid()):
         entry = prepare(kernel, acc, args, debug)
         kernel._launches[key] = entry

@@ -295,7 +295,7 @@ class Accelerator(metaclass=_ConstructedFromSpec):
             provided("launch")(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream,
                    fallback=fallback, retries=retries)
             return
-        _launch_function()(self, kernel, global_size, args, local_size, stream)
+        (_LAUNCH or _launch_function())(self, kernel, global_size, args, local_size, stream)
 
     def graph(self) -> Any:
         """``with acc.graph() as g:`` captures this CUDA device's launches; ``g.launch()`` replays them.

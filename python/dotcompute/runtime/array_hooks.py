@@ -18,6 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 HOOKS: dict[str, Callable[..., Any]] = {}
+# Set (by dotcompute.expr) when the first lazy buffer is made: until then no launch argument can be
+# one and no expression can be pending, so launches skip the before_launch hook (one test per launch).
+lazy_made = False
 
 
 def install(**hooks: Callable[..., Any]) -> None:
