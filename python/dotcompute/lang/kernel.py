@@ -28,7 +28,6 @@ from .frontend.resolve import Capture, capture_still_valid, is_buffer_class
 from .frontend.signature import ParamDecl
 from .frontend.source import remember_annotation_scope
 from .kinds import DeviceFunctionBase, KernelBase
-from .compile_options import contracts
 from .launching import launch_kernel
 from .pickling import reduce_by_value
 from .types import (
@@ -134,21 +133,17 @@ class Kernel(KernelBase):
     """A ``@dc.kernel``: launch with ``dc.launch(kernel, global_size, *args)``."""
 
     def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None,
-                 fastmath: bool = False, contract: bool = False) -> None:
+                 fastmath: bool = False) -> None:
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise TypeError(f"@dc.kernel decorates a Python function, not {pyfunc!r}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
             raise ValueError(f"@dc.kernel(name=...) must be an identifier, not {name!r}")
         if not isinstance(fastmath, bool):
             raise TypeError(f"@dc.kernel(fastmath=...) must be True or False, not {fastmath!r}")
-        if not isinstance(contract, bool):
-            raise TypeError(f"@dc.kernel(contract=...) must be True or False, not {contract!r}")
         # The backend compiler may reorder float arithmetic, use approximate division, square roots
         # and transcendentals, and assume no NaN or infinity (lang/compile_options.py); off by default,
         # where every backend gives IEEE results.
         self.fastmath = fastmath
-        # Narrower: only a*b+c may become one fused multiply-add (one rounding instead of two).
-        self.contract = contract
         remember_annotation_scope(pyfunc)
         self.pyfunc = pyfunc
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
@@ -164,13 +159,13 @@ class Kernel(KernelBase):
 
     @classmethod
     def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None,
-                    fastmath: bool = False, contract: bool = False) -> Kernel:
+                    fastmath: bool = False) -> Kernel:
         """A kernel known only from its AST (``dotcompute check`` without importing the file)."""
         def placeholder() -> None:
             pass
 
         placeholder.__name__ = parsed.name
-        obj = cls(placeholder, debug=debug, name=name, fastmath=fastmath, contract=contract)
+        obj = cls(placeholder, debug=debug, name=name, fastmath=fastmath)
         obj._parsed = parsed
         return obj
 
@@ -218,7 +213,6 @@ class Kernel(KernelBase):
             sig = signature_text(types)
             entry = f"{self.name}_{short_hash(sig + ('|debug' if dbg else ''))}"
             module, captures, debug_files = build_module(self.parsed(), list(types), entry, dbg)
-            module.kernel.contract = contracts(self)
             spec = Specialization(module, captures, debug_files)
             self._specs[key] = spec
             return spec
@@ -351,8 +345,7 @@ class Kernel(KernelBase):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # by value (source, captured constants, options); see pickling.py
-        return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath,
-                                      "contract": self.contract})
+        return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath})
 
     # ----------------------------------------------------------------------------- launch
 
@@ -491,18 +484,16 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
 
 def kernel(fn: Callable[..., Any] | None = None, *, debug: bool | None = None,
            name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None,
-           fastmath: bool = False, contract: bool = False) -> Any:
+           fastmath: bool = False) -> Any:
     """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry", fastmath=True)``; ``dc.kernel(source=text)``
     builds the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
     REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals).
-    ``fastmath=True`` lets the backend compiler trade IEEE results for speed; ``contract=True`` only lets it
-    fuse ``a*b+c`` into one FMA (lang/compile_options.py). By default results are numpy's, bit for bit."""
-    opts = {"debug": debug, "name": name, "fastmath": fastmath, "contract": contract}
+    ``fastmath=True`` lets the backend compiler trade IEEE results for speed (lang/compile_options.py)."""
     if source is not None:
-        return Kernel(_from_source("dc.kernel", fn, source, namespace), **opts)
+        return Kernel(_from_source("dc.kernel", fn, source, namespace), debug=debug, name=name, fastmath=fastmath)
     if fn is None:
-        return lambda f: Kernel(f, **opts)
-    return Kernel(fn, **opts)
+        return lambda f: Kernel(f, debug=debug, name=name, fastmath=fastmath)
+    return Kernel(fn, debug=debug, name=name, fastmath=fastmath)
 
 
 
