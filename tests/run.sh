@@ -1,13 +1,50 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs, then runs all of it:
-#   the C++ tests (ctest, plain and under ASan+UBSan) and the Python tests (pytest).
-# Usage: bash tests/run.sh [extra pytest paths...]
+# Installs everything the test suite needs, then runs it, printing each phase's wall time at the end:
+#   the C++ tests (ctest) and the Python tests (pytest) on cpu, opencl (PoCL), the CUDA simulator and
+#   the Metal double.
+# Usage: bash tests/run.sh [--full] [extra pytest paths or options for the main pytest run...]
+#   --full  also the tests marked slow (@pytest.mark.slow) and the whole matrices of the CUDA-simulator
+#           and Metal-double passes (the scheduled CI workflow, .github/workflows/tests.yml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${DOTCOMPUTE_BUILD_JOBS:-2}
 
-step() { printf '\n== %s ==\n' "$*"; }
+full=0
+extra=()
+for arg in "$@"; do
+  if [ "$arg" = "--full" ]; then full=1; else extra+=("$arg"); fi
+done
+export DOTCOMPUTE_TESTS_FULL=$full  # tests/python/conftest.py: slow tests run only when set
+
+# step NAME: starts a phase (and ends the one before); the wall seconds of each are printed at exit,
+# also when a phase fails.
+phase_names=()
+phase_secs=()
+phase_name=""
+phase_t0=$(date +%s)
+step() {
+  local now
+  now=$(date +%s)
+  if [ -n "$phase_name" ]; then
+    phase_names+=("$phase_name")
+    phase_secs+=($((now - phase_t0)))
+  fi
+  phase_name="$*"
+  phase_t0=$now
+  if [ -n "$phase_name" ]; then printf '\n== %s ==\n' "$phase_name"; fi
+}
+report_times() {
+  local rc=$? total=0 i
+  step ""
+  printf '\n== wall time per phase (seconds) ==\n'
+  for i in "${!phase_names[@]}"; do
+    printf '%6d  %s\n' "${phase_secs[$i]}" "${phase_names[$i]}"
+    total=$((total + phase_secs[i]))
+  done
+  printf '%6d  total%s\n' "$total" "$(if [ "$rc" -ne 0 ]; then echo " (stopped: exit status $rc)"; fi)"
+}
+trap report_times EXIT
 
 # System packages: a C++ compiler and CMake for the build, GoogleTest for ctest,
 # PoCL so the OpenCL backend runs for real, CLBlast and clFFT so its vendor paths are exercised
@@ -46,7 +83,7 @@ export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
 # The whole suite runs once in development mode (PYTHONDEVMODE: debug allocator hooks, every warning
 # shown) with unclosed resources as errors: a ResourceWarning in a test, or one raised in a
 # destructor (which pytest reports as PytestUnraisableExceptionWarning), fails the run.
-PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs tests/python --ignore=tests/python/metal "$@" \
+PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs tests/python --ignore=tests/python/metal "${extra[@]}" \
   -W error::ResourceWarning -W error::pytest.PytestUnraisableExceptionWarning \
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
