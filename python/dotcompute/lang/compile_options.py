@@ -1,10 +1,20 @@
 """The options a kernel-language kernel is compiled with, per backend.
 
-Empty but for ``@dc.kernel(fastmath=True)``, which lets the backend compiler reorder float arithmetic,
-use approximate division, square roots and transcendentals, and assume no NaN or infinity -- what
-Numba's ``fastmath=True`` and Taichi's default ``fast_math`` allow. The options are part of the
-kernel-cache key, so a fast-math build never stands in for an IEEE one. Metal compiles every kernel
-with IEEE math (the plugin's fixed compile options), so there the flag changes nothing.
+By default every backend computes ``+ - * /`` as numpy does, bit for bit: no floating-point
+contraction (no FMA formed from ``a*b+c``). The CPU backend's compiler runs with
+``-ffp-contract=off`` (its fixed flags, cpp/backends/cpu/src/compiler.cpp; repeated here so the
+generated code carries what it relies on), NVRTC with ``--fmad=false``, OpenCL C sources start with
+``#pragma OPENCL FP_CONTRACT OFF`` (the emitter prints it from ``ir.Kernel.contract``), and Metal
+compiles with fast math off (the plugin's fixed compile options: MTLMathModeSafe).
+
+``@dc.kernel(contract=True)`` allows only FMA contraction (``-ffp-contract=fast``, ``--fmad=true``,
+``FP_CONTRACT ON``). ``@dc.kernel(fastmath=True)`` lets the backend compiler reorder float arithmetic,
+contract, use approximate division, square roots and transcendentals, and assume no NaN or infinity --
+what Numba's ``fastmath=True`` and Taichi's default ``fast_math`` allow. Metal keeps IEEE math for
+both. The options are part of the kernel-cache key, so a build never stands in for another.
+
+The CPU backend's generated code also relies on ``-fwrapv`` (signed overflow wraps): it writes
+wrapping integer arithmetic with the plain signed operators (lang/emit/helpers.py says why).
 """
 
 from __future__ import annotations
@@ -16,14 +26,35 @@ from typing import Any
 #: constructor turns on flush-to-zero for the whole process when the kernel is loaded -- numpy would
 #: then silently compute subnormals as 0. These flags give the same freedom to the kernel's code only.
 _CPU_FAST_MATH = ("-fno-math-errno -fno-trapping-math -fno-signed-zeros -fassociative-math -freciprocal-math "
-                  "-ffinite-math-only")
+                  "-ffinite-math-only -ffp-contract=fast")
+
+#: Both GCC and Clang take these; the later of two -ffp-contract flags wins.
+_CPU_BASE = "-fwrapv"
+_CPU_IEEE = "-ffp-contract=off"
+_CPU_CONTRACT = "-ffp-contract=fast"
 
 FAST_MATH_OPTIONS = {"cpu": _CPU_FAST_MATH, "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math"}
+#: OpenCL: the source's FP_CONTRACT ON pragma alone (-cl-mad-enable would also allow a less accurate mad)
+CONTRACT_OPTIONS = {"cpu": _CPU_CONTRACT, "cuda": "--fmad=true"}
+IEEE_OPTIONS = {"cpu": _CPU_IEEE, "cuda": "--fmad=false"}
+
+
+def contracts(kernel: Any) -> bool:
+    """Whether ``kernel`` may have ``a*b+c`` fused into one rounding (``fastmath`` or ``contract``)."""
+    return bool(getattr(kernel, "fastmath", False) or getattr(kernel, "contract", False))
 
 
 def compile_options(kernel: Any, backend: str) -> str:
     """The compiler options ``kernel`` is compiled with on ``backend``."""
-    return FAST_MATH_OPTIONS.get(backend, "") if getattr(kernel, "fastmath", False) else ""
+    if getattr(kernel, "fastmath", False):
+        mode = FAST_MATH_OPTIONS.get(backend, "")
+    elif getattr(kernel, "contract", False):
+        mode = CONTRACT_OPTIONS.get(backend, "")
+    else:
+        mode = IEEE_OPTIONS.get(backend, "")
+    if backend == "cpu":
+        return f"{_CPU_BASE} {mode}"
+    return mode
 
 
-__all__ = ["FAST_MATH_OPTIONS", "compile_options"]
+__all__ = ["FAST_MATH_OPTIONS", "CONTRACT_OPTIONS", "IEEE_OPTIONS", "compile_options", "contracts"]

@@ -136,6 +136,9 @@ class LocalVar(Node):
     name: str
     py_name: str
     type: ScalarType
+    #: first assigned a Python number (a work-item id, a range() variable, a literal, ...): its reads
+    #: are weak in promotion (NEP 50), see :class:`Expr`
+    weak: bool = False
 
 
 @dataclass(kw_only=True, eq=False)
@@ -183,16 +186,22 @@ class BufferRef:
 
 @dataclass(kw_only=True, eq=False)
 class Expr(Node):
+    """``weak``: the value is a Python number when the kernel body runs as Python (a work-item id,
+    a ``range()`` variable, ``len()``/``shape``, ``math.floor()``/``int()``/``float()`` results,
+    arithmetic on those), so it takes the other operand's float type in promotion, as NEP 50 has
+    it. A frontend flag: emitters ignore it (``type`` is what the value is stored as)."""
+
     type: ScalarType
+    weak: bool = False
 
 
 @dataclass(kw_only=True, eq=False)
 class Const(Expr):
     """A constant of exactly ``type``: a Python bool, int (already wrapped to the type's range)
-    or float (possibly inf/nan). ``weak`` is the frontend's literal flag; emitters ignore it."""
+    or float (possibly inf/nan). ``weak`` marks a Python literal (its value adapts to the other
+    operand's type, fold.py folds two of them)."""
 
     value: bool | int | float
-    weak: bool = False
 
 
 @dataclass(kw_only=True, eq=False)
@@ -506,6 +515,8 @@ class Kernel(Function):
 
     shared: list[SharedDecl] = field(default_factory=list)
     debug: bool = False
+    #: ``fastmath`` or ``contract``: the target may fuse ``a*b+c`` (OpenCL prints FP_CONTRACT ON, else OFF)
+    contract: bool = False
     uses_barrier: bool = False
     uses_atomics: bool = False
     uses_subgroups: bool = False

@@ -20,6 +20,7 @@ import numpy as np
 from .. import config
 from ..errors import KernelTypeError
 from . import ir
+from .compile_options import contracts
 from .frontend import ParsedFunction, build_module, param_decls, parse_function, return_spec, signature_text
 from .frontend.device_check import check_device_function
 from .frontend.module import ModuleBuilder
@@ -133,17 +134,21 @@ class Kernel(KernelBase):
     """A ``@dc.kernel``: launch with ``dc.launch(kernel, global_size, *args)``."""
 
     def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None,
-                 fastmath: bool = False) -> None:
+                 fastmath: bool = False, contract: bool = False) -> None:
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise TypeError(f"@dc.kernel decorates a Python function, not {pyfunc!r}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
             raise ValueError(f"@dc.kernel(name=...) must be an identifier, not {name!r}")
         if not isinstance(fastmath, bool):
             raise TypeError(f"@dc.kernel(fastmath=...) must be True or False, not {fastmath!r}")
+        if not isinstance(contract, bool):
+            raise TypeError(f"@dc.kernel(contract=...) must be True or False, not {contract!r}")
         # The backend compiler may reorder float arithmetic, use approximate division, square roots
         # and transcendentals, and assume no NaN or infinity (lang/compile_options.py); off by default,
         # where every backend gives IEEE results.
         self.fastmath = fastmath
+        # Narrower: only a*b+c may become one fused multiply-add (one rounding instead of two).
+        self.contract = contract
         remember_annotation_scope(pyfunc)
         self.pyfunc = pyfunc
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
@@ -159,13 +164,13 @@ class Kernel(KernelBase):
 
     @classmethod
     def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None,
-                    fastmath: bool = False) -> Kernel:
+                    fastmath: bool = False, contract: bool = False) -> Kernel:
         """A kernel known only from its AST (``dotcompute check`` without importing the file)."""
         def placeholder() -> None:
             pass
 
         placeholder.__name__ = parsed.name
-        obj = cls(placeholder, debug=debug, name=name, fastmath=fastmath)
+        obj = cls(placeholder, debug=debug, name=name, fastmath=fastmath, contract=contract)
         obj._parsed = parsed
         return obj
 
@@ -213,6 +218,7 @@ class Kernel(KernelBase):
             sig = signature_text(types)
             entry = f"{self.name}_{short_hash(sig + ('|debug' if dbg else ''))}"
             module, captures, debug_files = build_module(self.parsed(), list(types), entry, dbg)
+            module.kernel.contract = contracts(self)
             spec = Specialization(module, captures, debug_files)
             self._specs[key] = spec
             return spec
@@ -345,7 +351,8 @@ class Kernel(KernelBase):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # by value (source, captured constants, options); see pickling.py
-        return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath})
+        return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath,
+                                      "contract": self.contract})
 
     # ----------------------------------------------------------------------------- launch
 
@@ -484,16 +491,18 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
 
 def kernel(fn: Callable[..., Any] | None = None, *, debug: bool | None = None,
            name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None,
-           fastmath: bool = False) -> Any:
+           fastmath: bool = False, contract: bool = False) -> Any:
     """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry", fastmath=True)``; ``dc.kernel(source=text)``
     builds the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
     REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals).
-    ``fastmath=True`` lets the backend compiler trade IEEE results for speed (lang/compile_options.py)."""
+    ``fastmath=True`` lets the backend compiler trade IEEE results for speed; ``contract=True`` only lets it
+    fuse ``a*b+c`` into one FMA (lang/compile_options.py). By default results are numpy's, bit for bit."""
+    opts = {"debug": debug, "name": name, "fastmath": fastmath, "contract": contract}
     if source is not None:
-        return Kernel(_from_source("dc.kernel", fn, source, namespace), debug=debug, name=name, fastmath=fastmath)
+        return Kernel(_from_source("dc.kernel", fn, source, namespace), **opts)
     if fn is None:
-        return lambda f: Kernel(f, debug=debug, name=name, fastmath=fastmath)
-    return Kernel(fn, debug=debug, name=name, fastmath=fastmath)
+        return lambda f: Kernel(f, **opts)
+    return Kernel(fn, **opts)
 
 
 

@@ -50,10 +50,12 @@ def test_fast_math_results_stay_close(accelerator):
 
 
 def test_the_options_per_backend_and_the_default():
-    assert compile_options(_gravity(False), "cpu") == ""
+    # the default is numpy's arithmetic: no contraction (the CPU's generated code also needs -fwrapv)
+    assert [compile_options(_gravity(False), b) for b in ("cpu", "cuda", "opencl", "metal")] == \
+        ["-fwrapv -ffp-contract=off", "--fmad=false", "", ""]
     k = _gravity(True)
     assert [compile_options(k, b) for b in ("cpu", "cuda", "opencl", "metal")] == \
-        [FAST_MATH_OPTIONS["cpu"], "--use_fast_math", "-cl-fast-relaxed-math", ""]
+        ["-fwrapv " + FAST_MATH_OPTIONS["cpu"], "--use_fast_math", "-cl-fast-relaxed-math", ""]
 
 
 def test_fast_math_assumes_no_nan_on_the_cpu_backend():

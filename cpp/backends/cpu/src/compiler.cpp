@@ -108,8 +108,11 @@ Compiler::Compiler(const HostInfo& host) {
   flags_ = {"-O3", "-std=c++17", "-fPIC", "-shared"};
   flags_.insert(flags_.end(), host.march_flags.begin(), host.march_flags.end());
   // IEEE results stay intact (no -ffast-math); errno and trap semantics are
-  // what blocks vectorising math calls, so only those go.
-  flags_.insert(flags_.end(), {"-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd"});
+  // what blocks vectorising math calls, so only those go. No contraction either:
+  // with -march=native GCC fuses a*b+c into one FMA by default (one rounding where
+  // numpy has two); a kernel's own options (contract=True, fastmath=True) come
+  // later on the command line and turn it back on.
+  flags_.insert(flags_.end(), {"-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd", "-ffp-contract=off"});
 }
 
 dc_status Compiler::identity(std::string& out, std::string& error) {

@@ -129,7 +129,7 @@ class CpuPrinter(CLikePrinter):
         for f in ("fmod", "floor", "copysign"):
             math[(f, FLOAT32)] = f"__builtin_{f}f"
             math[(f, FLOAT64)] = f"__builtin_{f}"
-        return HelperStyle("static inline", _TYPES, "uint64_t", math)
+        return HelperStyle("static inline", _TYPES, "uint64_t", math, wrapv=True)
 
     def math_fn(self, name: str, t: ScalarType) -> str:
         self.note_type(t)

@@ -58,6 +58,9 @@ class HelperStyle:
     type_names: dict[ScalarType, str]   # ScalarType -> C spelling
     uint64: str                         # the unsigned 64-bit type
     math: dict[tuple[str, ScalarType], str]  # ("fmod"|"floor"|"copysign", float type) -> function name
+    #: the target is compiled with signed overflow defined to wrap (the CPU backend's -fwrapv, see
+    #: lang/compile_options.py): wrapping + - * and negation are then the plain signed operators
+    wrapv: bool = False
 
 
 def _utype(style: HelperStyle, t: ScalarType) -> str:
@@ -99,9 +102,17 @@ def render(style: HelperStyle, op: str, t: ScalarType, t2: ScalarType | None = N
     name = f"dc_{op}_{S}" if t2 is None else f"dc_{op}_{S}_{SUFFIX[t2]}"
     if op in ("wadd", "wsub", "wmul"):
         sym = {"wadd": "+", "wsub": "-", "wmul": "*"}[op]
+        if style.wrapv:
+            # Not through the unsigned type: GCC 12's -O3 loop vectoriser miscompiles two int64
+            # accumulators of sign-extended int8/int16 values added through uint64 casts (a sum of
+            # 4,096 ones gave 128); the plain signed operators are right, and wrap under -fwrapv.
+            # 8- and 16-bit operands are promoted to int, which cannot overflow here.
+            return f"{q} {T} {name}({T} a, {T} b) {{ return ({T})(a {sym} b); }}"
         U = _utype(style, t)
         return f"{q} {T} {name}({T} a, {T} b) {{ return ({T})(({U})a {sym} ({U})b); }}"
     if op == "wneg":
+        if style.wrapv:
+            return f"{q} {T} {name}({T} a) {{ return ({T})(-a); }}"
         U = _utype(style, t)
         return f"{q} {T} {name}({T} a) {{ return ({T})(({U})0 - ({U})a); }}"
     if op == "abs":

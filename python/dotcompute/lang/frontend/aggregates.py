@@ -335,7 +335,7 @@ class AggregateLowerer(FunctionLowerer):
                 raise self.rep.type(node, f"{ref.py_name!r} has {n} dimension(s); shape[{dim}] is out of range")
             if ref.shape is not None:  # a dc.shared array of vectors: its shape is a constant
                 return ir.Const(value=ref.shape[dim % n], type=INDEX, loc=self.loc(node))
-            return ir.Shape(buffer=ref, dim=dim % n, type=INDEX, loc=self.loc(node))
+            return ir.Shape(buffer=ref, dim=dim % n, type=INDEX, weak=True, loc=self.loc(node))
         return super().shape_of(ref, dim, node)
 
     def shared_decl(self, target: ast.expr, call: ast.Call) -> None:

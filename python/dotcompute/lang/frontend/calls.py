@@ -16,7 +16,8 @@ from ..kinds import DeviceFunctionBase, KernelBase
 from ..types import BOOL, COMPLEX64, COMPLEX128, FLOAT16, FLOAT32, FLOAT64, INDEX, INT64, ScalarType, scalar_type
 from . import fold
 from .exprs import BufferValue, StaticValue, is_number_tuple, is_table
-from .typing_rules import convert, is_weak, truth, unify
+from .signature import LiteralArg
+from .typing_rules import convert, is_weak, truth, unify, weakened
 
 # Python's math module → (IR name, result rule). "f": float of the argument's type;
 # "i": Python returns an int (floor/ceil/trunc) → float op then int64.
@@ -140,13 +141,20 @@ class CallLowering:
             return self.math_values(cm, [e], node, python_ints=False)
         t = scalar_type(fn) if isinstance(fn, type) or isinstance(fn, np.dtype) else None
         if t is not None:
-            return self.cast(t, node, python_builtin=fn in (int, float, bool))
+            python_builtin = fn in (int, float, bool, complex)
+            cast = self.cast(t, node, python_builtin=python_builtin)
+            # int(x), float(x): a Python number (weak); dc.int32(x), np.float32(x): a numpy scalar (strong)
+            if python_builtin and not isinstance(cast, ir.Const):
+                cast = self.weak_copy(cast)
+            return cast
         if fn is builtins.min or fn is builtins.max:
             return self.minmax(fn.__name__, node)
         if fn is builtins.abs:
-            return self.math("abs", node, python_ints=True)
+            self.no_keywords(node, "abs")
+            args = self.args(node, 1, "abs")
+            return weakened(self.math_values("abs", args, node, python_ints=True), *args)
         if fn is builtins.round:
-            return self.py_round(node)
+            return self.weak_copy(self.py_round(node))
         if fn is builtins.pow:
             args = self.args(node, 2, "pow")
             return self.binop("Pow", args[0], args[1], node)  # type: ignore[attr-defined]
@@ -218,8 +226,18 @@ class CallLowering:
         values = [self.expr(a) for a in node.args]  # type: ignore[attr-defined]
         result = values[0]
         for v in values[1:]:
-            result = self.math_values(name, [result, v], node, python_ints=True)
+            result = weakened(self.math_values(name, [result, v], node, python_ints=True), result, v)
         return result
+
+    def weak_copy(self, e: ir.Expr) -> ir.Expr:
+        """``e`` marked as a Python number; an expression that may be shared (a variable read, the
+        operand a no-op conversion returned) is wrapped in a same-type Cast first."""
+        if isinstance(e, ir.Const) or e.weak:
+            return e
+        if isinstance(e, (ir.Var, ir.BufferLoad, ir.Shape, ir.BuiltinId)):
+            e = ir.Cast(value=e, type=e.type, loc=e.loc)
+        e.weak = True
+        return e
 
     def py_round(self, node: ast.Call) -> ir.Expr:
         self.no_keywords(node, "round")
@@ -235,6 +253,13 @@ class CallLowering:
         return ir.Cast(value=r, type=INT64, loc=self.loc(node))  # type: ignore[attr-defined]
 
     def py_math(self, name: str, rule: str, node: ast.Call) -> ir.Expr:
+        # Python's math module returns Python ints and floats: weak in promotion (NEP 50), so
+        # x - math.floor(x) stays float32 and math.sqrt(x) * h stays float16; the value is computed
+        # in the argument's float type (docs/kernel-language.md, "Math")
+        e = self.math_module_call(name, rule, node)
+        return e if rule == "b" else self.weak_copy(e)
+
+    def math_module_call(self, name: str, rule: str, node: ast.Call) -> ir.Expr:
         if name == "log" and len(node.args) == 2:
             x, base = [self.expr(a) for a in node.args]  # type: ignore[attr-defined]
             lx = self.math_values("log", [x], node, python_ints=False, float64_ints=True)
@@ -320,7 +345,8 @@ class CallLowering:
             d = self.constant_int(node.args[0], f"the dimension of dc.{fn.name}()")  # type: ignore[attr-defined]
             if not 0 <= d <= 2:
                 raise self.rep.type(node.args[0], f"the dimension of dc.{fn.name}() must be 0, 1 or 2, not {d}")
-            return ir.BuiltinId(kind=fn.name, dim=d, type=INDEX, loc=loc)
+            # a Python int when the body runs as Python: weak in promotion (x[i] * i stays float32)
+            return ir.BuiltinId(kind=fn.name, dim=d, type=INDEX, weak=True, loc=loc)
         if fn.kind == "barrier":
             raise self.rep.syntax(node, "dc.barrier() is a statement and has no value")
         if fn.kind == "shared":
@@ -409,6 +435,9 @@ class CallLowering:
                 types.append(t)
                 continue
             e = v if isinstance(v, ir.Expr) else self.static_to_expr(v)  # type: ignore[attr-defined]
+            if decl.spec is None and is_weak(e):
+                types.append(LiteralArg.of(e.value))  # type: ignore[attr-defined]
+                continue
             st = decl.scalar_type_for(e, self.rep, arg)
             if decl.spec is not None and e.type.is_float and not st.is_float and not is_weak(e):
                 raise self.rep.type(arg, f"parameter {decl.name!r} of {fn.__name__}() is {st}; "
@@ -420,7 +449,7 @@ class CallLowering:
             args.append(convert(e, st))
             types.append(st)
         func = self.builder.function_for(fn, tuple(types), node, self.rep)
-        for a, p in zip(args, func.params, strict=False):
+        for a, p in zip(args, func.params, strict=False):  # (buffers are never literals: pairs align)
             if isinstance(a, ir.BufferArg):
                 self.note_access(a.buffer, read=p.read, written=p.written)  # type: ignore[attr-defined]
         self.uses_atomics |= self.builder.function_uses_atomics(func)  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from ..types import (
 )
 from . import fold
 from .resolve import MISSING
-from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify
+from .typing_rules import convert, implicit_ok, is_weak, strengthen, truth, unify, weakened
 
 _BINOP_NAMES = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mult", ast.Div: "TrueDiv", ast.FloorDiv: "FloorDiv",
                 ast.Mod: "Mod", ast.Pow: "Pow", ast.LShift: "LShift", ast.RShift: "RShift",
@@ -266,10 +266,10 @@ class ExprLowering:
             for s in ref.shape:
                 n *= s
             return ir.Const(value=n, type=INDEX, loc=loc)
-        size: ir.Expr = ir.Shape(buffer=ref, dim=0, type=INDEX, loc=loc)
+        size: ir.Expr = ir.Shape(buffer=ref, dim=0, type=INDEX, weak=True, loc=loc)
         for d in range(1, ref.ndim):
-            size = ir.BinOp(op="Mult", left=size, right=ir.Shape(buffer=ref, dim=d, type=INDEX, loc=loc),
-                            type=INDEX, loc=loc)
+            size = ir.BinOp(op="Mult", left=size, right=ir.Shape(buffer=ref, dim=d, type=INDEX, weak=True, loc=loc),
+                            type=INDEX, weak=True, loc=loc)
         return size
 
     def shape_of(self, ref: ir.BufferRef, dim: int, node: ast.AST) -> ir.Expr:
@@ -278,7 +278,7 @@ class ExprLowering:
         dim %= ref.ndim
         if ref.shape is not None:
             return ir.Const(value=ref.shape[dim], type=INDEX, loc=self.loc(node))
-        return ir.Shape(buffer=ref, dim=dim, type=INDEX, loc=self.loc(node))
+        return ir.Shape(buffer=ref, dim=dim, type=INDEX, weak=True, loc=self.loc(node))
 
     # ----------------------------------------------------------------------------- subscripts
 
@@ -447,6 +447,10 @@ class ExprLowering:
         return self.binop(op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
+        # Python numbers combine into a Python number (i * 2 + 1 is still weak)
+        return weakened(self.typed_binop(op, a, b, node), a, b)
+
+    def typed_binop(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
         loc = self.loc(node)
         if is_weak(a) and is_weak(b):
             try:
@@ -527,17 +531,15 @@ class ExprLowering:
         if op == "Not":
             return ir.UnaryOp(op="Not", operand=truth(e), type=BOOL, loc=loc)
         if op == "UAdd":
-            return convert(e, INT64) if e.type.is_bool else e
+            return weakened(convert(e, INT64), e) if e.type.is_bool else e
         if op == "USub":
-            if e.type.is_bool:
-                e = convert(e, INT64)
-            return ir.UnaryOp(op="USub", operand=e, type=e.type, loc=loc)
+            operand = convert(e, INT64) if e.type.is_bool else e
+            return weakened(ir.UnaryOp(op="USub", operand=operand, type=operand.type, loc=loc), e)
         if op == "Invert":
             if e.type.is_float or e.type.is_complex:
                 raise self.rep.type(node, f"bad operand type for unary ~: {e.type}")
-            if e.type.is_bool:
-                e = convert(e, INT64)
-            return ir.UnaryOp(op="Invert", operand=e, type=e.type, loc=loc)
+            operand = convert(e, INT64) if e.type.is_bool else e
+            return weakened(ir.UnaryOp(op="Invert", operand=operand, type=operand.type, loc=loc), e)
         raise self.rep.syntax(node, f"the operator {op} is not supported in kernels")
 
     def x_Compare(self, node: ast.Compare) -> ir.Expr:
@@ -569,6 +571,9 @@ class ExprLowering:
         return ir.BoolOp(op="and", values=pairs, type=BOOL, loc=self.loc(node))
 
     def compare(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
+        return weakened(self.typed_compare(op, a, b, node), a, b)
+
+    def typed_compare(self, op: str, a: ir.Expr, b: ir.Expr, node: ast.AST) -> ir.Expr:
         loc = self.loc(node)
         if is_weak(a) and is_weak(b):
             try:

@@ -12,9 +12,10 @@ from .. import ir
 from ..kinds import DeviceFunctionBase
 from ..types import VOID, BufferType, ScalarType, scalar_type
 from .calls import CallLowering
-from .exprs import BufferValue, ExprLowering, is_number_tuple, is_table
+from .exprs import BufferValue, ExprLowering, StaticValue, is_number_tuple, is_table
 from .names import NameAllocator
 from .resolve import MISSING, lookup, static_eval
+from .signature import LiteralArg
 from .source import ParsedFunction
 from .stmts import StmtLowering
 from .typing_rules import common_type, convert
@@ -27,6 +28,7 @@ class Sym:
     kind: str
     var: Any  # ir.Param | ir.LocalVar | ir.SharedDecl
     ref: ir.BufferRef | None = None
+    literal: LiteralArg | None = None  # a device-function parameter given a Python number
 
 
 def tracked(value: Any) -> bool:
@@ -71,6 +73,10 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         self._param_names: set[str] = set()
         args = parsed.tree.args
         for i, (a, t) in enumerate(zip(args.args, param_types, strict=False)):
+            if isinstance(t, LiteralArg):
+                # no IR parameter: the name reads as the literal (see LiteralArg)
+                self.scope[a.arg] = Sym("param", None, literal=t)
+                continue
             if is_aggregate_param(t):
                 # vectors, matrices, structs and buffers of them (frontend/aggregates.py)
                 self.aggregate_param(a, t, i, debug_ids)  # type: ignore[attr-defined]
@@ -118,9 +124,11 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         return value
 
     def symbol_value(self, sym: Sym, node: ast.Name) -> ir.Expr | BufferValue:
+        if sym.literal is not None:
+            return self.static_to_expr(StaticValue(sym.literal.value, node))  # type: ignore[attr-defined]
         if sym.ref is not None:
             return BufferValue(sym.ref, node)
-        return ir.Var(name=sym.var.name, type=sym.var.type, loc=self.loc(node))
+        return ir.Var(name=sym.var.name, type=sym.var.type, weak=getattr(sym.var, "weak", False), loc=self.loc(node))
 
     def is_param_name(self, name: str) -> bool:
         return name in self._param_names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -145,4 +145,24 @@ def return_spec_any(parsed: ParsedFunction, captures: list[Capture] | None = Non
     return return_spec(parsed, captures)
 
 
-__all__ = ["ParamDecl", "param_decls", "return_spec", "return_spec_any"]
+
+@dataclass(frozen=True)
+class LiteralArg:
+    """A Python number passed for an unannotated device-function parameter (``smoothstep(-1.0, 1.0, v)``).
+
+    In Python the parameter then holds a Python number, weak in promotion; so here the function is
+    specialised for the value, which the parameter's name stands for as a literal inside the body
+    (``x - e0`` stays float32 for a float32 ``x``, and no float64 parameter reaches Metal)."""
+
+    key: str
+    value: bool | int | float | complex = field(compare=False, hash=False)
+
+    @staticmethod
+    def of(value: bool | int | float | complex) -> LiteralArg:
+        return LiteralArg(f"{type(value).__name__}:{value!r}", value)
+
+    @property
+    def name(self) -> str:  # the signature text's spelling (module.type_code)
+        return f"literal({self.value!r})"
+
+__all__ = ["LiteralArg", "ParamDecl", "param_decls", "return_spec", "return_spec_any"]

@@ -141,7 +141,7 @@ class StmtLowering:
         if len(targets) > 1 and not isinstance(value, (ir.Const, ir.Var)):
             tmp = self.temp(strengthen(value).type, node)  # type: ignore[attr-defined]
             self.emit(ir.Assign(name=tmp, value=strengthen(value), loc=self.loc(node)))  # type: ignore[attr-defined]
-            value = ir.Var(name=tmp, type=value.type, loc=value.loc)
+            value = ir.Var(name=tmp, type=value.type, weak=value.weak, loc=value.loc)
         for t in targets:
             self.store(t, value, node)
 
@@ -159,7 +159,7 @@ class StmtLowering:
             v = strengthen(v)
             tmp = self.temp(v.type, vn)  # type: ignore[attr-defined]
             self.emit(ir.Assign(name=tmp, value=v, loc=v.loc))
-            held.append(ir.Var(name=tmp, type=v.type, loc=v.loc))
+            held.append(ir.Var(name=tmp, type=v.type, weak=v.weak, loc=v.loc))
         for t, v in zip(target.elts, held, strict=False):
             self.store(t, v, node)
 
@@ -223,6 +223,9 @@ class StmtLowering:
         sym = self.scope.get(target.id)  # type: ignore[attr-defined]
         if sym is None:
             var = self.declare(target.id, strengthen(value).type, target)  # type: ignore[attr-defined]
+            # a name first bound to a Python number (i = dc.global_id(0), n = 0, acc = 0.0) holds one
+            # when the body runs as Python: its reads are weak, like the value (NEP 50)
+            var.weak = bool(value.weak)
             return var.name
         if sym.kind != "local":
             what = {"param": "parameter", "shared": "dc.shared array"}[sym.kind]
@@ -438,6 +441,7 @@ class StmtLowering:
         sym = self.scope.get(name)  # type: ignore[attr-defined]
         if sym is None:
             var = self.declare(name, t, node.target)  # type: ignore[attr-defined]
+            var.weak = True  # range() yields Python ints
         elif sym.kind != "local":
             raise self.rep.syntax(node.target, f"cannot use the parameter {name!r} as a loop variable")
         else:
@@ -469,6 +473,7 @@ class StmtLowering:
         """
         loc = self.loc(node)  # type: ignore[attr-defined]
         var = self.declare(name, t, node.target)  # type: ignore[attr-defined]
+        var.weak = old.weak
         self.emit(ir.Assign(name=var.name, value=convert(ir.Var(name=old.name, type=old.type, loc=loc), t),
                             loc=loc))
         return var

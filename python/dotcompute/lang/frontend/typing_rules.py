@@ -11,7 +11,35 @@ from ..types import BOOL, FLOAT16, FLOAT32, ScalarType, fits, literal_type, prom
 
 
 def is_weak(e: ir.Expr) -> bool:
+    """A weak *literal*: a Python number whose value is known here (folded, adapts by value)."""
     return isinstance(e, ir.Const) and e.weak
+
+
+def is_python_number(e: ir.Expr) -> bool:
+    """Weak in promotion: a literal, or a run-time value that is a Python number when the kernel
+    body runs as Python (ids, range() variables, len(), shape, math.floor(), int(), float(), ...)."""
+    return bool(getattr(e, "weak", False))
+
+
+def weak_meets(w: ScalarType, strong: ScalarType) -> ScalarType:
+    """The type a weak run-time value of type ``w`` meets a strong ``strong`` in (NEP 50 by kind).
+
+    A Python int or float takes a strong float's (or complex's) type: ``x[i] * i`` is float32 for a
+    float32 ``x``; a Python float with a strong int gives float64. A Python int with a strong int
+    keeps the wider of the two (numpy would take the strong side's width, and raise OverflowError for
+    a value that does not fit it): such values are mostly indices, which must not wrap at 32 bits.
+    """
+    if strong.is_complex:
+        if w.is_complex:
+            return promote(w, strong)
+        return strong
+    if w.is_complex:
+        if strong.is_float:
+            return literal_type(1j, strong)
+        return promote(w, strong)
+    if strong.is_float and not strong.is_bool:
+        return strong
+    return promote(w, strong)
 
 
 def const_value(value: bool | int | float | complex, t: ScalarType) -> bool | int | float | complex:
@@ -71,12 +99,23 @@ def strengthen(e: ir.Expr) -> ir.Expr:
 
 
 def unify(a: ir.Expr, b: ir.Expr) -> ScalarType:
-    """The common type of two operands, literals adapting to the other side."""
+    """The common type of two operands, literals and other Python numbers adapting to the other side."""
     if is_weak(a) and not is_weak(b):
         return promote(literal_type(a.value, b.type), b.type)  # type: ignore[attr-defined]
     if is_weak(b) and not is_weak(a):
         return promote(a.type, literal_type(b.value, a.type))  # type: ignore[attr-defined]
+    if is_python_number(a) and not is_python_number(b):
+        return weak_meets(a.type, b.type)
+    if is_python_number(b) and not is_python_number(a):
+        return weak_meets(b.type, a.type)
     return promote(a.type, b.type)
+
+
+def weakened(e: ir.Expr, *operands: ir.Expr) -> ir.Expr:
+    """``e``, marked weak when every operand is a Python number (Python's result is one too)."""
+    if operands and all(is_python_number(o) for o in operands) and not isinstance(e, ir.Const):
+        e.weak = True
+    return e
 
 
 def implicit_ok(e: ir.Expr, t: ScalarType) -> str | None:
@@ -128,4 +167,5 @@ def common_type(values: list[ir.Expr]) -> ScalarType:
     return t
 
 
-__all__ = ["is_weak", "const_value", "convert", "truth", "strengthen", "unify", "implicit_ok", "common_type"]
+__all__ = ["is_weak", "is_python_number", "weak_meets", "weakened", "const_value", "convert", "truth", "strengthen",
+           "unify", "implicit_ok", "common_type"]
