@@ -66,10 +66,22 @@ step "installing dotcompute with its test extras"
 python3 -m pip install -q --upgrade pip >/dev/null
 python3 -m pip install -q ".[test,cuda]"
 
-step "C++ tests (ctest)"
-cmake --preset dev >/dev/null
-cmake --build --preset dev -j "$jobs"
-ctest --preset dev --output-on-failure
+# The C++ tests run once, under ASan + UBSan (the stricter build). The plain dev build makes what
+# pytest loads (the CUDA plugin and driver double, the fake plugin) and the C++ example, which is
+# built against the installed package and cannot run under the sanitizers; --full builds and runs
+# every C++ test there too.
+if [ "$full" = 1 ]; then
+  step "C++ build and tests (ctest, dev preset)"
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev -j "$jobs"
+  ctest --preset dev --output-on-failure
+else
+  step "C++ build (dev preset: what pytest loads) and the C++ example (ctest -L example)"
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev -j "$jobs" --target dotcompute dotcompute_cpu dotcompute_opencl dotcompute_cuda \
+    dotcompute_cuda_sim cuda_double dc_fake
+  ctest --preset dev --output-on-failure -L example
+fi
 
 step "C++ tests under ASan + UBSan (ctest)"
 cmake --preset asan >/dev/null
