@@ -63,13 +63,17 @@ def nbody(pos: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2], eps: dc.
 
 # the same kernel with the backend compiler free to reorder and approximate (as numba's fastmath=True)
 nbody_fastmath = dc.kernel(fastmath=True)(nbody.pyfunc)
+# only a*b+c fused into FMAs (the default, IEEE and numpy's bits, fuses nothing)
+nbody_contract = dc.kernel(contract=True)(nbody.pyfunc)
 
 
 class DotComputeRunner:
-    def __init__(self, acc: dc.Accelerator, fastmath: bool = False) -> None:
+    def __init__(self, acc: dc.Accelerator, fastmath: bool = False, contract: bool = False) -> None:
         self.acc = acc
         self.fastmath = fastmath
-        self.name = f"dotcompute {acc.backend}:{acc.index}" + (" fastmath" if fastmath else "")
+        self.contract = contract and not fastmath
+        mode = " fastmath" if fastmath else (" contract" if self.contract else "")
+        self.name = f"dotcompute {acc.backend}:{acc.index}" + mode
 
     def _inputs(self, n: int):
         rng = np.random.default_rng(0)
@@ -94,7 +98,7 @@ class DotComputeRunner:
 
         pos = self.acc.asarray(bodies(n))
         out = self.last_out = self.acc.empty((3, n), np.float32)
-        k = nbody_fastmath if self.fastmath else nbody
+        k = nbody_fastmath if self.fastmath else (nbody_contract if self.contract else nbody)
         return (lambda: self.acc.launch(k, n, pos, out, SOFTENING)), self.acc.synchronize
 
     def matmul(self, n: int):

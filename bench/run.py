@@ -228,8 +228,11 @@ def main() -> None:
     if "nbody" in only:
         from dotcompute_workloads import DotComputeRunner
 
-        # beside numba's fastmath column: dotcompute's IEEE default and its fastmath=True
-        fast = [DotComputeRunner(r.acc, fastmath=True) for r in runners if isinstance(r, DotComputeRunner)]
+        # beside numba's fastmath column: dotcompute's IEEE default (numpy's bits), contract=True (FMAs
+        # only) and fastmath=True
+        ours = [r for r in runners if isinstance(r, DotComputeRunner)]
+        fast = [DotComputeRunner(r.acc, contract=True) for r in ours] + \
+            [DotComputeRunner(r.acc, fastmath=True) for r in ours]
         for n in ((1024,) if args.quick else (1024, 4096)):
             bench_nbody(report, runners + fast, n, repeat)
     if "first_call" in only:
