@@ -125,6 +125,8 @@ class Param(Node):
     index: int
     read: bool = False
     written: bool = False
+    #: a device-function parameter given a run-time Python number: its reads are weak (NEP 50)
+    weak: bool = False
 
     @property
     def is_buffer(self) -> bool:

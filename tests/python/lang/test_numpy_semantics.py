@@ -195,3 +195,46 @@ def fma_ok(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.float32]):
     assert compile_options(plain, "cuda") == "--fmad=false" and compile_options(fused, "cuda") == "--fmad=true"
     with pytest.raises(TypeError, match="contract"):
         dc.kernel(source=src, namespace={"dc": dc}, contract="yes")
+
+
+def test_nvrtc_keeps_products_rounded() -> None:
+    """Real NVRTC, no GPU: the default build rounds the product (mul.rn, never fused); contract=True
+    leaves ptxas free to fuse (a plain mul)."""
+    import dotcompute.cuda as dcuda
+
+    if dcuda.nvrtc_library_path() is None:
+        pytest.skip(f"NVRTC not installed ({dcuda.INSTALL_HINT})")
+    from dotcompute.lang.compile_options import compile_options
+
+    src = """
+def fms(m: dc.Buffer[dc.float32], r: dc.Buffer[dc.float32], c: dc.Buffer[dc.float32], o: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < o.shape[0]:
+        o[i] = m[i] - r[i] * c[i]
+"""
+    for contract, rounded in ((False, True), (True, False)):
+        k = dc.kernel(source=src, namespace={"dc": dc}, contract=contract)
+        ptx = dcuda.compile(k, arch="compute_80", output="ptx", options=compile_options(k, "cuda").split(),
+                            signature=[dc.Buffer[dc.float32, 1]] * 4).decode(errors="replace")
+        assert "fma.rn.f32" not in ptx or contract
+        assert ("mul.rn.f32" in ptx) == rounded, ptx[-2000:]
+
+
+def test_device_function_arguments_keep_python_numbers_weak() -> None:
+    """An id passed to an unannotated @dc.func parameter stays a Python int inside it, and a literal
+    argument stays a literal: f(x[i], i) and f(x[i], 2) are float32, as Python computes them."""
+    fn = dc.func(source="def scale(v, k):\n    return v * k\n")
+    src = """
+def calls(x: dc.Buffer[dc.float32], y: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        y[i] = scale(x[i], i) + scale(x[i], 2)
+"""
+    k = dc.kernel(source=src, namespace={"dc": dc, "scale": fn})
+    m = k.ir(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    assert [f.return_type.name for f in m.functions] == ["float32", "float32"]
+    assert [[p.py_name for p in f.params] for f in m.functions] == [["v", "k"], ["v"]]  # 2 is folded in
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros_like(x)
+    dc.launch(k, 8, x, y, accelerator="cpu:0")
+    np.testing.assert_array_equal(y, np.array([x[i] * i + x[i] * 2 for i in range(8)], np.float32))

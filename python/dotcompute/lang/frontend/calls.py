@@ -16,7 +16,7 @@ from ..kinds import DeviceFunctionBase, KernelBase
 from ..types import BOOL, COMPLEX64, COMPLEX128, FLOAT16, FLOAT32, FLOAT64, INDEX, INT64, ScalarType, scalar_type
 from . import fold
 from .exprs import BufferValue, StaticValue, is_number_tuple, is_table
-from .signature import LiteralArg
+from .signature import LiteralArg, WeakScalar
 from .typing_rules import convert, is_weak, truth, unify, weakened
 
 # Python's math module → (IR name, result rule). "f": float of the argument's type;
@@ -447,7 +447,7 @@ class CallLowering:
                 e = self.coerce_assign(e, st, arg, decl.name)  # type: ignore[attr-defined]
             # annotated parameters convert numbers like a store into a typed variable
             args.append(convert(e, st))
-            types.append(st)
+            types.append(WeakScalar(st) if decl.spec is None and e.weak and not st.is_complex else st)
         func = self.builder.function_for(fn, tuple(types), node, self.rep)
         for a, p in zip(args, func.params, strict=False):  # (buffers are never literals: pairs align)
             if isinstance(a, ir.BufferArg):

@@ -15,7 +15,7 @@ from .calls import CallLowering
 from .exprs import BufferValue, ExprLowering, StaticValue, is_number_tuple, is_table
 from .names import NameAllocator
 from .resolve import MISSING, lookup, static_eval
-from .signature import LiteralArg
+from .signature import LiteralArg, WeakScalar
 from .source import ParsedFunction
 from .stmts import StmtLowering
 from .typing_rules import common_type, convert
@@ -77,6 +77,9 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
                 # no IR parameter: the name reads as the literal (see LiteralArg)
                 self.scope[a.arg] = Sym("param", None, literal=t)
                 continue
+            weak = isinstance(t, WeakScalar)
+            if weak:
+                t = t.type
             if is_aggregate_param(t):
                 # vectors, matrices, structs and buffers of them (frontend/aggregates.py)
                 self.aggregate_param(a, t, i, debug_ids)  # type: ignore[attr-defined]
@@ -86,7 +89,7 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
                 continue
             name = self.names.fresh(a.arg)
             # index: the position in the expanded argument list (an aggregate scalar takes one per leaf)
-            p = ir.Param(name=name, py_name=a.arg, type=t, index=len(self.params), loc=self.loc(a))
+            p = ir.Param(name=name, py_name=a.arg, type=t, index=len(self.params), weak=weak, loc=self.loc(a))
             self.params.append(p)
             self._param_names.add(name)
             ref = None

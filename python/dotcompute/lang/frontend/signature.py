@@ -165,4 +165,17 @@ class LiteralArg:
     def name(self) -> str:  # the signature text's spelling (module.type_code)
         return f"literal({self.value!r})"
 
-__all__ = ["LiteralArg", "ParamDecl", "param_decls", "return_spec", "return_spec_any"]
+
+@dataclass(frozen=True)
+class WeakScalar:
+    """A Python number only known at run time (an id, a ``range()`` variable, ``len(a)``) passed for an
+    unannotated device-function parameter: the parameter has ``type`` and is weak in promotion inside
+    the function, as the Python int or float is (``f(x[i], i)`` with ``return v * k`` stays float32)."""
+
+    type: ScalarType
+
+    @property
+    def name(self) -> str:  # the signature text's spelling (module.type_code)
+        return f"weak {self.type.name}"
+
+__all__ = ["LiteralArg", "WeakScalar", "ParamDecl", "param_decls", "return_spec", "return_spec_any"]
