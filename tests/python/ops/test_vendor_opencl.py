@@ -100,9 +100,21 @@ def test_matmul_choice_on_a_cpu_type_opencl_device_and_overrides(ocl_blast, monk
     np.testing.assert_allclose(got.numpy(), a.numpy() @ a.numpy(), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("shape", [(8,), (1000,), (3, 60), (4, 8, 9), (5, 7), (1,)])
-@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def _clfft_cases() -> list:
+    """Every shape and dtype unscaled; the scaled norms on one 1-D and one 2-D shape (their scaling is
+    the same code for every shape), the rest of that matrix in the full run only: each new plan is a
+    clFFT kernel compile, seconds on PoCL."""
+    cases = []
+    for norm in (None, "ortho", "forward"):
+        for shape in ((8,), (1000,), (3, 60), (4, 8, 9), (5, 7), (1,)):
+            for dtype in (np.complex64, np.complex128):
+                slow = norm is not None and shape not in ((8,), (5, 7))
+                cases.append(pytest.param(dtype, shape, norm, marks=[pytest.mark.slow] if slow else [],
+                                          id=f"{norm}-{'x'.join(map(str, shape))}-{np.dtype(dtype).name}"))
+    return cases
+
+
+@pytest.mark.parametrize("dtype,shape,norm", _clfft_cases())
 def test_clfft_matches_numpy(ocl_fft, dtype, shape, norm):
     x = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
     b = ocl_fft.asarray(x)
