@@ -120,6 +120,7 @@ bash tests/metal_double/build.sh "$root/build/metal-double"
 DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$root/build/metal-double" \
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
   python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
+    tests/python/lang/test_numpy_semantics.py \
     tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py \
     tests/python/types/test_structs_particles.py \
     tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra tests/python/expr \
