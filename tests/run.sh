@@ -100,13 +100,29 @@ PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs tests/python 
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
 step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
-# Every device-parametrised suite again with cuda:0 simulated, so every CUDA
-# kernel runs and is checked against numpy (the pass above only compiles them); then the simulator's
-# own tests and the GPU conformance file. The CPU and OpenCL parameters already ran above: -k keeps cuda.
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k cuda tests/python/lang tests/python/idioms \
-  tests/python/realworld tests/python/contract_extra tests/python/runtime tests/python/types tests/python/ops \
-  tests/python/expr tests/python/pipeline tests/python/orchestrate tests/python/profile tests/python/reliability
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py
+# The device-parametrised suites again with cuda:0 simulated, so the CUDA kernels run and are checked
+# against numpy (the main pass only compiles them); then the simulator's own tests and the GPU
+# conformance file. -k keeps the cuda:0 parameters and the CUDA tests that behave differently on the
+# simulator; what already ran in the main pass is left out: the cpu:0 and opencl:0 parameters, the
+# emit-only and NVRTC-only tests, and test_sim_devices (it starts its own simulated interpreters).
+# On the simulator (no vendor libraries) the ops suites' "auto" path is the portable one, so their
+# "portable" parameter would run everything twice: it runs in --full only. By default the suites
+# that exercise every feature (the language, types, operations, expressions, runtime, pipelines,
+# orchestration, profiling, reliability); --full adds the rest of lang, idioms, realworld and
+# contract_extra, which run the same features again through other kernels.
+sim_k="cuda and not cpu:0 and not opencl:0 and not nvrtc and not for_every_backend and not prints_and_cuda_compiles"
+sim_suites=(tests/python/lang/test_conformance.py tests/python/lang/test_subgroups.py
+  tests/python/lang/test_launch_checks.py tests/python/lang/test_fastmath.py tests/python/types tests/python/ops
+  tests/python/expr tests/python/runtime tests/python/pipeline tests/python/orchestrate tests/python/profile
+  tests/python/reliability)
+if [ "$full" = 1 ]; then
+  sim_suites+=(tests/python/lang tests/python/idioms tests/python/realworld tests/python/contract_extra)
+else
+  sim_k="$sim_k and not portable-cuda:0"
+fi
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k "$sim_k" "${sim_suites[@]}"
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
+  --deselect tests/python/cuda_sim/test_sim_devices.py
 
 step "Metal plugin on the Metal test double (pytest)"
 # The plugin's own tests, then the conformance, real-world, idioms, runtime and contract suites on
