@@ -125,22 +125,27 @@ DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/pytho
   --deselect tests/python/cuda_sim/test_sim_devices.py
 
 step "Metal plugin on the Metal test double (pytest)"
-# The plugin's own tests, then the conformance, real-world, idioms, runtime and contract suites on
-# metal:0 only; kernels that Metal cannot express (float64, 64-bit atomics) are skipped with the
-# emitter's reason. Deselected:
+# The plugin's own tests, then suites on metal:0 only; kernels that Metal cannot express (float64,
+# 64-bit atomics) are skipped with the emitter's reason. By default the suites that cover every
+# feature: the language (conformance, numpy semantics, sub-groups), vectors and structs, the runtime
+# and expressions; --full adds realworld, idioms and contract_extra (the same features through other
+# kernels) and the operations (tests/python/ops, without the portable parameter, which on metal:0
+# is the auto path again: about 4 minutes on the loaded 2-core machine). Deselected:
 # a float64 kernel refused inside worker threads (the refusal is collected, not raised, so
 # metal_limits cannot see it), a test expecting float16 buffers to be refused (Metal has half), and
 # one expecting `int32 += 1.5` to fail on same_kind casting (on Metal the float64 refusal comes first).
-# tests/python/ops also passes on metal:0 but takes about a minute more: not run here.
+metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/python/lang/test_numpy_semantics.py
+  tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py
+  tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr)
+metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives"
+if [ "$full" = 1 ]; then
+  metal_suites+=(tests/python/realworld tests/python/idioms tests/python/contract_extra tests/python/ops)
+  metal_k="($metal_k) and not portable-metal:0"
+fi
 bash tests/metal_double/build.sh "$root/build/metal-double"
 DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$root/build/metal-double" \
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 -m pytest -q -rs -p metal_limits tests/python/metal tests/python/lang/test_conformance.py \
-    tests/python/lang/test_numpy_semantics.py \
-    tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py \
-    tests/python/types/test_structs_particles.py \
-    tests/python/realworld tests/python/idioms tests/python/runtime tests/python/contract_extra tests/python/expr \
-    -k "metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives" \
+  python3 -m pytest -q -rs -p metal_limits "${metal_suites[@]}" -k "$metal_k" \
     --deselect "tests/python/expr/test_indexing.py::test_inplace_operators[metal:0]" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
