@@ -42,13 +42,14 @@ obj="$out/.obj"
 mkdir -p "$obj"
 
 # The double: libdotcompute_metal_double.so (Metal's API, running MSL through the shim).
-"$cxx" "${common[@]}" -DDC_MTL_SHIM_DIR="\"$root/tests/support/metal_shim\"" -c "$here/msl_driver.cpp" \
-  -o "$obj/msl_driver.o"
-"$cxx" "${common[@]}" "${objc[@]}" -c "$here/metal_double.mm" -o "$obj/metal_double.o"
+# The MSL runner is the one the emitter tests' runner.py builds too (tests/support/metal_shim).
+shim="$root/tests/support/metal_shim"
+"$cxx" "${common[@]}" -I"$shim" -DDC_MTL_SHIM_DIR="\"$shim\"" -c "$shim/msl_runner.cpp" -o "$obj/msl_runner.o"
+"$cxx" "${common[@]}" "${objc[@]}" -I"$shim" -c "$here/metal_double.mm" -o "$obj/metal_double.o"
 # shellcheck disable=SC2086
 # libBlocksRuntime comes before gnustep-base, which carries a blocks runtime of its own whose
 # _Block_copy does not copy clang's stack blocks: the first in the search order wins.
-"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_driver.o" "$obj/metal_double.o" \
+"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_runner.o" "$obj/metal_double.o" \
   -Wl,--no-as-needed -lBlocksRuntime $base_libs -ldl -pthread -Wl,--no-undefined
 
 # The plugin: the same .mm sources as on macOS, linked against the double.

@@ -2,8 +2,8 @@
 // Foundation with manual retain/release, executing on the CPU.
 //
 //  - buffers are host memory (shared storage: `contents` is always valid);
-//  - newLibraryWithSource compiles the MSL with the host compiler through the MSL shim
-//    (msl_driver.cpp); a compile error gives MTLLibraryErrorDomain/CompileFailure with the
+//  - newLibraryWithSource compiles the MSL with the host compiler through the MSL runner
+//    (tests/support/metal_shim/msl_runner.cpp, shared with the emitter tests' runner.py); a compile error gives MTLLibraryErrorDomain/CompileFailure with the
 //    compiler's log as the description, as Metal does;
 //  - each command queue has a worker thread that runs its committed command buffers in order,
 //    so work is really asynchronous, with status, error, GPU times and completed handlers;
@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "msl_driver.h"
+#include "msl_runner.h"
 
 NSString* const MTLLibraryErrorDomain = @"MTLLibraryErrorDomain";
 NSString* const MTLCommandBufferErrorDomain = @"MTLCommandBufferErrorDomain";
@@ -80,6 +80,9 @@ std::string stable_hash(const std::string& text) {
   snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
   return out;
 }
+
+// Threadgroup memory per threadgroup, as on Apple GPUs (variables and arguments together).
+const NSUInteger kThreadgroupMemory = 32768;
 
 // Set on a queue's worker thread when the queue is destroyed from that very thread.
 thread_local bool t_queue_destroyed = false;
@@ -196,8 +199,8 @@ static char* storage_of(id<MTLBuffer> b) { return [(DCDoubleBuffer*)b storage]; 
  @public
   NSString* name_;
   std::shared_ptr<LoadedObject> object_;
-  mtldouble::RunFn run_;
-  mtldouble::KernelDecl decl_;
+  DcMslRunFn run_;
+  mslrun::KernelDecl decl_;
   std::string key_;  // what binary archives file it under: library source hash + name
 }
 @end
@@ -214,7 +217,7 @@ static char* storage_of(id<MTLBuffer> b) { return [(DCDoubleBuffer*)b storage]; 
 @interface DCDoubleLibrary : DCDoubleObject <MTLLibrary> {
  @public
   std::shared_ptr<LoadedObject> object_;
-  std::vector<mtldouble::KernelDecl> kernels_;
+  std::vector<mslrun::KernelDecl> kernels_;
   std::string source_hash_;
 }
 @end
@@ -233,12 +236,12 @@ static char* storage_of(id<MTLBuffer> b) { return [(DCDoubleBuffer*)b storage]; 
   std::string want = [functionName UTF8String];
   for (const auto& k : kernels_) {
     if (k.name != want) continue;
-    void* sym = dlsym(object_->handle, ("dc_run_" + want).c_str());
+    void* sym = dlsym(object_->handle, k.symbol.c_str());
     if (sym == nullptr) return nil;
     DCDoubleFunction* f = [[DCDoubleFunction alloc] init];
     f->name_ = [functionName copy];
     f->object_ = object_;
-    f->run_ = reinterpret_cast<mtldouble::RunFn>(sym);
+    f->run_ = reinterpret_cast<DcMslRunFn>(sym);
     f->decl_ = k;
     f->key_ = source_hash_ + "/" + want;
     return f;
@@ -349,6 +352,8 @@ static char* storage_of(id<MTLBuffer> b) { return [(DCDoubleBuffer*)b storage]; 
   std::vector<id<MTLBuffer>> buffers_;                // retained
   std::vector<NSUInteger> offsets_;
   std::vector<std::shared_ptr<std::vector<uint64_t>>> bytes_;
+  std::vector<NSUInteger> threadgroup_lengths_;  // setThreadgroupMemoryLength:atIndex:
+  NSUInteger threadgroup_limit_;
   bool ended_;
 }
 @end
@@ -411,8 +416,12 @@ struct Retained {
   bytes_[index] = copy;
 }
 - (void)setThreadgroupMemoryLength:(NSUInteger)length atIndex:(NSUInteger)index {
-  (void)length;
-  (void)index;  // the shim's threadgroup memory is the kernel's own static arrays
+  if (index >= DC_MSL_MAX_THREADGROUP_ARGS) {
+    [NSException raise:NSInvalidArgumentException format:@"threadgroup memory index %lu is out of range",
+                 (unsigned long)index];
+  }
+  if (threadgroup_lengths_.size() <= index) threadgroup_lengths_.resize(index + 1, 0);
+  threadgroup_lengths_[index] = length;
 }
 - (void)dispatchGrid:(MTLSize)grid group:(MTLSize)group {
   if (pipeline_ == nil) {
@@ -436,11 +445,13 @@ struct Retained {
       if (missing.empty()) missing = "buffer(" + std::to_string(i) + ") of the kernel is not bound";
     }
   }
-  mtldouble::RunFn run = pipeline_->function_->run_;
+  DcMslRunFn run = pipeline_->function_->run_;
   bool threaded = pipeline_->function_->decl_.threaded;
   NSUInteger limit = pipeline_->max_threads_;
   unsigned long long g[3] = {grid.width, grid.height, grid.depth};
   unsigned long long l[3] = {group.width, group.height, group.depth};
+  std::vector<NSUInteger> lengths = threadgroup_lengths_;
+  unsigned long long tg_limit = threadgroup_limit_;
   buffer_->commands_.push_back([=]() mutable -> std::string {
     (void)keep;
     (void)bytes;
@@ -452,7 +463,17 @@ struct Retained {
     if (g[0] == 0 || g[1] == 0 || g[2] == 0) return "";
     char err[512] = {0};
     std::vector<void*> args = base;
-    if (run(args.data(), g, l, threaded ? 1 : 0, err, sizeof err) != 0) return std::string(err);
+    DcMslLaunch launch;
+    memset(&launch, 0, sizeof launch);
+    launch.args = args.data();
+    for (int d = 0; d < 3; ++d) launch.grid[d] = g[d], launch.group[d] = l[d];
+    for (size_t i = 0; i < lengths.size(); ++i) launch.tg_len[i] = lengths[i];
+    launch.tg_limit = tg_limit;
+    launch.threaded = threaded ? 1 : 0;
+    launch.host = dc_msl_host();
+    launch.err = err;
+    launch.errlen = sizeof err;
+    if (run(&launch) != 0) return std::string(err);
     return "";
   });
 }
@@ -517,6 +538,7 @@ struct Retained {
 - (id<MTLComputeCommandEncoder>)computeCommandEncoder {
   DCDoubleComputeEncoder* e = [[[DCDoubleComputeEncoder alloc] init] autorelease];
   e->buffer_ = self;
+  e->threadgroup_limit_ = kThreadgroupMemory;
   return e;
 }
 - (id<MTLBlitCommandEncoder>)blitCommandEncoder {
@@ -799,7 +821,7 @@ static DCDoubleFunction* double_function(id<MTLFunction> f) {
 - (NSString*)name { return @"Metal test double (CPU, GNUstep)"; }
 - (uint64_t)registryID { return 0x0d0cull; }
 - (MTLSize)maxThreadsPerThreadgroup { return MTLSizeMake(max_threads_, max_threads_, max_threads_); }
-- (NSUInteger)maxThreadgroupMemoryLength { return 32768; }
+- (NSUInteger)maxThreadgroupMemoryLength { return kThreadgroupMemory; }
 - (uint64_t)recommendedMaxWorkingSetSize { return memory_; }
 - (NSUInteger)maxBufferLength { return memory_ / 2; }
 - (BOOL)hasUnifiedMemory { return unified_ ? YES : NO; }
@@ -834,9 +856,9 @@ static DCDoubleFunction* double_function(id<MTLFunction> f) {
                                options:(MTLCompileOptions*)options
                                  error:(NSError**)error {
   (void)options;
-  std::vector<mtldouble::KernelDecl> kernels;
+  std::vector<mslrun::KernelDecl> kernels;
   std::string log;
-  std::string so = mtldouble::compile_msl([source UTF8String], &kernels, &log);
+  std::string so = mslrun::compile_msl([source UTF8String], &kernels, &log);
   void* handle = so.empty() ? nullptr : dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     if (!so.empty()) log = std::string("cannot load the compiled library: ") + dlerror();
