@@ -1,5 +1,350 @@
-"""Array API 2024.12: manipulation functions on Buffers (see docs/array-api.md)."""
+"""Array API 2024.12: manipulation functions on Buffers (see docs/array-api.md).
+
+Host-visible buffers (cpu:0): numpy on the zero-copy host view, written straight into the new
+Buffer. Other devices: generated copy kernels (``out[...] = view``) and the gather kernel of
+``_kernels``, for buffers of 1 to 3 dimensions, the kernels' limit.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..expr.indexing import reshape as _device_reshape
+from ..expr.lazy import LazyBuffer, View
+from ..runtime import Buffer
+from . import _kernels
+from ._common import (
+    as_buffer,
+    device_copy,
+    fill,
+    host,
+    kernel_ok,
+    no_device_path,
+    normalize_axis,
+    on_host,
+    same_device,
+)
+
+__all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+           "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
+
+
+def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
+    try:
+        dims = tuple(operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    return dims
+
+
+def _reshaped(x: Buffer, shape: tuple[int, ...]) -> Buffer:
+    """A copy of ``x`` in ``shape`` (same size) on its device."""
+    acc = x.accelerator
+    if on_host(x):
+        src = host(x)
+        return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., src.reshape(shape)))
+    if kernel_ok(x) and len(shape) <= 3 or x.size == 0:
+        return _device_reshape(x, shape)
+    raise no_device_path("dc.reshape", acc, f"a {x.ndim}-d buffer reshaped to {shape}")
+
+
+def reshape(x: Buffer, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Buffer:
+    """``x``'s elements in ``shape`` (C order; one extent may be -1). Buffers are never views of
+    another shape, so the result is always a new buffer; ``copy=False`` therefore raises."""
+    x = as_buffer("dc.reshape", x)
+    dims = list(_shape_of("dc.reshape", shape))
+    if dims.count(-1) > 1:
+        raise ValueError("dc.reshape: only one extent can be -1")
+    known = math.prod(d for d in dims if d != -1)
+    if -1 in dims:
+        if known == 0 or x.size % known:
+            raise ValueError(f"dc.reshape: cannot reshape an array of size {x.size} into shape {tuple(dims)}")
+        dims[dims.index(-1)] = x.size // known
+    if any(d < 0 for d in dims) or math.prod(dims) != x.size:
+        raise ValueError(f"dc.reshape: cannot reshape an array of shape {x.shape} into shape {tuple(dims)}")
+    if copy is False:
+        raise ValueError("dc.reshape: copy=False, but dotcompute Buffers cannot alias another shape: "
+                         "the result is always a copy")
+    return _reshaped(x, tuple(dims))
+
+
+def expand_dims(x: Buffer, /, axis: int = 0) -> Buffer:
+    """``x`` with a new axis of length 1 at ``axis`` (-x.ndim-1 <= axis <= x.ndim)."""
+    x = as_buffer("dc.expand_dims", x)
+    a = normalize_axis("dc.expand_dims", axis, x.ndim + 1)
+    return _reshaped(x, x.shape[:a] + (1,) + x.shape[a:])
+
+
+def squeeze(x: Buffer, /, axis: int | tuple[int, ...]) -> Buffer:
+    """``x`` without the named axes, each of which must have length 1."""
+    x = as_buffer("dc.squeeze", x)
+    items = axis if isinstance(axis, tuple) else (axis,)
+    axes = {normalize_axis("dc.squeeze", a, x.ndim) for a in items}
+    if len(axes) != len(items):
+        raise ValueError(f"dc.squeeze: repeated axis in {axis!r}")
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"dc.squeeze: axis {a} has length {x.shape[a]}, not 1")
+    return _reshaped(x, tuple(n for d, n in enumerate(x.shape) if d not in axes))
+
+
+def broadcast_to(x: Buffer, /, shape: tuple[int, ...]) -> Buffer:
+    """``x`` broadcast to ``shape`` (numpy's rules), as a new buffer."""
+    x = as_buffer("dc.broadcast_to", x)
+    shape = _shape_of("dc.broadcast_to", shape)
+    np.broadcast_shapes(x.shape, shape)  # numpy's ValueError for shapes that do not broadcast
+    if np.broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"dc.broadcast_to: cannot broadcast an array of shape {x.shape} to {shape}")
+    acc = x.accelerator
+    if on_host(x):
+        src = host(x)
+        return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., src))
+    if kernel_ok(x) and 1 <= len(shape) <= 3:
+        return device_copy(acc, x, shape, x.dtype)
+    raise no_device_path("dc.broadcast_to", acc, f"a {x.ndim}-d buffer broadcast to {shape}")
+
+
+def broadcast_arrays(*arrays: Buffer) -> list[Buffer]:
+    """Each array broadcast to their common shape."""
+    bufs = [as_buffer("dc.broadcast_arrays", a) for a in arrays]
+    if not bufs:
+        return []
+    same_device("dc.broadcast_arrays", *bufs)
+    shape = np.broadcast_shapes(*(b.shape for b in bufs))
+    return [broadcast_to(b, shape) for b in bufs]
+
+
+def _result_dtype(name: str, bufs: Sequence[Buffer]) -> np.dtype:
+    try:
+        return np.result_type(*(b.dtype for b in bufs))
+    except TypeError as exc:
+        raise TypeError(f"{name}: {exc}") from None
+
+
+def concat(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int | None = 0) -> Buffer:
+    """The arrays joined along ``axis`` (None: flattened first); numpy's result dtype."""
+    bufs = [as_buffer("dc.concat", a) for a in arrays]
+    if not bufs:
+        raise ValueError("dc.concat: need at least one array")
+    acc = same_device("dc.concat", *bufs)
+    dtype = _result_dtype("dc.concat", bufs)
+    if axis is None:
+        bufs = [b if b.ndim == 1 else _reshaped(b, (b.size,)) for b in bufs]
+        ax = 0
+    else:
+        if any(b.ndim == 0 for b in bufs):
+            raise ValueError("dc.concat: zero-dimensional arrays cannot be concatenated")
+        ax = normalize_axis("dc.concat", axis, bufs[0].ndim)
+    first = bufs[0].shape
+    for b in bufs[1:]:
+        if b.ndim != len(first) or any(n != m for d, (n, m) in enumerate(zip(b.shape, first, strict=True))
+                                       if d != ax):
+            raise ValueError(f"dc.concat: shapes {first} and {b.shape} do not match outside axis {ax}")
+    shape = first[:ax] + (sum(b.shape[ax] for b in bufs),) + first[ax + 1:]
+    if all(on_host(b) for b in bufs):
+        views = [host(b) for b in bufs]
+        return fill(acc, shape, dtype, lambda v: np.concatenate(views, axis=ax, out=v, casting="unsafe"))
+    if not (kernel_ok(*bufs) and dtype in _kernel_dtypes()):
+        raise no_device_path("dc.concat", acc, f"arrays of dtype {dtype} and {len(shape)} dimension(s)")
+    out = acc.empty(shape, dtype)
+    start = 0
+    for b in bufs:  # one generated copy kernel per piece, into its slice of the result
+        n = b.shape[ax]
+        if n and b.size:
+            out[(slice(None),) * ax + (slice(start, start + n),)] = b
+        start += n
+    return out
+
+
+def _kernel_dtypes() -> frozenset[np.dtype]:
+    from ..expr.types import SUPPORTED
+
+    return SUPPORTED
+
+
+def stack(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int = 0) -> Buffer:
+    """The arrays (all of one shape) joined along a new axis."""
+    bufs = [as_buffer("dc.stack", a) for a in arrays]
+    if not bufs:
+        raise ValueError("dc.stack: need at least one array")
+    acc = same_device("dc.stack", *bufs)
+    shape0 = bufs[0].shape
+    for b in bufs[1:]:
+        if b.shape != shape0:
+            raise ValueError(f"dc.stack: all arrays need one shape, got {shape0} and {b.shape}")
+    ax = normalize_axis("dc.stack", axis, len(shape0) + 1)
+    dtype = _result_dtype("dc.stack", bufs)
+    if all(on_host(b) for b in bufs):
+        views = [host(b) for b in bufs]
+        shape = shape0[:ax] + (len(bufs),) + shape0[ax:]
+        return fill(acc, shape, dtype, lambda v: np.stack(views, axis=ax, out=v, casting="unsafe"))
+    if len(shape0) + 1 > 3:
+        raise no_device_path("dc.stack", acc, f"a stack of {len(shape0)}-d arrays")
+    return concat([expand_dims(b, axis=ax) for b in bufs], axis=ax)
+
+
+def unstack(x: Buffer, /, *, axis: int = 0) -> tuple[Buffer, ...]:
+    """The slices of ``x`` along ``axis``, as separate arrays."""
+    x = as_buffer("dc.unstack", x)
+    if x.ndim == 0:
+        raise ValueError("dc.unstack: a zero-dimensional array has no axis to unstack")
+    ax = normalize_axis("dc.unstack", axis, x.ndim)
+    acc = x.accelerator
+    rest = x.shape[:ax] + x.shape[ax + 1:]
+    if on_host(x):
+        src = host(x)
+        return tuple(fill(acc, rest, x.dtype, lambda v, i=i: v.__setitem__(..., np.take(src, i, axis=ax)))
+                     for i in range(x.shape[ax]))
+    if not kernel_ok(x) or not rest:
+        raise no_device_path("dc.unstack", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    return tuple(device_copy(acc, x[(slice(None),) * ax + (i,)], rest, x.dtype) for i in range(x.shape[ax]))
+
+
+def _take_index(name: str, x: Buffer, idx: np.ndarray, axis: int) -> Buffer:
+    """``x`` gathered along ``axis`` by host-computed positions (a permutation or a shift: the
+    positions are computed, the data stays on the device)."""
+    acc = x.accelerator
+    if on_host(x):
+        src = host(x)
+        shape = x.shape[:axis] + (len(idx),) + x.shape[axis + 1:]
+        return fill(acc, shape, x.dtype, lambda v: np.take(src, idx, axis=axis, out=v))
+    if not kernel_ok(x):
+        raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    return _kernels.take_flat(x, _kernels.index_buffer(acc, idx), axis)
+
+
+def flip(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None) -> Buffer:
+    """``x`` with the order of elements reversed along ``axis`` (None: every axis)."""
+    x = as_buffer("dc.flip", x)
+    items = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    axes = sorted({normalize_axis("dc.flip", a, x.ndim) for a in items})
+    acc = x.accelerator
+    if on_host(x):
+        src = host(x)
+        return fill(acc, x.shape, x.dtype, lambda v: v.__setitem__(..., np.flip(src, axis=tuple(axes))))
+    if x.ndim == 0 or x.size == 0:
+        return _reshaped(x, x.shape)
+    if not kernel_ok(x):
+        raise no_device_path("dc.flip", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    view = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+    return device_copy(acc, view, x.shape, x.dtype)
+
+
+def roll(x: Buffer, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Buffer:
+    """``x`` shifted circularly by ``shift`` along ``axis`` (None: the flattened array)."""
+    x = as_buffer("dc.roll", x)
+    acc = x.accelerator
+    if axis is None:
+        if isinstance(shift, tuple):
+            raise ValueError("dc.roll: shift must be an int when axis is None")
+        flat = _reshaped(x, (x.size,))
+        n = x.size
+        rolled = flat if n == 0 else _take_index("dc.roll", flat, (np.arange(n) - operator.index(shift)) % n, 0)
+        return _reshaped(rolled, x.shape)
+    shifts = shift if isinstance(shift, tuple) else (shift,)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"dc.roll: {len(shifts)} shift(s) for {len(axes)} axes")
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes, strict=True):
+        d = normalize_axis("dc.roll", a, x.ndim)
+        total[d] = total.get(d, 0) + operator.index(s)
+    if on_host(x):
+        src = host(x)
+        return fill(acc, x.shape, x.dtype,
+                    lambda v: v.__setitem__(..., np.roll(src, tuple(total.values()), tuple(total))))
+    out = x
+    for d, s in total.items():
+        n = x.shape[d]
+        if n:
+            out = _take_index("dc.roll", out, (np.arange(n) - s) % n, d)
+    return out if out is not x else _reshaped(x, x.shape)
+
+
+def permute_dims(x: Buffer, /, axes: tuple[int, ...]) -> Buffer:
+    """``x`` with its axes in the order ``axes`` (a permutation of 0..ndim-1)."""
+    x = as_buffer("dc.permute_dims", x)
+    perm = tuple(normalize_axis("dc.permute_dims", a, x.ndim) for a in axes)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"dc.permute_dims: axes {axes!r} is not a permutation of the {x.ndim} axes")
+    acc = x.accelerator
+    shape = tuple(x.shape[a] for a in perm)
+    if on_host(x):
+        src = host(x)
+        return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., np.transpose(src, perm)))
+    if x.size == 0 or perm == tuple(range(x.ndim)):
+        return _reshaped(x, shape)
+    if not kernel_ok(x):
+        raise no_device_path("dc.permute_dims", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    # a view whose base dimension d is read by result dimension where[d]: reading it is the copy kernel
+    from ..expr.indexing import _base_and_index
+
+    base, index = _base_and_index(x)
+    where = {p: d for d, p in enumerate(perm)}
+    moved = tuple(e if e[0] == "fix" else ("map", where[e[1]], e[2], e[3]) for e in index)
+    return device_copy(acc, LazyBuffer.view(View(base, moved), shape, acc), shape, x.dtype)
+
+
+def moveaxis(x: Buffer, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Buffer:
+    """``x`` with the ``source`` axes moved to ``destination`` (the others keep their order)."""
+    x = as_buffer("dc.moveaxis", x)
+    src = source if isinstance(source, tuple) else (source,)
+    dst = destination if isinstance(destination, tuple) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError("dc.moveaxis: source and destination need the same number of axes")
+    src = tuple(normalize_axis("dc.moveaxis", a, x.ndim) for a in src)
+    dst = tuple(normalize_axis("dc.moveaxis", a, x.ndim) for a in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("dc.moveaxis: repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def repeat(x: Buffer, repeats: int | Buffer, /, *, axis: int | None = None) -> Buffer:
+    """Each element repeated ``repeats`` times along ``axis`` (None: the flattened array)."""
+    x = as_buffer("dc.repeat", x)
+    if axis is None:
+        x = _reshaped(x, (x.size,))
+        ax = 0
+    else:
+        ax = normalize_axis("dc.repeat", axis, x.ndim)
+    n = x.shape[ax] if x.ndim else 1
+    if isinstance(repeats, Buffer):
+        if repeats.dtype.kind not in "iu":
+            raise TypeError(f"dc.repeat: repeats must be integers, got {repeats.dtype}")
+        counts = np.asarray(repeats).reshape(-1)  # the counts decide the result's shape: read them
+    else:
+        counts = np.asarray(operator.index(repeats) if not isinstance(repeats, (list, tuple)) else repeats)
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, n)):
+        raise ValueError(f"dc.repeat: {counts.size} repeat counts for an axis of length {n}")
+    if (counts < 0).any():
+        raise ValueError("dc.repeat: repeat counts must be non-negative")
+    return _take_index("dc.repeat", x, np.repeat(np.arange(n), np.broadcast_to(counts, (n,))), ax)
+
+
+def tile(x: Buffer, repetitions: tuple[int, ...], /) -> Buffer:
+    """``x`` repeated ``repetitions[d]`` times along each axis (numpy's tile)."""
+    x = as_buffer("dc.tile", x)
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError("dc.tile: repetitions must be non-negative")
+    nd = max(len(reps), x.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    out = _reshaped(x, (1,) * (nd - x.ndim) + x.shape) if nd != x.ndim or nd == 0 else x
+    if on_host(out):
+        src = host(out)
+        shape = tuple(n * r for n, r in zip(out.shape, reps, strict=True))
+        return fill(x.accelerator, shape, x.dtype, lambda v: v.__setitem__(..., np.tile(src, reps)))
+    for d, r in enumerate(reps):
+        if r != 1:
+            out = _take_index("dc.tile", out, np.tile(np.arange(out.shape[d]), r), d)
+    return out if out is not x else _reshaped(x, x.shape)
