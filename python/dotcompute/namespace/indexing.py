@@ -1,5 +1,85 @@
-"""Array API 2024.12: indexing functions on Buffers (see docs/array-api.md)."""
+"""Array API 2024.12: indexing functions (take, take_along_axis) on Buffers (see docs/array-api.md).
+
+On devices whose memory is not host memory the gather kernels of ``_kernels`` read the elements;
+out-of-range indices are an IndexError there too (checked by two device reductions of the
+indices, so a kernel never reads outside the buffer).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from ..runtime import Buffer
+from . import _kernels
+from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, normalize_axis, on_host, same_device
+
+__all__ = ["take", "take_along_axis"]
+
+
+def _check_indices(name: str, idx: Buffer, n: int) -> None:
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got {idx.dtype}")
+    if idx.size == 0:
+        return
+    from ..expr import max as _max
+    from ..expr import min as _min
+
+    lo, hi = int(_min(idx)), int(_max(idx))  # two device reductions, one number each back
+    if lo < -n or hi >= n:
+        bad = lo if lo < -n else hi
+        raise IndexError(f"{name}: index {bad} is out of bounds for an axis of size {n}")
+
+
+def take(x: Buffer, indices: Buffer, /, *, axis: int | None = None) -> Buffer:
+    """The elements of ``x`` at ``indices`` (1-D integers) along ``axis`` (optional for 1-D ``x``)."""
+    x = as_buffer("dc.take", x)
+    idx = as_buffer("dc.take", indices, x.accelerator)
+    acc = same_device("dc.take", x, idx)
+    if idx.ndim != 1:
+        raise ValueError(f"dc.take: indices must be 1-D, got shape {idx.shape}")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("dc.take: axis is required for arrays of more than one dimension")
+        ax = 0
+    else:
+        ax = normalize_axis("dc.take", axis, x.ndim)
+    n = x.shape[ax]
+    if on_host(x):
+        src, where = host(x), host(idx)
+        if where.dtype.kind not in "iu":
+            raise TypeError(f"dc.take: indices must be integers, got {where.dtype}")
+        shape = x.shape[:ax] + (idx.size,) + x.shape[ax + 1:]
+        return fill(acc, shape, x.dtype, lambda v: np.take(src, where, axis=ax, out=v))
+    _check_indices("dc.take", idx, n)
+    if not kernel_ok(x) or not kernel_ok(idx):
+        raise no_device_path("dc.take", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    return _kernels.take_flat(concrete(x), concrete(idx), ax)
+
+
+def take_along_axis(x: Buffer, indices: Buffer, /, *, axis: int = -1) -> Buffer:
+    """``x`` read at ``indices`` along ``axis`` (indices broadcast with ``x`` on the other axes)."""
+    x = as_buffer("dc.take_along_axis", x)
+    idx = as_buffer("dc.take_along_axis", indices, x.accelerator)
+    acc = same_device("dc.take_along_axis", x, idx)
+    if idx.ndim != x.ndim:
+        raise ValueError(f"dc.take_along_axis: indices have {idx.ndim} dimension(s), x has {x.ndim}")
+    ax = normalize_axis("dc.take_along_axis", axis, x.ndim)
+    if on_host(x):
+        src, where = host(x), host(idx)
+        if where.dtype.kind not in "iu":
+            raise TypeError(f"dc.take_along_axis: indices must be integers, got {where.dtype}")
+        out = np.take_along_axis(src, where, axis=ax)
+        return fill(acc, out.shape, out.dtype, lambda v: v.__setitem__(..., out))
+    _check_indices("dc.take_along_axis", idx, x.shape[ax])
+    if not kernel_ok(x) or not kernel_ok(idx):
+        raise no_device_path("dc.take_along_axis", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    # broadcast both to one shape outside the axis (numpy's rule), then one gather kernel
+    from .manipulation import broadcast_to
+
+    other = np.broadcast_shapes(x.shape[:ax] + (1,) + x.shape[ax + 1:], idx.shape[:ax] + (1,) + idx.shape[ax + 1:])
+    xs = other[:ax] + (x.shape[ax],) + other[ax + 1:]
+    ids = other[:ax] + (idx.shape[ax],) + other[ax + 1:]
+    xb = x if x.shape == xs else broadcast_to(x, xs)
+    ib = idx if idx.shape == ids else broadcast_to(idx, ids)
+    return _kernels.take_along(concrete(xb), concrete(ib), ax)
+

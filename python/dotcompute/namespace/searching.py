@@ -1,5 +1,149 @@
-"""Array API 2024.12: searching functions on Buffers (see docs/array-api.md)."""
+"""Array API 2024.12: searching functions on Buffers (see docs/array-api.md).
+
+argmin/argmax/count_nonzero reduce with the operations of ``dotcompute.ops`` on devices;
+``nonzero`` marks, prefix-sums (``ops.cumsum``) and scatters the coordinates; ``searchsorted``
+is one binary search per value (``_kernels.search_sorted``, NaN sorted last as numpy does).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any, Literal
+
+import numpy as np
+
+from .. import expr as _expr
+from .. import ops as _ops
+from ..ops import arrays
+from ..runtime import Buffer
+from . import _kernels
+from ._common import (
+    as_buffer,
+    concrete,
+    host,
+    kernel_ok,
+    no_device_path,
+    normalize_axes,
+    normalize_axis,
+    on_host,
+    same_device,
+    wrap,
+)
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
+
+
+def _arg(kind: str, x: Buffer, axis: int | None, keepdims: bool) -> Buffer:
+    name = f"dc.{kind}"
+    x = as_buffer(name, x)
+    if axis is not None:
+        axis = normalize_axis(name, axis, x.ndim)
+    if x.size == 0:
+        raise ValueError(f"{name}: attempt to get {kind} of an empty sequence")
+    if on_host(x):
+        fn = np.argmax if kind == "argmax" else np.argmin
+        return wrap(x.accelerator, fn(host(x), axis=axis, keepdims=keepdims))
+    if x.ndim == 0:
+        return wrap(x.accelerator, np.int64(0)) if not keepdims else _expr_reshape(x, ())
+    if not kernel_ok(x):
+        raise no_device_path(name, x.accelerator, f"a {x.ndim}-d buffer of {x.dtype}")
+    fn = _expr.argmax if kind == "argmax" else _expr.argmin
+    return fn(x, axis, keepdims=keepdims)
+
+
+def _expr_reshape(x: Buffer, shape: tuple[int, ...]) -> Buffer:
+    from .manipulation import reshape
+
+    return reshape(x, shape)
+
+
+def argmax(x: Buffer, /, *, axis: int | None = None, keepdims: bool = False) -> Buffer:
+    """Index of the first maximum (NaN counts as the maximum), int64; axis None: of the flattened array."""
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x: Buffer, /, *, axis: int | None = None, keepdims: bool = False) -> Buffer:
+    """Index of the first minimum (NaN counts as the minimum), int64; axis None: of the flattened array."""
+    return _arg("argmin", x, axis, keepdims)
+
+
+def count_nonzero(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Buffer:
+    """How many elements are not zero (NaN counts), int64, over ``axis``."""
+    x = as_buffer("dc.count_nonzero", x)
+    axes = normalize_axes("dc.count_nonzero", axis, x.ndim)
+    acc = x.accelerator
+    if on_host(x):
+        return wrap(acc, np.asarray(np.count_nonzero(host(x), axis=axes, keepdims=keepdims), dtype=np.int64))
+    if not kernel_ok(x):
+        raise no_device_path("dc.count_nonzero", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    return _expr.sum(x != 0, axes, dtype=np.int64, keepdims=keepdims)
+
+
+def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
+    """The coordinates of the non-zero elements, one int64 array per axis, in C order."""
+    x = as_buffer("dc.nonzero", x)
+    if x.ndim == 0:
+        raise ValueError("dc.nonzero: zero-dimensional arrays have no coordinates (the standard leaves it out)")
+    acc = x.accelerator
+    if on_host(x):
+        return tuple(wrap(acc, c.astype(np.int64, copy=False)) for c in np.nonzero(host(x)))
+    if not kernel_ok(x):
+        raise no_device_path("dc.nonzero", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    if x.size == 0:
+        return tuple(acc.empty((0,), np.int64) for _ in range(x.ndim))
+    flat = arrays.flat(concrete(x))
+    flags = acc.empty((x.size,), np.int64)
+    acc.launch(_kernels.nonzero_flags, x.size, flat, flags)
+    pos = _ops.cumsum(flags)  # 1-based rank of each selected element
+    count = int(np.asarray(pos[x.size - 1]))  # the result's length: one number back
+    out = []
+    stride = x.size
+    for n in x.shape:
+        stride //= n
+        coords = acc.empty((count,), np.int64)
+        if count:
+            acc.launch(_kernels.scatter_coords, x.size, flags, pos, coords, stride, n)
+        out.append(coords)
+    return tuple(out)
+
+
+def searchsorted(x1: Buffer, x2: Buffer, /, *, side: Literal["left", "right"] = "left",
+                 sorter: Buffer | None = None) -> Buffer:
+    """Where each value of ``x2`` goes in the sorted 1-D ``x1`` (or ``x1`` read in ``sorter`` order)."""
+    x1 = as_buffer("dc.searchsorted", x1)
+    x2 = as_buffer("dc.searchsorted", x2, x1.accelerator)
+    acc = same_device("dc.searchsorted", x1, x2)
+    if x1.ndim != 1:
+        raise ValueError(f"dc.searchsorted: x1 must be 1-D, got shape {x1.shape}")
+    if side not in ("left", "right"):
+        raise ValueError(f"dc.searchsorted: side must be 'left' or 'right', got {side!r}")
+    if sorter is not None:
+        sorter = as_buffer("dc.searchsorted", sorter, acc)
+        same_device("dc.searchsorted", x1, sorter)
+    if on_host(x1) and on_host(x2):
+        srt = None if sorter is None else host(sorter)
+        res = np.searchsorted(host(x1), host(x2), side=side, sorter=srt)
+        return wrap(acc, res.astype(np.int64, copy=False))
+    t = np.result_type(x1.dtype, x2.dtype)
+    if not (kernel_ok(x1) and (x2.ndim == 0 or kernel_ok(x2))) or t.kind == "c":
+        raise no_device_path("dc.searchsorted", acc, f"arrays of {x1.dtype} and {x2.dtype}")
+    if sorter is not None:
+        from .indexing import take
+
+        x1 = take(x1, sorter)
+    a = concrete(x1 if x1.dtype == t else x1.astype(t))
+    v = concrete(x2 if x2.dtype == t else x2.astype(t))
+    out = acc.empty((max(v.size, 1) if v.ndim == 0 else v.size,), np.int64)
+    vf = arrays.flat(v) if v.ndim else None
+    if vf is None:
+        from .manipulation import reshape
+
+        vf = reshape(v, (1,))
+    if out.size:
+        acc.launch(_kernels.search_sorted, out.size, a, vf, out, int(side == "right"))
+    return arrays.shaped(out, x2.shape) if x2.ndim else _expr_reshape(out, ())
+
+
+def where(condition: Buffer, x1: Any, x2: Any, /) -> Any:
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcast; numpy's result type; Python
+    scalars are weak). Fused into the expression that uses it, on every device."""
+    return _expr.where(condition, x1, x2)

@@ -1,5 +1,124 @@
-"""Array API 2024.12: sets functions on Buffers (see docs/array-api.md)."""
+"""Array API 2024.12: set functions on Buffers (see docs/array-api.md).
+
+On devices: a stable argsort of the flattened input (``dotcompute.ops``), the sorted values
+gathered, a flag where each run of equal values starts (NaN never equals NaN, so each NaN is its
+own value, as in numpy 2's ``unique_*``), a prefix sum of the flags numbering the runs, and
+scatter kernels writing each run's value, first index, count and every element's run number.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import ops as _ops
+from ..ops import arrays
+from ..runtime import Buffer
+from . import _kernels
+from ._common import as_buffer, concrete, host, kernel_ok, no_device_path, on_host, wrap
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+
+class UniqueAllResult(NamedTuple):
+    values: Buffer
+    indices: Buffer
+    inverse_indices: Buffer
+    counts: Buffer
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Buffer
+    counts: Buffer
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Buffer
+    inverse_indices: Buffer
+
+
+def _device_unique(name: str, x: Buffer, want_inverse: bool) -> tuple[Buffer, Buffer, Buffer | None, Buffer]:
+    """(values, first indices, inverse (flat) or None, counts), all on x's device."""
+    acc = x.accelerator
+    if not kernel_ok(x) and x.ndim != 0:
+        raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    if x.ndim == 0:
+        from .manipulation import reshape
+
+        x = reshape(x, (1,))
+    flat = arrays.flat(concrete(x))
+    n = flat.size
+    if n == 0:
+        empty = acc.empty((0,), np.int64)
+        return acc.empty((0,), x.dtype), empty, (empty if want_inverse else None), acc.empty((0,), np.int64)
+    perm = _ops.argsort(flat)
+    s = _kernels.take_flat(flat, perm, 0)
+    flags = acc.empty((n,), np.int64)
+    acc.launch(_kernels.run_starts, n, s, flags)
+    pos = _ops.cumsum(flags)
+    k = int(np.asarray(pos[n - 1]))  # how many distinct values: the result's length
+    values = acc.empty((k,), x.dtype)
+    first = acc.empty((k,), np.int64)
+    starts = acc.empty((k,), np.int64)
+    acc.launch(_kernels.scatter_runs, n, s, perm, flags, pos, values, first, starts)
+    counts = acc.empty((k,), np.int64)
+    acc.launch(_kernels.run_counts, k, starts, counts, n)
+    inverse = None
+    if want_inverse:
+        inverse = acc.empty((n,), np.int64)
+        acc.launch(_kernels.scatter_inverse, n, perm, pos, inverse)
+    return values, first, inverse, counts
+
+
+def _shaped_inverse(inv: Buffer, shape: tuple[int, ...]) -> Buffer:
+    if inv.shape == shape:
+        return inv
+    from .manipulation import reshape
+
+    return reshape(inv, shape)
+
+
+def unique_all(x: Buffer, /) -> UniqueAllResult:
+    """Distinct values (sorted), the first index of each, each element's value number, and counts."""
+    x = as_buffer("dc.unique_all", x)
+    acc = x.accelerator
+    if on_host(x):
+        r = np.unique_all(host(x))
+        return UniqueAllResult(wrap(acc, r.values), wrap(acc, r.indices.astype(np.int64)),
+                               wrap(acc, r.inverse_indices.astype(np.int64).reshape(x.shape)),
+                               wrap(acc, r.counts.astype(np.int64)))
+    values, first, inverse, counts = _device_unique("dc.unique_all", x, True)
+    assert inverse is not None
+    return UniqueAllResult(values, first, _shaped_inverse(inverse, x.shape), counts)
+
+
+def unique_counts(x: Buffer, /) -> UniqueCountsResult:
+    """Distinct values (sorted) and how often each occurs."""
+    x = as_buffer("dc.unique_counts", x)
+    acc = x.accelerator
+    if on_host(x):
+        r = np.unique_counts(host(x))
+        return UniqueCountsResult(wrap(acc, r.values), wrap(acc, r.counts.astype(np.int64)))
+    values, _, _, counts = _device_unique("dc.unique_counts", x, False)
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x: Buffer, /) -> UniqueInverseResult:
+    """Distinct values (sorted) and, for each element of ``x``, the position of its value."""
+    x = as_buffer("dc.unique_inverse", x)
+    acc = x.accelerator
+    if on_host(x):
+        r = np.unique_inverse(host(x))
+        return UniqueInverseResult(wrap(acc, r.values), wrap(acc, r.inverse_indices.astype(np.int64).reshape(x.shape)))
+    values, _, inverse, _ = _device_unique("dc.unique_inverse", x, True)
+    assert inverse is not None
+    return UniqueInverseResult(values, _shaped_inverse(inverse, x.shape))
+
+
+def unique_values(x: Buffer, /) -> Buffer:
+    """The distinct values of ``x``, sorted (each NaN is distinct)."""
+    x = as_buffer("dc.unique_values", x)
+    if on_host(x):
+        return wrap(x.accelerator, np.unique_values(host(x)))
+    return _device_unique("dc.unique_values", x, False)[0]

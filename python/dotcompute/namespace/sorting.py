@@ -1,5 +1,76 @@
-"""Array API 2024.12: sorting functions on Buffers (see docs/array-api.md)."""
+"""Array API 2024.12: sorting functions on Buffers (see docs/array-api.md).
+
+Ascending sorts are ``dotcompute.ops``' sort/argsort (stable, NaN last; numpy on host memory,
+radix/merge sort kernels on devices). ``descending=True`` keeps stability: the input reversed
+along the axis is sorted stably and the result reversed back, so equal elements keep their
+original order (and NaN, the largest, comes first, as in numpy's ``-np.sort(-x)`` idiom).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from .. import ops as _ops
+from ..runtime import Buffer
+from ._common import as_buffer, fill, host, kernel_ok, no_device_path, normalize_axis, on_host
+
+__all__ = ["argsort", "sort"]
+
+
+def _check(name: str, x: Buffer, axis: int) -> int:
+    if x.ndim == 0:
+        raise ValueError(f"{name}: a zero-dimensional array has no axis to sort")
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name}: complex numbers have no order in the standard")
+    return normalize_axis(name, axis, x.ndim)
+
+
+def sort(x: Buffer, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Buffer:
+    """A sorted copy of ``x`` along ``axis`` (always stable; NaN last, first when descending)."""
+    x = as_buffer("dc.sort", x)
+    ax = _check("dc.sort", x, axis)
+    acc = x.accelerator
+    if on_host(x):
+        src = host(x)
+
+        def write(v: np.ndarray) -> None:
+            v[...] = src
+            v.sort(axis=ax, kind="stable")
+            if descending:
+                v[...] = np.flip(v, axis=ax).copy()
+
+        return fill(acc, x.shape, x.dtype, write)
+    if not kernel_ok(x):
+        raise no_device_path("dc.sort", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    res = _ops.sort(x, ax)
+    if descending:
+        from .manipulation import flip
+
+        res = flip(res, axis=ax)
+    return res
+
+
+def argsort(x: Buffer, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Buffer:
+    """The int64 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
+    x = as_buffer("dc.argsort", x)
+    ax = _check("dc.argsort", x, axis)
+    acc = x.accelerator
+    n = x.shape[ax]
+    if on_host(x):
+        src = host(x)
+        if not descending:
+            return fill(acc, x.shape, np.int64, lambda v: v.__setitem__(..., np.argsort(src, axis=ax, kind="stable")))
+        # stable descending: sort the reversed input stably, then reverse and map positions back
+        rev = np.argsort(np.flip(src, axis=ax), axis=ax, kind="stable")
+        return fill(acc, x.shape, np.int64, lambda v: v.__setitem__(..., n - 1 - np.flip(rev, axis=ax)))
+    if not kernel_ok(x):
+        raise no_device_path("dc.argsort", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    if not descending:
+        return _ops.argsort(x, ax)
+    from .manipulation import flip
+
+    rev = flip(_ops.argsort(flip(x, axis=ax), ax), axis=ax)
+    out = acc.empty(x.shape, np.int64)
+    if out.size:
+        out[...] = (n - 1) - rev
+    return out
