@@ -109,6 +109,10 @@ const DcMslHost kHost = {1, guard_enter, guard_leave, guard_describe};
 
 }  // namespace
 
+namespace mslrun {
+std::string cache_dir(std::string* error);
+}
+
 extern "C" __attribute__((visibility("default"))) const DcMslHost* dc_msl_host(void) { return &kHost; }
 
 namespace mslrun {
@@ -381,6 +385,37 @@ std::string threadgroup_variables(const std::string& msl, const std::string& cod
   return out + msl.substr(last);
 }
 
+// The source with its own macros expanded (MLX instantiates its templates through macros), the
+// Metal headers standing in as empty files; the source as it is when that fails (an include of a
+// header that is not here: the compile then reports it).
+std::string preprocess(const std::string& msl) {
+  std::string error;
+  std::string dir = cache_dir(&error);
+  if (dir.empty()) return msl;
+  std::string inc = dir + "/preprocess-include";
+  mkdir(inc.c_str(), 0700);
+  static const char* const kHeaders[] = {"metal_stdlib", "metal_compute", "metal_simdgroup", "metal_atomic",
+                                         "metal_math", "metal_integer", "metal_common", "metal_geometric",
+                                         "metal_relational", "simd/simd.h"};
+  mkdir((inc + "/simd").c_str(), 0700);
+  for (const char* h : kHeaders) {
+    std::string path = inc + "/" + h;
+    if (access(path.c_str(), R_OK) != 0) std::ofstream(path).flush();
+  }
+  std::string tag = std::to_string(getpid()) + "." + hex64(reinterpret_cast<uintptr_t>(&msl));
+  std::string src = dir + "/pp." + tag + ".metal";
+  {
+    std::ofstream f(src);
+    f << msl;
+  }
+  std::string out;
+  int rc = run_command("'" + compiler() + "' -E -P -x c++ -std=c++17 -nostdinc -D__METAL_VERSION__=300 -D__METAL__=1 -I'" +
+                           inc + "' -w '" + src + "'",
+                       &out);
+  unlink(src.c_str());
+  return rc == 0 ? out : msl;
+}
+
 bool uses_fibers(const std::string& code) {
   static const std::regex re(R"(\b(threadgroup_barrier|simdgroup_barrier|simd_\w+|quad_\w+)\s*\()");
   return std::regex_search(code, re);
@@ -389,9 +424,9 @@ bool uses_fibers(const std::string& code) {
 }  // namespace
 
 bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::string* error) {
-  const std::string code = strip_comments(msl);
+  const std::string code = strip_comments(preprocess(msl));
   static const std::regex kw(R"((\[\[\s*kernel\s*\]\])|\bkernel\b)");
-  static const std::regex host_re(R"RE(\[\[\s*host_name\s*\(\s*"([^"]*)"\s*\)\s*\]\])RE");
+  static const std::regex host_re(R"RE(\[\[\s*host_name\s*\(\s*((?:"[^"]*"\s*)+)\)\s*\]\])RE");
   const bool threaded = uses_fibers(code);
   std::map<std::string, std::string> definitions;  // template name → its parameter list
   struct Found { KernelDecl k; std::string plist; std::string typedef_name; };
@@ -457,7 +492,14 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
     Found f;
     std::smatch nm;
     std::string attrs = before_attrs + after_attrs;
-    f.k.name = std::regex_search(attrs, nm, host_re) ? nm[1].str() : name;
+    f.k.name = name;
+    if (std::regex_search(attrs, nm, host_re)) {  // "a" "b" (a stringized macro argument) is "ab"
+      static const std::regex piece(R"RE("([^"]*)")RE");
+      std::string lits = nm[1];
+      f.k.name.clear();
+      for (auto p = std::sregex_iterator(lits.begin(), lits.end(), piece); p != std::sregex_iterator(); ++p)
+        f.k.name += (*p)[1].str();
+    }
     f.k.target = "::" + name + targs;
     f.k.threaded = threaded;
     f.plist = plist;
@@ -490,7 +532,11 @@ std::string driver_source(const std::string& msl, const std::vector<KernelDecl>&
   std::ostringstream s;
   s << "#include <setjmp.h>\n#include <stdio.h>\n#include <string.h>\n#include <sys/mman.h>\n#include <ucontext.h>\n"
     << "#include <unistd.h>\n#include \"msl_launch.h\"\n#include <metal_stdlib>\n#pragma GCC poison double\n";
-  s << "#line 1 \"program_source\"\n" << threadgroup_variables(msl, strip_comments(msl))
+  // C++ allows no attributes in an explicit instantiation: `template [[host_name("x")]] [[kernel]] void
+  // k<float>(...)` loses them (the parser has read the names already)
+  static const std::regex instance_attrs(R"(\btemplate\s*((?:\[\[[^\]]*\]\]\s*)+))");
+  std::string body = std::regex_replace(threadgroup_variables(msl, strip_comments(msl)), instance_attrs, "template ");
+  s << "#line 1 \"program_source\"\n" << body
     << "\n#line 1 \"double_driver\"\n";
   s << kGlue;
   for (const KernelDecl& k : kernels) {
