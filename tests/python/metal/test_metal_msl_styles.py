@@ -62,8 +62,8 @@ def test_ggml_style_add_with_an_argument_struct_and_byte_pointers(metal):
     b = rng.standard_normal((rows, cols)).astype(np.float32)
     out = np.zeros_like(a)
     args = np.array([(cols, rows, 4, cols * 4, 4, cols * 4, 4, cols * 4)], ADD_ARGS)
-    _run(metal, GGML_ADD, "kernel_add", rows * nth, args.view(np.uint8), a.view(np.uint8), b.view(np.uint8), out.view(np.uint8),
-         local_size=nth)
+    _run(metal, GGML_ADD, "kernel_add", rows * nth, args.view(np.uint8), a.view(np.uint8), b.view(np.uint8),
+         out.view(np.uint8), local_size=nth)
     np.testing.assert_array_equal(out, a + b)
 
 
