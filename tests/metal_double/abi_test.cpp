@@ -271,6 +271,47 @@ int main(int argc, char** argv) {
   check(std::strstr(api->last_error(), "barrier") != nullptr, "the error says why");
   ok(api->stream_synchronize(s), "the stream is usable again");
 
+  // dynamic threadgroup memory: dynamic_shared_bytes is [[threadgroup(0)]] and a DC_ARG_LOCAL
+  // argument the next index, both through setThreadgroupMemoryLength:atIndex:
+  dc_module tgm = load(
+      "#include <metal_stdlib>\nusing namespace metal;\n"
+      "kernel void tg_reverse(device float* x [[buffer(0)]], threadgroup float* dyn [[threadgroup(0)]],\n"
+      "    threadgroup float* ones [[threadgroup(1)]], uint l [[thread_position_in_threadgroup]],\n"
+      "    uint n [[threads_per_threadgroup]], uint g [[thread_position_in_grid]]) {\n"
+      "  dyn[l] = x[g];\n  ones[l] = 1.0f;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "  x[g] = dyn[n - 1 - l] + ones[n - 1 - l];\n}\n");
+  dc_kernel kt = nullptr;
+  ok(api->kernel_get(tgm, "tg_reverse", &kt), "kernel_get (threadgroup parameters)");
+  {
+    std::vector<float> vals(128), got(128);
+    for (size_t i = 0; i < vals.size(); ++i) vals[i] = float(i);
+    ok(api->memcpy_h2d(s, b, 0, vals.data(), vals.size() * sizeof(float)), "memcpy_h2d (threadgroup input)");
+    dc_kernel_arg targs[2];
+    targs[0].kind = DC_ARG_BUFFER;
+    targs[0].size = sizeof(dc_devptr);
+    targs[0].value.buffer = b;
+    targs[1].kind = DC_ARG_LOCAL;
+    targs[1].size = 64 * sizeof(float);
+    targs[1].value.scalar = nullptr;
+    cfg.global_size[0] = 128;
+    cfg.local_size[0] = 64;
+    cfg.dynamic_shared_bytes = 64 * sizeof(float);
+    ok(api->launch(s, kt, &cfg, targs, 2), "launch with dynamic threadgroup memory and a local argument");
+    ok(api->memcpy_d2h(s, got.data(), b, 0, got.size() * sizeof(float)), "memcpy_d2h (threadgroup result)");
+    ok(api->stream_synchronize(s), "stream_synchronize (threadgroup)");
+    bool right = true;
+    for (size_t i = 0; i < got.size(); ++i) right = right && got[i] == vals[i / 64 * 64 + 63 - i % 64] + 1.0f;
+    check(right, "each threadgroup reversed its slice through its own threadgroup memory");
+    cfg.dynamic_shared_bytes = 0;
+    ok(api->launch(s, kt, &cfg, targs, 2), "launch without threadgroup(1)'s length is enqueued");
+    expect(api->stream_synchronize(s), DC_ERROR_LAUNCH, "a threadgroup parameter without memory fails the command buffer");
+    check(std::strstr(api->last_error(), "setThreadgroupMemoryLength") != nullptr, "the error says which call is missing");
+    cfg.dynamic_shared_bytes = 40000;
+    ok(api->launch(s, kt, &cfg, targs, 2), "launch with more threadgroup memory than the device has is enqueued");
+    expect(api->stream_synchronize(s), DC_ERROR_LAUNCH, "threadgroup memory over the device's limit fails");
+    cfg.dynamic_shared_bytes = 0;
+  }
+  ok(api->module_unload(tgm), "module_unload (threadgroup)");
   ok(api->module_unload(bad), "module_unload");
   ok(api->module_unload(m), "module_unload (second)");
   ok(api->module_unload(m2), "module_unload (third)");

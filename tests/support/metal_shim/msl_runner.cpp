@@ -448,7 +448,18 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
       }
       break;
     }
-    bool definition = b > 0 && code[b - 1] == '>';
+    bool definition = false;  // `template <...>` right before: a template, not a kernel yet
+    if (b > 0 && code[b - 1] == '>') {
+      int depth = 0;
+      size_t k = b;
+      while (k > 0) {
+        --k;
+        if (code[k] == '>') ++depth;
+        if (code[k] == '<' && --depth == 0) break;
+      }
+      while (k > 0 && isspace(static_cast<unsigned char>(code[k - 1]))) --k;
+      definition = k >= 8 && code.compare(k - 8, 8, "template") == 0;
+    }
     bool instance = b >= 8 && code.compare(b - 8, 8, "template") == 0 && (b == 8 || !is_word(code[b - 9]));
     // after: attributes, the return type (void, or a typedef of the kernel's type), the name
     size_t j = end;
@@ -536,6 +547,9 @@ std::string driver_source(const std::string& msl, const std::vector<KernelDecl>&
   // k<float>(...)` loses them (the parser has read the names already)
   static const std::regex instance_attrs(R"(\btemplate\s*((?:\[\[[^\]]*\]\]\s*)+))");
   std::string body = std::regex_replace(threadgroup_variables(msl, strip_comments(msl)), instance_attrs, "template ");
+  // `threadgroup` is an empty macro in the shim: [[threadgroup(1)]] would become [[(1)]]
+  static const std::regex tg_attr(R"(\[\[\s*threadgroup\s*\()");
+  body = std::regex_replace(body, tg_attr, "[[dc_threadgroup(");
   s << "#line 1 \"program_source\"\n" << body
     << "\n#line 1 \"double_driver\"\n";
   s << kGlue;

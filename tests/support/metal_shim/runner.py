@@ -250,13 +250,14 @@ def _default_local(g: tuple[int, int, int], threaded: bool) -> tuple[int, int, i
 
 def run_msl(msl: str, args: list[Any], global_size: int | tuple[int, ...],
             local_size: int | tuple[int, ...] | None = None, name: str | None = None,
-            threadgroup_memory: dict[int, int] | None = None) -> None:
+            threadgroup_memory: dict[int, int] | None = None, extents: bool = True) -> None:
     """Run the MSL kernel on ``args`` (arrays are updated in place). Raises :class:`ShimError`.
 
     ``threadgroup_memory`` gives the bytes of each ``[[threadgroup(i)]]`` parameter, as
-    ``setThreadgroupMemoryLength:atIndex:`` does."""
+    ``setThreadgroupMemoryLength:atIndex:`` does. ``extents=False`` binds the arguments as they are
+    (hand-written MSL), without the extents the emitted kernels take after each array."""
     sig, lib = compile_msl(msl, name)
-    expanded = expand(args)
+    expanded = expand(args) if extents else list(args)
     bound = sig.bound
     debug = None
     if len(bound) == len(expanded) + 1 and bound[-1].kind == "buffer" and bound[-1].dtype == np.int64:
