@@ -9,6 +9,7 @@ Python int in the Python run and ``dc.global_id(0)`` in the kernel (weak in both
 from __future__ import annotations
 
 import math
+import pickle
 import re
 import textwrap
 
@@ -195,6 +196,8 @@ def fma_ok(a: dc.Buffer[dc.float32], b: dc.Buffer[dc.float32]):
     assert compile_options(plain, "cuda") == "--fmad=false" and compile_options(fused, "cuda") == "--fmad=true"
     with pytest.raises(TypeError, match="contract"):
         dc.kernel(source=src, namespace={"dc": dc}, contract="yes")
+    again = pickle.loads(pickle.dumps(fused))  # process workers rebuild kernels from the pickle
+    assert again.contract is True and "#pragma OPENCL FP_CONTRACT ON" in again.source("opencl")
 
 
 def test_nvrtc_keeps_products_rounded() -> None:
