@@ -75,6 +75,14 @@ def _version() -> str:
         return "0.1.0"
 
 
+# the Array API's constants and version (docs/array-api.md)
+__array_api_version__ = "2024.12"
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+pi = 3.141592653589793
+newaxis = None
+
 # DESIGN.md spells the boolean type `bool`; numpy's name for it is bool_. Both work.
 bool = bool_  # noqa: A001
 del annotations  # the __future__ import is not part of the API
@@ -105,3 +113,4 @@ __all__ = [
     "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]
 __all__ += [name for name in _namespace.__all__ if name not in __all__]
+__all__ += ["__array_api_version__", "e", "inf", "nan", "pi", "newaxis", "random"]

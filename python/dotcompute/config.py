@@ -43,6 +43,8 @@ VARIABLES: dict[str, str] = {
                               "(clblast, clfft, cublas, cufft, or all)",
     "DOTCOMPUTE_PROFILE": "a path: profile the whole program (dc.profile) and write a Chrome/Perfetto trace there "
                           "at exit",
+    "DOTCOMPUTE_DEFAULT_DEVICE": "the Array API functions' default device (dc.asarray, dc.zeros, ...): an accelerator "
+                                 "spec such as cpu:0 (default: what 'auto' gives)",
 }
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -138,6 +140,11 @@ def cache_max_bytes_is_bad() -> str | None:
     """The raw ``DOTCOMPUTE_CACHE_MAX_BYTES`` when it is set but not a byte count, else None."""
     value = _get("DOTCOMPUTE_CACHE_MAX_BYTES")
     return value if value is not None and cache_max_bytes() is None else None
+
+
+def default_device() -> str | None:
+    """``DOTCOMPUTE_DEFAULT_DEVICE``: the accelerator spec the Array API functions use by default, or None."""
+    return _get("DOTCOMPUTE_DEFAULT_DEVICE")
 
 
 def plugin_dir() -> Path | None:

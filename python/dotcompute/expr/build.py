@@ -59,11 +59,41 @@ def _raw(x: Any) -> Any:
     return x
 
 
+def beyond_kernels(args: tuple[Any, ...]) -> bool:
+    """Whether generated kernels cannot compute on ``args`` (complex values, more than 3 dimensions)
+    while numpy can work on their memory in place (every buffer among them is host memory)."""
+    buffers = [a for a in args if isinstance(a, Buffer)]
+    if not buffers:
+        return False
+    try:
+        beyond = (any(isinstance(a, (complex, np.complexfloating)) for a in args)
+                  or any(b.dtype.kind == "c" for b in buffers)
+                  or len(np.broadcast_shapes(*(b.shape for b in buffers))) > 3)
+    except ValueError:
+        return False  # shapes that do not broadcast: the expression layer says so
+    # the accelerator's property, not buf.host_visible: asking a pending buffer would evaluate it
+    return beyond and all(b.accelerator.host_visible_memory for b in buffers)
+
+
+def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:
+    """``fn`` (a numpy function) of ``args`` on the host views of host-memory buffers, written into a
+    new Buffer on their device: what generated kernels cannot spell yet (complex values, more than 3
+    dimensions), on cpu:0 and Metal's shared memory only; never a copy of device memory."""
+    acc = accelerator_of(*args)
+    host = tuple(np.asarray(a) if isinstance(a, Buffer) else a for a in args)
+    result = np.asarray(fn(*host))
+    return acc.asarray(np.ascontiguousarray(result))
+
+
 def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:
     """A pending elementwise ``op`` of ``args`` with numpy's loop types and broadcasting."""
     acc = accelerator_of(*args)
     if acc is None:
         return NotImplemented
+    if beyond_kernels(args) and (op != "math" or getattr(ufunc, "__name__", None) == _HOST_NAMES.get(extra)):
+        if not all(isinstance(a, (Buffer, bool, int, float, complex, np.generic)) for a in args):
+            return NotImplemented
+        return on_host(ufunc, args)
     ops = [operand(a, acc) for a in args]
     if any(o is NotImplemented for o in ops):
         return NotImplemented
@@ -199,6 +229,18 @@ def clip(x: Any, a_min: Any, a_max: Any) -> Any:
     return out if a_max is None else minimum(out, a_max)
 
 
+# dc.* math functions whose host function is the numpy ufunc of that name (math_call's others are aliases)
+_HOST_NAMES = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
+               "sinh": "sinh", "cosh": "cosh", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+               "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "expm1": "expm1", "log1p": "log1p",
+               "log2": "log2", "log10": "log10", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+               "atan2": "arctan2", "hypot": "hypot", "copysign": "copysign", "isnan": "isnan", "isinf": "isinf",
+               "isfinite": "isfinite", "conj": "conjugate", "exp2": "exp2", "fmod": "fmod", "cbrt": "cbrt",
+               "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctan2": "arctan2", "pow": "power",
+               "round": "rint", "rint": "rint"}
+# rounding an integer (or bool) is the value itself, in its own dtype (numpy's rint/floor would give a float)
+_ROUNDINGS = ("round", "rint", "floor", "ceil", "trunc")
+
 # dc.* math functions → the numpy ufunc that decides their loop types
 _MATH_UFUNC_ALIASES = {"min": np.minimum, "max": np.maximum, "abs": np.absolute, "round": np.rint,
                        "pow": np.power, "rsqrt": np.sqrt, "erf": np.sqrt, "erfc": np.sqrt, "lgamma": np.sqrt,
@@ -217,6 +259,8 @@ def math_call(fn: Any, args: tuple[Any, ...]) -> Any:
                      np.minimum if name in ("min", "minimum") else np.maximum, args, f"dc.{name}")
     if name == "abs":
         return unary("abs", args[0])
+    if name in _ROUNDINGS and len(args) == 1 and isinstance(args[0], Buffer) and args[0].dtype.kind in "biu":
+        return astype(args[0], args[0].dtype)
     ufunc = _MATH_UFUNC_ALIASES.get(name) or getattr(fn, "_host", None)
     if not isinstance(ufunc, np.ufunc):
         raise TypeError(f"dc.{name} cannot be applied to buffers")

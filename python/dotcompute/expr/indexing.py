@@ -19,7 +19,7 @@ import numpy as np
 from ..runtime import Buffer
 from ..runtime.buffer import normalize_shape
 from .codegen import CAST_NAMES, compile_kernel, launch
-from .evaluate import concrete, host_index, run, store
+from .evaluate import before_write, concrete, host_index, run, store
 from .lazy import LazyBuffer, View
 from .types import SUPPORTED
 
@@ -32,29 +32,82 @@ def _base_and_index(buf: Buffer) -> tuple[Buffer, tuple[tuple, ...]]:
 
 
 def _normalize_key(key: Any, ndim: int) -> list[Any]:
+    """The key as one entry per buffer dimension (ints and slices), with ``None`` (a new axis of
+    extent 1) kept where it stands."""
     items = list(key) if isinstance(key, tuple) else [key]
     if sum(1 for k in items if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in items if k is not Ellipsis and k is not None)
     out: list[Any] = []
     for k in items:
         if k is Ellipsis:
-            out.extend([slice(None)] * (ndim - (len(items) - 1)))
-        elif isinstance(k, slice):
+            out.extend([slice(None)] * max(ndim - used, 0))
+        elif isinstance(k, slice) or k is None:
             out.append(k)
-        elif k is None:
-            raise IndexError("np.newaxis (None) is not supported in buffer indexing; use reshape")
-        elif isinstance(k, (bool, np.bool_)):
-            raise IndexError("boolean indices are not supported in buffer indexing (use dc.where)")
         else:
             try:
                 out.append(operator.index(k))
             except TypeError:
-                raise IndexError(f"only integers, slices and '...' are valid buffer indices, not "
-                                 f"{type(k).__name__} (fancy indexing is not supported)") from None
-    if len(out) > ndim:
-        raise IndexError(f"too many indices: the buffer has {ndim} dimension(s), {len(out)} were given")
-    out.extend([slice(None)] * (ndim - len(out)))
+                raise IndexError(f"only integers, slices, '...', None, boolean masks and integer arrays are "
+                                 f"valid buffer indices, not {type(k).__name__}") from None
+    if used > ndim:
+        raise IndexError(f"too many indices: the buffer has {ndim} dimension(s), {used} were given")
+    if not any(k is Ellipsis for k in items):
+        out.extend([slice(None)] * (ndim - used))
     return out
+
+
+def is_advanced(key: Any) -> bool:
+    """Whether ``key`` has a part that basic (view) indexing cannot express: a boolean (scalar or
+    array) or an integer array. A one-element Buffer is one of these, never an int (numpy 2's rule)."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, (bool, np.bool_, list, np.ndarray)):
+            return True
+        if isinstance(k, Buffer) and (k.ndim > 0 or k.dtype.kind == "b"):
+            return True
+    return False
+
+
+def _host_key(key: Any) -> Any:
+    items = key if isinstance(key, tuple) else (key,)
+    return tuple(np.asarray(k) if isinstance(k, Buffer) else k for k in items)
+
+
+def _host_view(buf: Buffer) -> tuple[np.ndarray, Any]:
+    """(the elements of ``buf`` as numpy, how to write them back) for a host-visible buffer."""
+    base, index = _base_and_index(buf)
+    whole = base._native.host_view(True)
+    if type(buf) is LazyBuffer and buf._view is not None:
+        hidx = host_index(index, buf.shape)
+        return whole[hidx] if hidx else whole.copy(), (base, hidx)
+    return whole, (base, None)
+
+
+def _advanced_get(buf: Buffer, key: Any) -> Buffer:
+    acc = buf.accelerator
+    if not acc.unified_memory and not buf.host_visible:
+        raise TypeError(f"boolean-mask and integer-array indexing have no device implementation on {acc.id} "
+                        "yet (dotcompute does not copy through the host silently); see docs/array-api.md")
+    elements, _ = _host_view(concrete(buf) if type(buf) is LazyBuffer and buf._op is not None else buf)
+    result = np.asarray(elements[_host_key(key)])
+    return acc.asarray(np.ascontiguousarray(result))
+
+
+def _advanced_set(buf: Buffer, key: Any, value: Any) -> None:
+    acc = buf.accelerator
+    if not acc.unified_memory and not buf.host_visible:
+        raise TypeError(f"boolean-mask and integer-array assignment have no device implementation on {acc.id} "
+                        "yet (dotcompute does not copy through the host silently); see docs/array-api.md")
+    if type(buf) is LazyBuffer and buf._op is not None:
+        raise TypeError("cannot assign into a pending expression (it has no memory of its own)")
+    host_value = np.asarray(value)  # a Buffer value is evaluated (its own pending work runs first)
+    base, _ = _base_and_index(buf)
+    before_write(base)
+    elements, (base, hidx) = _host_view(buf)
+    elements[_host_key(key)] = host_value
+    if hidx is not None:  # a view: its elements were a copy, written back into the base's memory
+        base._native.host_view(True)[hidx] = elements
+    base._native.mark_host_dirty()
 
 
 def view_of(buf: Buffer, key: Any) -> tuple[Buffer, tuple[tuple, ...], tuple[int, ...]]:
@@ -64,7 +117,12 @@ def view_of(buf: Buffer, key: Any) -> tuple[Buffer, tuple[tuple, ...], tuple[int
     base, index = _base_and_index(buf)
     new_dims: list[Any] = []  # per view dim of buf: ("fix", value) or ("map", new_dim, start, step)
     new_shape: list[int] = []
-    for d, (k, n) in enumerate(zip(keys, shape, strict=True)):
+    d = 0
+    for k in keys:
+        if k is None:
+            new_shape.append(1)  # a new axis: no base dimension maps to it
+            continue
+        n = shape[d]
         if isinstance(k, slice):
             start, stop, step = k.indices(n)
             new_dims.append(("map", len(new_shape), start, step))
@@ -73,6 +131,7 @@ def view_of(buf: Buffer, key: Any) -> tuple[Buffer, tuple[tuple, ...], tuple[int
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
             new_dims.append(("fix", k % n))
+        d += 1
     composed = []
     for entry in index:
         if entry[0] == "fix":
@@ -88,6 +147,8 @@ def view_of(buf: Buffer, key: Any) -> tuple[Buffer, tuple[tuple, ...], tuple[int
 
 
 def getitem(buf: Buffer, key: Any) -> Any:
+    if is_advanced(key):
+        return _advanced_get(buf, key)
     base, index, shape = view_of(buf, key)
     acc = buf.accelerator
     if shape == ():
@@ -113,6 +174,9 @@ def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
 
 
 def setitem(buf: Buffer, key: Any, value: Any) -> None:
+    if is_advanced(key):
+        _advanced_set(buf, key, value)
+        return
     base, index, shape = view_of(buf, key)
     target = LazyBuffer.view(View(base, index), shape, buf.accelerator)
     if type(value) is LazyBuffer and value._view is not None and value._view.base is base \

@@ -9,6 +9,9 @@ adds to ``dotcompute``'s top level; ``import dotcompute`` re-exports them (this 
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..runtime.buffer import OPS_HOOKS
 from . import (
     creation,
     datatypes,
@@ -30,3 +33,15 @@ _MODULES = (creation, datatypes, devices, elementwise, indexing, info, manipulat
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]
 
 globals().update({name: getattr(module, name) for module in _MODULES for name in module.__all__})
+
+
+def _matrix_transpose(x: Any) -> Any:
+    """``x.mT``: the last two axes swapped."""
+    if x.ndim < 2:
+        raise ValueError(f"mT: the buffer must have at least 2 dimensions, got shape {x.shape}")
+    axes = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
+    return manipulation.permute_dims(x, axes)
+
+
+# Buffer.to_device and Buffer.mT (the runtime sits below this room and looks them up here)
+OPS_HOOKS.update(to_device=devices.to_device, matrix_transpose=_matrix_transpose)

@@ -243,8 +243,11 @@ class Buffer(ArrayOperators):
         return bool(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "biu":
-            raise TypeError(f"only integer buffers of one element can be used as an index, not {self.dtype}")
+        # numpy 2's rule: only a 0-d integer array is an int. A one-element 1-d buffer, or a bool one,
+        # used to pass here, so x[mask_of_one] = v wrote x[0] or x[1] instead of masking
+        if self.dtype.kind not in "iu" or self.ndim != 0:
+            raise TypeError(f"only 0-d integer buffers can be used as an index, not shape {self.shape} "
+                            f"dtype {self.dtype}")
         return int(self.item())
 
     def __matmul__(self, other: Any) -> Any:
@@ -252,6 +255,37 @@ class Buffer(ArrayOperators):
 
     def __rmatmul__(self, other: Any) -> Any:
         return _ops_hook("matmul")(other, self)
+
+    def __imatmul__(self, other: Any) -> Any:
+        # numpy's rule: a @= b writes in place only when the product keeps a's shape and dtype
+        product = _ops_hook("matmul")(self, other)
+        if product.shape != self.shape:
+            raise ValueError(f"a @= b: the product has shape {product.shape}, a {self.shape}")
+        self[...] = product
+        return self
+
+    # -- the Array API array object (docs/array-api.md) ------------------------------------------------
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"__array_namespace__: api_version {api_version!r} is not supported (2024.12 is)")
+        import dotcompute
+
+        return dotcompute
+
+    @property
+    def device(self) -> Accelerator:
+        """The accelerator holding the buffer (the Array API's device)."""
+        return self._accelerator
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Buffer:
+        """The buffer on ``device`` (an Accelerator or a spec such as ``"cpu:0"``): itself when it is
+        there already, else a copy."""
+        return _ops_hook("to_device")(self, device, stream=stream)
+
+    @property
+    def mT(self) -> Any:  # noqa: N802 -- the standard's name
+        """The last two axes swapped (a stack of matrices transposed)."""
+        return _ops_hook("matrix_transpose")(self)
 
     # -- interop (CUDA Array Interface, DLPack, device-to-device copies): see cuda_interop.py ------
     @property
