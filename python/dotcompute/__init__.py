@@ -43,6 +43,7 @@ from .launch import launch
 from . import ops
 from .ops import argsort, cumsum, fft, matmul, reduce, scan, sort, sort_by_key
 from . import random  # dc.random: Philox4x32-10 generators on the device (random/)
+from .ops import linalg  # dc.linalg: the Array API linalg extension (ops/linalg/)
 # expr installs Buffer's operators; its reductions fuse pending expressions and hand the rest to ops
 from . import expr
 from .expr import argmax, argmin, clip, explain, fuse, max, mean, min, prod, sum, synchronize, where  # noqa: A004
