@@ -153,6 +153,14 @@ def getitem(buf: Buffer, key: Any) -> Any:
     acc = buf.accelerator
     if shape == ():
         return read_element(base, index, acc)
+    if len(shape) > 3 or base.ndim > 3:
+        # generated kernels index 1 to 3 dimensions, so no view of more can be evaluated: on host
+        # memory numpy makes the result (a copy, not a view); elsewhere it is refused
+        if not acc.host_visible_memory:
+            raise ValueError(f"indexing gives shape {shape}: views of more than 3 dimensions have no device "
+                             f"implementation on {acc.id} yet")
+        elements, _ = _host_view(buf)
+        return acc.asarray(np.ascontiguousarray(elements[key]))
     return LazyBuffer.view(View(base, index), shape, acc)
 
 

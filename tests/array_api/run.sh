@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the Array API standard's conformance suite (data-apis/array-api-tests, the pinned copy in
+# ../shared/array-api-tests beside this checkout) against dotcompute, with the known failures of
+# tests/array_api/xfails.txt, and prints the pass counts.
+# Usage: bash tests/array_api/run.sh [--module dotcompute|numpy] [--device SPEC] [--max-examples N]
+#                                    [--no-xfails] [--report JUNIT.xml] [extra pytest arguments, e.g. array_api_tests/test_creation_functions.py]
+# The suite is read-only in CI: it is copied to a temporary folder and run from there.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+suite="$root/../shared/array-api-tests"
+module=dotcompute
+device=cpu:0
+examples=5
+xfails="$here/xfails.txt"
+report=""
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --module) module=$2; shift 2 ;;
+    --device) device=$2; shift 2 ;;
+    --max-examples) examples=$2; shift 2 ;;
+    --no-xfails) xfails=""; shift ;;
+    --report) report=$2; shift 2 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+if [ ! -d "$suite" ]; then
+  echo "array-api-tests: skipped ($suite is absent: the pinned suite lives beside the checkout, see docs/array-api.md)"
+  exit 0
+fi
+if ! python3 -c "import hypothesis, ndindex" 2>/dev/null; then
+  echo "array-api-tests: skipped (needs hypothesis and ndindex: pip install 'hypothesis>=6.100' ndindex)"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$suite/." "$work"
+args=(--max-examples "$examples" --disable-deadline -p no:cacheprovider -p no:warnings -q -rN --tb=no
+      -o "junit_family=xunit2" --junitxml "$work/report.xml")
+if [ -n "$xfails" ]; then args+=(--xfails-file "$xfails"); fi
+if [ ${#extra[@]} -eq 0 ]; then extra=(array_api_tests); fi
+cd "$work"
+set +e
+ARRAY_API_TESTS_MODULE=$module ARRAY_API_TESTS_VERSION=2024.12 DOTCOMPUTE_DEFAULT_DEVICE=$device \
+  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest "${args[@]}" "${extra[@]}"
+rc=$?
+set -e
+python3 - "$work/report.xml" "$module" "$device" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+
+root = ET.parse(sys.argv[1]).getroot()
+counts = {"passed": 0, "failed": 0, "skipped": 0, "xfailed": 0, "error": 0}
+for case in root.iter("testcase"):
+    kinds = [child.tag for child in case]
+    if "failure" in kinds:
+        counts["failed"] += 1
+    elif "error" in kinds:
+        counts["error"] += 1
+    elif "skipped" in kinds:
+        msg = next(c for c in case if c.tag == "skipped").get("type", "")
+        counts["xfailed" if "xfail" in msg else "skipped"] += 1
+    else:
+        counts["passed"] += 1
+total = sum(counts.values())
+print(f"array-api-tests ({sys.argv[2]}, device {sys.argv[3]}): " + ", ".join(f"{v} {k}" for k, v in counts.items())
+      + f" of {total}")
+PY
+if [ -n "$report" ]; then cp "$work/report.xml" "$report"; fi
+exit $rc
