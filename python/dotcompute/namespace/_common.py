@@ -54,7 +54,10 @@ def same_device(name: str, *xs: Buffer) -> Accelerator:
 
 
 def on_host(x: Buffer) -> bool:
-    """Whether numpy can work on ``x``'s memory in place (the host fast path)."""
+    """Whether numpy can work on ``x``'s memory in place (the host fast path). A pending
+    expression or view is asked through its device: its own ``host_visible`` would evaluate it."""
+    if type(x) is LazyBuffer:
+        return bool(x.accelerator.host_visible_memory)
     return bool(x.host_visible)
 
 

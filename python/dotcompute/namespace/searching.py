@@ -32,22 +32,22 @@ from ._common import (
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
-def _arg(kind: str, x: Buffer, axis: int | None, keepdims: bool) -> Buffer:
+def _arg(kind: str, x: Any, axis: int | None, keepdims: bool, accelerator: Any) -> Any:
     name = f"dc.{kind}"
-    x = as_buffer(name, x)
+    fn = _expr.argmax if kind == "argmax" else _expr.argmin
+    extra: dict[str, Any] = {"keepdims": True} if keepdims else {}  # no keyword: a pending expression fuses
+    if not isinstance(x, Buffer) or accelerator not in (None, "auto"):
+        return fn(x, axis, accelerator=accelerator, **extra)  # dotcompute's older form: numpy in, numpy out
     if axis is not None:
         axis = normalize_axis(name, axis, x.ndim)
     if x.size == 0:
         raise ValueError(f"{name}: attempt to get {kind} of an empty sequence")
+    if kernel_ok(x) or x.ndim == 0 and x.dtype.kind in "biuf":
+        return fn(x, axis, **extra)  # numpy/threads on host memory, the search kernels on devices
     if on_host(x):
-        fn = np.argmax if kind == "argmax" else np.argmin
-        return wrap(x.accelerator, fn(host(x), axis=axis, keepdims=keepdims))
-    if x.ndim == 0:
-        return wrap(x.accelerator, np.int64(0)) if not keepdims else _expr_reshape(x, ())
-    if not kernel_ok(x):
-        raise no_device_path(name, x.accelerator, f"a {x.ndim}-d buffer of {x.dtype}")
-    fn = _expr.argmax if kind == "argmax" else _expr.argmin
-    return fn(x, axis, keepdims=keepdims)
+        npfn = np.argmax if kind == "argmax" else np.argmin
+        return wrap(x.accelerator, npfn(host(x), axis=axis, keepdims=keepdims))
+    raise no_device_path(name, x.accelerator, f"a {x.ndim}-d buffer of {x.dtype}")
 
 
 def _expr_reshape(x: Buffer, shape: tuple[int, ...]) -> Buffer:
@@ -56,14 +56,14 @@ def _expr_reshape(x: Buffer, shape: tuple[int, ...]) -> Buffer:
     return reshape(x, shape)
 
 
-def argmax(x: Buffer, /, *, axis: int | None = None, keepdims: bool = False) -> Buffer:
+def argmax(x: Buffer, /, axis: int | None = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Buffer:
     """Index of the first maximum (NaN counts as the maximum), int64; axis None: of the flattened array."""
-    return _arg("argmax", x, axis, keepdims)
+    return _arg("argmax", x, axis, keepdims, accelerator)
 
 
-def argmin(x: Buffer, /, *, axis: int | None = None, keepdims: bool = False) -> Buffer:
+def argmin(x: Buffer, /, axis: int | None = None, *, keepdims: bool = False, accelerator: Any = "auto") -> Buffer:
     """Index of the first minimum (NaN counts as the minimum), int64; axis None: of the flattened array."""
-    return _arg("argmin", x, axis, keepdims)
+    return _arg("argmin", x, axis, keepdims, accelerator)
 
 
 def count_nonzero(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Buffer:

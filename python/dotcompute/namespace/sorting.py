@@ -1,12 +1,16 @@
 """Array API 2024.12: sorting functions on Buffers (see docs/array-api.md).
 
 Ascending sorts are ``dotcompute.ops``' sort/argsort (stable, NaN last; numpy on host memory,
-radix/merge sort kernels on devices). ``descending=True`` keeps stability: the input reversed
+radix/merge sort kernels on devices; its dispatch and ``prefer()`` apply), numpy in place for
+host-memory buffers the kernels do not take (more than 3 dimensions; complex is refused).
+``descending=True`` keeps stability: the input reversed
 along the axis is sorted stably and the result reversed back, so equal elements keep their
 original order (and NaN, the largest, comes first, as in numpy's ``-np.sort(-x)`` idiom).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -25,12 +29,24 @@ def _check(name: str, x: Buffer, axis: int) -> int:
     return normalize_axis(name, axis, x.ndim)
 
 
-def sort(x: Buffer, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Buffer:
+def _older_form(x: Any, axis: Any, descending: bool, accelerator: Any) -> bool:
+    """dotcompute's older dc.sort/dc.argsort calls: numpy in → numpy out, accelerator=, axis=None."""
+    if isinstance(x, Buffer) and accelerator in (None, "auto") and axis is not None:
+        return False
+    if descending:
+        raise ValueError("dc.sort/dc.argsort: descending=True needs a dc.Buffer and an int axis")
+    return True
+
+
+def sort(x: Buffer, /, axis: int = -1, *, descending: bool = False, stable: bool = True,
+         accelerator: Any = "auto") -> Buffer:
     """A sorted copy of ``x`` along ``axis`` (always stable; NaN last, first when descending)."""
+    if _older_form(x, axis, descending, accelerator):
+        return _ops.sort(x, axis, accelerator=accelerator)
     x = as_buffer("dc.sort", x)
     ax = _check("dc.sort", x, axis)
     acc = x.accelerator
-    if on_host(x):
+    if not kernel_ok(x) and on_host(x):  # more dimensions or dtypes than kernels take: numpy in place
         src = host(x)
 
         def write(v: np.ndarray) -> None:
@@ -50,13 +66,16 @@ def sort(x: Buffer, /, *, axis: int = -1, descending: bool = False, stable: bool
     return res
 
 
-def argsort(x: Buffer, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Buffer:
+def argsort(x: Buffer, /, axis: int = -1, *, descending: bool = False, stable: bool = True,
+            accelerator: Any = "auto") -> Buffer:
     """The int64 indices that sort ``x`` along ``axis`` (stable: ties keep their order)."""
+    if _older_form(x, axis, descending, accelerator):
+        return _ops.argsort(x, axis, accelerator=accelerator)
     x = as_buffer("dc.argsort", x)
     ax = _check("dc.argsort", x, axis)
     acc = x.accelerator
     n = x.shape[ax]
-    if on_host(x):
+    if not kernel_ok(x) and on_host(x):
         src = host(x)
         if not descending:
             return fill(acc, x.shape, np.int64, lambda v: v.__setitem__(..., np.argsort(src, axis=ax, kind="stable")))
