@@ -84,3 +84,33 @@ def test_metal_double_refuses_a_cache_folder_others_can_write(metal_env, tmp_pat
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "REFUSED" in proc.stdout and "not a private folder" in proc.stdout
+
+
+TYPEDEF_INSTANCES = """
+#include <metal_stdlib>
+using namespace metal;
+template<typename T>
+kernel void kernel_twice(device const T * src, device T * dst, constant int & n,
+                         uint tpig[[thread_position_in_grid]]) {
+    threadgroup float factor;  // a threadgroup scalar, written by one thread
+    if (tpig % 8 == 0) factor = 2.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if ((int)tpig < n) dst[tpig] = T(float(src[tpig]) * factor);
+}
+typedef decltype(kernel_twice<float>) kernel_twice_t;
+template [[host_name("kernel_twice_f32")]] kernel kernel_twice_t kernel_twice<float>;
+template [[host_name("kernel_twice_bf16")]] kernel void kernel_twice<bfloat>(device const bfloat *, device bfloat *,
+    constant int &, uint [[thread_position_in_grid]]);
+"""
+
+
+def test_runner_takes_ggml_typedef_instances_threadgroup_scalars_and_bfloat():
+    x = np.linspace(-4, 4, 20, dtype=np.float32)
+    y = np.zeros_like(x)
+    runner.run_msl(TYPEDEF_INSTANCES, [x, y, np.int32(20)], 20, 8, name="kernel_twice_f32", extents=False)
+    np.testing.assert_array_equal(y, 2 * x)
+    bf = (x.view(np.uint32) >> 16).astype(np.uint16)  # bfloat: float's upper half
+    exact = (bf.astype(np.uint32) << 16).view(np.float32)
+    out = np.zeros_like(bf)
+    runner.run_msl(TYPEDEF_INSTANCES, [bf, out, np.int32(20)], 20, 8, name="kernel_twice_bf16", extents=False)
+    np.testing.assert_array_equal((out.astype(np.uint32) << 16).view(np.float32), 2 * exact)  # doubling is exact
