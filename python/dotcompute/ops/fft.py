@@ -283,7 +283,11 @@ def _complex_dtype(name: str, dtype: np.dtype) -> np.dtype:
 
 
 def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm: Any, accelerator: Any,
-         inverse: bool, real_in: bool = False, real_out: bool = False) -> Any:
+         inverse: bool, real_in: bool = False, real_out: bool = False, conj_in: bool = False,
+         conj_out: bool = False) -> Any:
+    """One transform over ``axes`` (in that order; a real input's halving is on the first, a real
+    output's Hermitian extension on the last). ``conj_in``/``conj_out``: conjugate the input / the
+    output (hfft and ihfft are irfft and rfft of the conjugate)."""
     o = operand(f"dc.fft.{name}", x, accelerator)
     cdt = _complex_dtype(name, o.dtype)
     if real_in and o.dtype.kind == "c":
@@ -322,6 +326,10 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
         value = value.astype(rdt if real_out else cdt, copy=False)
         return result(o, np.ascontiguousarray(value))
     planes = _Planes(o.acc, o.buf if o.buf is not None else o.host, rdt)
+    if conj_in:
+        _scale(planes.im, -1.0)
+    # hfft/ihfft are irfft/rfft of the conjugate with the opposite normalisation direction
+    pnorm = {"forward": "backward", "ortho": "ortho"}.get(norm, "forward") if conj_in or conj_out else norm
     sign = 1 if inverse else -1
     for i, (ax, s) in enumerate(zip(axs, sizes, strict=True)):
         n_in = planes.shape[ax]
@@ -330,13 +338,15 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
             n = s if s is not None else 2 * (n_in - 1)
             if n < 1:
                 raise ValueError(f"dc.fft.{name}: invalid number of data points ({n}) specified")
-            planes.transform(ax, n, sign, _factor_for(norm, n, inverse), hermitian_n=n)
+            planes.transform(ax, n, sign, _factor_for(pnorm, n, inverse), hermitian_n=n)
         else:
             n = s if s is not None else n_in
             keep = n // 2 + 1 if (real_in and i == 0) else None
-            planes.transform(ax, n, sign, _factor_for(norm, n, inverse), keep=keep)
+            planes.transform(ax, n, sign, _factor_for(pnorm, n, inverse), keep=keep)
     if real_out:
         return result(o, planes.real())
+    if conj_out:
+        _scale(planes.im, -1.0)
     return result(o, planes.complex(cdt))
 
 
@@ -368,7 +378,13 @@ def _norm_check(norm: Any) -> None:
 
 def _vendor(name: str, host: np.ndarray, axs: tuple[int, ...], sizes: tuple[Any, ...], norm: Any) -> np.ndarray:
     fn = getattr(_vendor_fft, name)
-    if name in ("fft2", "ifft2"):
+    if name in ("rfftn", "irfftn"):  # _run's order has the real axis first (rfftn) or last (irfftn)
+        axs, sizes = (axs[1:] + axs[:1], sizes[1:] + sizes[:1]) if name == "rfftn" else (axs, sizes)
+        s = None if all(v is None for v in sizes) else tuple(
+            v if v is not None else (host.shape[a] if name == "rfftn" or a != axs[-1] else 2 * (host.shape[a] - 1))
+            for a, v in zip(axs, sizes, strict=True))
+        return fn(host, s=s, axes=axs, norm=norm, **_WORKERS)
+    if name in ("fft2", "ifft2", "fftn", "ifftn"):
         s = None if all(v is None for v in sizes) else tuple(v if v is not None else host.shape[a]
                                                                for a, v in zip(axs, sizes, strict=True))
         return fn(host, s=s, axes=axs, norm=norm, **_WORKERS)
@@ -407,4 +423,18 @@ def ifft2(x: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, 
     return _run("ifft2", x, tuple(axes), sizes, norm, accelerator, inverse=True)
 
 
-__all__ = ["factor", "fft", "fft2", "fft_rows", "ifft", "ifft2", "irfft", "rfft"]
+from .fft_api import (  # noqa: E402 -- the n-d, Hermitian and helper functions build on _run above
+    fftfreq,
+    fftn,
+    fftshift,
+    hfft,
+    ifftn,
+    ifftshift,
+    ihfft,
+    irfftn,
+    rfftfreq,
+    rfftn,
+)
+
+__all__ = ["factor", "fft", "fft2", "fft_rows", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+           "ifftshift", "ihfft", "irfft", "irfftn", "rfft", "rfftfreq", "rfftn"]
