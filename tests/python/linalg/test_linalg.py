@@ -164,3 +164,17 @@ def test_no_device_path_is_a_clear_error(accelerator: dc.Accelerator) -> None:
                 fn(x)
         with pytest.raises(NotImplementedError, match="ord='nuc'"):
             L.matrix_norm(x, ord="nuc")
+
+
+def test_triangular_solves_with_the_cholesky_factor(accelerator: dc.Accelerator) -> None:
+    # L (L^T x) = b: the forward solve with L, then the backward solve with its transpose
+    from dotcompute.ops.linalg import kernels as lk
+
+    t = np.float32
+    lfac = np.linalg.cholesky(SPD[0].astype(np.float64)).astype(t)  # (3, 4, 4)
+    rhs = B[0].astype(t)  # (3, 4, 2)
+    lb, xb = accelerator.asarray(lfac.reshape(-1)), accelerator.asarray(rhs.reshape(-1))
+    accelerator.launch(lk.tri_solve, 3, lb, xb, 3, 4, 2, 1, 0)
+    accelerator.launch(lk.tri_solve, 3, lb, xb, 3, 4, 2, 1, 1)
+    want = np.linalg.solve(SPD[0], B[0])
+    np.testing.assert_allclose(xb.numpy().reshape(3, 4, 2), want, rtol=1e-3, atol=1e-3)
