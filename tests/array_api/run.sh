@@ -36,7 +36,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$suite/." "$work"
-args=(--max-examples "$examples" --disable-deadline -p no:cacheprovider -p no:warnings -q -rN --tb=no
+args=(--max-examples "$examples" --hypothesis-seed 0 --disable-deadline -p no:cacheprovider -p no:warnings -q -rN --tb=no
       -o "junit_family=xunit2" --junitxml "$work/report.xml")
 if [ -n "$xfails" ]; then args+=(--xfails-file "$xfails"); fi
 if [ ${#extra[@]} -eq 0 ]; then extra=(array_api_tests); fi

@@ -82,7 +82,7 @@ def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:
     acc = accelerator_of(*args)
     host = tuple(np.asarray(a) if isinstance(a, Buffer) else a for a in args)
     result = np.asarray(fn(*host))
-    return acc.asarray(np.ascontiguousarray(result))
+    return acc.asarray(np.array(result, order="C"))
 
 
 def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:

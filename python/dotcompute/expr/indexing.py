@@ -90,7 +90,7 @@ def _advanced_get(buf: Buffer, key: Any) -> Buffer:
                         "yet (dotcompute does not copy through the host silently); see docs/array-api.md")
     elements, _ = _host_view(concrete(buf) if type(buf) is LazyBuffer and buf._op is not None else buf)
     result = np.asarray(elements[_host_key(key)])
-    return acc.asarray(np.ascontiguousarray(result))
+    return acc.asarray(np.array(result, order="C"))
 
 
 def _advanced_set(buf: Buffer, key: Any, value: Any) -> None:
@@ -151,6 +151,8 @@ def getitem(buf: Buffer, key: Any) -> Any:
         return _advanced_get(buf, key)
     base, index, shape = view_of(buf, key)
     acc = buf.accelerator
+    if shape == () and buf.ndim == 0:
+        return concrete(buf) if type(buf) is LazyBuffer else buf  # x[()] and x[...] of a 0-d Buffer: itself
     if shape == ():
         return read_element(base, index, acc)
     if len(shape) > 3 or base.ndim > 3:
@@ -160,7 +162,7 @@ def getitem(buf: Buffer, key: Any) -> Any:
             raise ValueError(f"indexing gives shape {shape}: views of more than 3 dimensions have no device "
                              f"implementation on {acc.id} yet")
         elements, _ = _host_view(buf)
-        return acc.asarray(np.ascontiguousarray(elements[key]))
+        return acc.asarray(np.array(elements[key], order="C"))
     return LazyBuffer.view(View(base, index), shape, acc)
 
 

@@ -56,7 +56,7 @@ def _check_device_dtype(name: str, acc: Accelerator, dt: np.dtype) -> None:
 
 def _upload(acc: Accelerator, array: np.ndarray) -> Buffer:
     array = np.asarray(array)
-    return acc.asarray(array if array.flags.c_contiguous else np.ascontiguousarray(array))
+    return acc.asarray(array if array.flags.c_contiguous else np.array(array, order="C"))
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Accelerator | str | None = None,

@@ -6,6 +6,7 @@ promotion with Python scalars weak (NEP 50), its casting table, its ``finfo``/``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,20 +31,44 @@ def dtype_of(name: str, x: Any) -> np.dtype:
     return dt
 
 
-def finfo(type: Any, /) -> np.finfo:  # noqa: A002 -- the standard's parameter name
-    """Machine limits of a floating (or complex: its real part's) dtype or array (numpy's ``finfo``)."""
+@dataclass(frozen=True)
+class FInfo:
+    """``dc.finfo``'s answer: the standard's fields as Python floats (numpy's are numpy scalars)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class IInfo:
+    """``dc.iinfo``'s answer."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: np.dtype
+
+
+def finfo(type: Any, /) -> FInfo:  # noqa: A002 -- the standard's parameter name
+    """Machine limits of a floating (or complex: its real part's) dtype or array."""
     dt = dtype_of("dc.finfo", type)
     if dt.kind not in "fc":
         raise TypeError(f"dc.finfo: {dt} is not a floating-point dtype (use dc.iinfo)")
-    return np.finfo(dt)
+    f = np.finfo(dt)
+    return FInfo(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), np.dtype(f.dtype))
 
 
-def iinfo(type: Any, /) -> np.iinfo:  # noqa: A002 -- the standard's parameter name
-    """Limits of an integer dtype or array (numpy's ``iinfo``)."""
+def iinfo(type: Any, /) -> IInfo:  # noqa: A002 -- the standard's parameter name
+    """Limits of an integer dtype or array."""
     dt = dtype_of("dc.iinfo", type)
     if dt.kind not in "iu":
         raise TypeError(f"dc.iinfo: {dt} is not an integer dtype (use dc.finfo)")
-    return np.iinfo(dt)
+    i = np.iinfo(dt)
+    return IInfo(int(i.bits), int(i.max), int(i.min), dt)
 
 
 def isdtype(dtype: Any, kind: Any) -> bool:

@@ -10,6 +10,7 @@ buffers' own memory where that is host memory (cpu:0), and raises elsewhere.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..expr import build
 from ..expr.build import apply, beyond_kernels, on_host, where
+from ..lang.builtins import MATH
 from ..runtime import Buffer
 
 __all__ = ["add", "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
@@ -26,14 +28,37 @@ __all__ = ["add", "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwis
            "square", "subtract"]
 
 
-def _check(name: str, *args: Any) -> None:
-    if not any(isinstance(a, Buffer) for a in args):
+def _args(name: str, *args: Any) -> Any:
+    """The arguments, with numpy scalars (what element reads give) as 0-d Buffers when no argument is a
+    Buffer; TypeError when none is an array at all."""
+    if any(isinstance(a, Buffer) for a in args):
+        return args
+    if not any(isinstance(a, np.generic) for a in args):
         raise TypeError(f"dc.{name}: at least one argument must be a dc.Buffer")
+    from .devices import current_default
+
+    acc = current_default()
+    return tuple(acc.asarray(np.asarray(a)) if isinstance(a, np.generic) else a for a in args)
+
+
+# The language's math functions take *args (one object serves kernels and Buffers); the standard's
+# signatures, for inspect.signature and the conformance suite's signature checks
+def _positional(*names: str) -> inspect.Signature:
+    return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+
+_UNARY_MATH = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "conj", "cos", "cosh", "exp",
+               "expm1", "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "round", "sin",
+               "sinh", "sqrt", "tan", "tanh", "trunc")
+for _name in _UNARY_MATH:
+    MATH[_name].__signature__ = _positional("x")
+for _name in ("atan2", "copysign", "hypot", "maximum", "minimum", "pow"):
+    MATH[_name].__signature__ = _positional("x1", "x2")
 
 
 def _binary(name: str, op: str, ufunc: np.ufunc) -> Any:
     def fn(x1: Buffer | int | float | complex, x2: Buffer | int | float | complex, /) -> Buffer:
-        _check(name, x1, x2)
+        x1, x2 = _args(name, x1, x2)
         out = apply(op, ufunc, (x1, x2), f"dc.{name}")
         if out is NotImplemented:
             raise TypeError(f"dc.{name}: unsupported operands {type(x1).__name__} and {type(x2).__name__}")
@@ -46,7 +71,7 @@ def _binary(name: str, op: str, ufunc: np.ufunc) -> Any:
 
 def _unary(name: str, op: str, ufunc: np.ufunc) -> Any:
     def fn(x: Buffer, /) -> Buffer:
-        _check(name, x)
+        x, = _args(name, x)
         return apply(op, ufunc, (x,), f"dc.{name}")
 
     fn.__name__ = fn.__qualname__ = name
@@ -86,37 +111,37 @@ def _as_bool(name: str, x: Any) -> Any:
 
 def logical_and(x1: Buffer | bool, x2: Buffer | bool, /) -> Buffer:
     """Elementwise logical AND (non-zero is true); a bool Buffer."""
-    _check("logical_and", x1, x2)
+    x1, x2 = _args("logical_and", x1, x2)
     return bitwise_and(_as_bool("logical_and", x1), _as_bool("logical_and", x2))
 
 
 def logical_or(x1: Buffer | bool, x2: Buffer | bool, /) -> Buffer:
     """Elementwise logical OR (non-zero is true); a bool Buffer."""
-    _check("logical_or", x1, x2)
+    x1, x2 = _args("logical_or", x1, x2)
     return bitwise_or(_as_bool("logical_or", x1), _as_bool("logical_or", x2))
 
 
 def logical_xor(x1: Buffer | bool, x2: Buffer | bool, /) -> Buffer:
     """Elementwise logical XOR (non-zero is true); a bool Buffer."""
-    _check("logical_xor", x1, x2)
+    x1, x2 = _args("logical_xor", x1, x2)
     return bitwise_xor(_as_bool("logical_xor", x1), _as_bool("logical_xor", x2))
 
 
 def logical_not(x: Buffer, /) -> Buffer:
     """Elementwise logical NOT (zero is true); a bool Buffer."""
-    _check("logical_not", x)
+    x, = _args("logical_not", x)
     return equal(_as_bool("logical_not", x), False)
 
 
 def square(x: Buffer, /) -> Buffer:
     """``x * x`` in ``x``'s dtype."""
-    _check("square", x)
+    x, = _args("square", x)
     return apply("mul", np.multiply, (x, x), "dc.square") if not beyond_kernels((x,)) else on_host(np.square, (x,))
 
 
 def reciprocal(x: Buffer, /) -> Buffer:
     """``1 / x`` (floating dtypes: the result keeps ``x``'s)."""
-    _check("reciprocal", x)
+    x, = _args("reciprocal", x)
     if beyond_kernels((x,)):
         return on_host(np.reciprocal, (x,))
     if x.dtype.kind not in "fc":
@@ -126,7 +151,7 @@ def reciprocal(x: Buffer, /) -> Buffer:
 
 def sign(x: Buffer, /) -> Buffer:
     """-1, 0 or 1 by the sign of each element (NaN stays NaN, zeros keep theirs), in ``x``'s dtype."""
-    _check("sign", x)
+    x, = _args("sign", x)
     if beyond_kernels((x,)):
         return on_host(np.sign, (x,))
     if x.dtype.kind == "b":
@@ -139,23 +164,19 @@ def sign(x: Buffer, /) -> Buffer:
 
 def signbit(x: Buffer, /) -> Buffer:
     """Whether each element's sign bit is set (true for -0.0 and negative NaNs); floating dtypes only."""
-    _check("signbit", x)
+    x, = _args("signbit", x)
     if beyond_kernels((x,)):
         return on_host(np.signbit, (x,))
     if x.dtype.kind != "f":
         raise TypeError(f"dc.signbit: x must have a real floating-point dtype, got {x.dtype}")
-    from ..lang.builtins import MATH
-
     return less(MATH["copysign"](x.dtype.type(1), x), 0)
 
 
 def logaddexp(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
     """``log(exp(x1) + exp(x2))`` without overflow: ``max + log1p(exp(-|x1 - x2|))``."""
-    _check("logaddexp", x1, x2)
+    x1, x2 = _args("logaddexp", x1, x2)
     if beyond_kernels((x1, x2)):
         return on_host(np.logaddexp, (x1, x2))
-    from ..lang.builtins import MATH
-
     big = build.maximum(x1, x2)
     if big.dtype.kind != "f":
         raise TypeError(f"dc.logaddexp: the arguments must be real floating-point, got {big.dtype}")
@@ -168,7 +189,7 @@ def logaddexp(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
 def nextafter(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
     """The next representable value after ``x1`` towards ``x2``. No generated kernel yet: numpy on
     host memory (cpu:0); elsewhere a TypeError."""
-    _check("nextafter", x1, x2)
+    x1, x2 = _args("nextafter", x1, x2)
     buffers = [a for a in (x1, x2) if isinstance(a, Buffer)]
     if not all(b.host_visible for b in buffers):
         raise TypeError(f"dc.nextafter has no device implementation on {buffers[0].accelerator.id} yet")
@@ -180,13 +201,13 @@ def nextafter(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
 
 def real(x: Buffer, /) -> Buffer:
     """The real part (of a real array: a copy of it)."""
-    _check("real", x)
+    x, = _args("real", x)
     return on_host(np.real, (x,)) if x.dtype.kind == "c" else x.astype(x.dtype)
 
 
 def imag(x: Buffer, /) -> Buffer:
     """The imaginary part (of a real array: zeros)."""
-    _check("imag", x)
+    x, = _args("imag", x)
     if x.dtype.kind == "c":
         return on_host(np.imag, (x,))
     return where(equal(x, x), x.dtype.type(0), x.dtype.type(0))
@@ -195,7 +216,7 @@ def imag(x: Buffer, /) -> Buffer:
 def clip(x: Buffer, /, min: Buffer | int | float | None = None,  # noqa: A002 -- the standard's names
          max: Buffer | int | float | None = None) -> Buffer:  # noqa: A002
     """``x`` limited to [min, max] elementwise (None leaves a side open), in ``x``'s dtype."""
-    _check("clip", x)
+    x, = _args("clip", x)
     if beyond_kernels((x, min, max)):
         return on_host(lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype), (x, min, max))
     if min is None and max is None:

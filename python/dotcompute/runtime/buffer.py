@@ -300,6 +300,12 @@ class Buffer(ArrayOperators):
         """A DLPack capsule sharing this buffer's memory (CUDA and CPU buffers)."""
         from .cuda_interop import to_dlpack
 
+        if copy:  # a copy made on the device (the export then shares the copy's memory)
+            from .array_hooks import hook
+
+            fresh = hook("astype")(self, self.dtype)
+            fresh._native  # noqa: B018 -- evaluates the pending copy kernel
+            return to_dlpack(fresh, stream, max_version, dl_device, None)
         return to_dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
