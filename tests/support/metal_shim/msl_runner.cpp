@@ -580,6 +580,8 @@ std::string cache_dir(std::string* error) {
   std::string dir;
   if (const char* d = getenv("DOTCOMPUTE_SHIM_CACHE"); d && *d) {
     dir = d;
+  } else if (const char* k = getenv("DOTCOMPUTE_CACHE_DIR"); k && *k == '/') {
+    dir = std::string(k) + "/metal-shim";  // beside the kernel cache, which only touches its *.dck files
   } else {
     const char* xdg = getenv("XDG_CACHE_HOME");
     const char* home = getenv("HOME");

@@ -19,8 +19,9 @@ kernels with barriers or SIMD-group functions run each work-item as a fiber. A f
 last group of a dimension that the local size does not divide (as ``dispatchThreads`` does).
 
 Environment: ``DOTCOMPUTE_SHIM_CXX`` picks the compiler (default clang++, else c++);
-``DOTCOMPUTE_SHIM_CACHE`` the folder for compiled objects (default
-``$XDG_CACHE_HOME/dotcompute/metal-shim`` or ``~/.cache/dotcompute/metal-shim``).
+``DOTCOMPUTE_SHIM_CACHE`` the folder for compiled objects (default ``metal-shim`` in the kernel
+cache's folder: ``$DOTCOMPUTE_CACHE_DIR``, ``$XDG_CACHE_HOME/dotcompute`` or ``~/.cache/dotcompute``;
+not size-bounded: delete it to start afresh).
 """
 
 from __future__ import annotations
@@ -128,6 +129,8 @@ def cache_dir() -> Path:
     given = os.environ.get("DOTCOMPUTE_SHIM_CACHE")
     if given:
         path = Path(given)
+    elif os.environ.get("DOTCOMPUTE_CACHE_DIR", "").startswith("/"):
+        path = Path(os.environ["DOTCOMPUTE_CACHE_DIR"]) / "metal-shim"
     elif os.environ.get("XDG_CACHE_HOME", "").startswith("/"):
         path = Path(os.environ["XDG_CACHE_HOME"]) / "dotcompute" / "metal-shim"
     else:
