@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import Buffer, accelerator
+from .. import config
+from ..runtime import Accelerator, Buffer, accelerator
 from . import klang as dc
 from .arrays import flat, normalize_axis, operand, result, shaped
 
@@ -115,7 +116,9 @@ def _freqs(name: str, n: Any, d: Any, dtype: Any, device: Any, half: bool) -> Bu
     dt = np.dtype(np.float64 if dtype is None else dtype)
     if dt.kind != "f":
         raise TypeError(f"dc.fft.{name}: dtype must be a real floating dtype, got {dt}")
-    acc = device if hasattr(device, "launch") else accelerator("auto" if device is None else device)
+    if device is None:  # DOTCOMPUTE_DEFAULT_DEVICE, as the Array API functions; else what "auto" gives
+        device = config.default_device() or "auto"
+    acc = device if isinstance(device, Accelerator) else accelerator(device)
     m = n // 2 + 1 if half else n
     out = acc.empty((m,), dt)
     acc.launch(_freq, m, out, n, 1.0 / (float(d) * n), int(half))

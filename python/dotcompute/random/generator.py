@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..ops import argsort
 from ..runtime import Accelerator, Buffer, accelerator
 from . import kernels as rk
@@ -76,7 +77,9 @@ class Generator:
 
     def _acc(self, device: Any) -> Accelerator:
         d = device if device is not None else self._device
-        return accelerator("auto" if d is None else d)
+        if d is None:  # DOTCOMPUTE_DEFAULT_DEVICE, as the Array API functions; else what "auto" gives
+            d = config.default_device() or "auto"
+        return d if isinstance(d, Accelerator) else accelerator(d)
 
     def _take(self, n: int) -> int:
         start = self.position
