@@ -36,6 +36,8 @@ CORPUS = [
     ("negated_id", "r = -i * a + abs(b) * i"),
     ("shape_loop", "s = b\nfor j in range(3):\n    s = s + a * j\nr = s"),
     ("id_variable", "k = i + 1\nr = b / k"),
+    ("accumulator", "s = 0.0\nfor j in range(3):\n    s += a * j\nr = s"),
+    ("half_accumulator", "s = 0.0\nfor j in range(2):\n    s = s + h\nr = s * 2"),
     ("asks_for_double", "r = dc.float64(a) * i"),
     ("strong_double", "r = d * a"),
     ("int32_and_float", "r = m * 2.5"),

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import ir
 from ..kinds import DeviceFunctionBase
-from ..types import VOID, BufferType, ScalarType, scalar_type
+from ..types import FLOAT16, FLOAT32, VOID, BufferType, ScalarType, scalar_type
 from .calls import CallLowering
 from .exprs import BufferValue, ExprLowering, StaticValue, is_number_tuple, is_table
 from .names import NameAllocator
@@ -50,8 +50,12 @@ def assigned_names(tree: ast.FunctionDef) -> set[str]:
 class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
     def __init__(self, parsed: ParsedFunction, builder: Any, param_types: list[ScalarType | BufferType],
                  is_kernel: bool, ir_name: str, debug_ids: list[int] | None = None,
-                 return_spec: ScalarType | None | str = None) -> None:
+                 return_spec: ScalarType | None | str = None, retype: dict[str, ScalarType] | None = None) -> None:
         self.parsed = parsed
+        # names first bound to a float literal, stored in the type of their later (strong) values: see
+        # narrowable(); filled by a first lowering, applied by a second
+        self.retype = dict(retype or {})
+        self.float_literal_vars: dict[str, set[Any]] = {}  # name -> its literal values and strong types
         self.rep = parsed.reporter
         self.builder = builder
         self.is_kernel = is_kernel
@@ -176,6 +180,23 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         return t
 
     # ----------------------------------------------------------------------------- whole function
+
+    def narrowable(self) -> dict[str, ScalarType]:
+        """Names first bound to a float literal (``acc = 0.0``) whose every later value is a strong
+        float32 (or float16) or a literal: in Python the name holds a float32 after its first update,
+        so it is stored as one (weak, so that its literal values meet other operands as the Python
+        float would: they must be exact in float32). A float32 kernel's accumulator then needs no
+        float64 (Metal)."""
+        out = {}
+        for name, seen in self.float_literal_vars.items():
+            types = {v for v in seen if isinstance(v, ScalarType)}
+            literals = [v for v in seen if isinstance(v, float)]
+            if len(types) != 1 or len(types) + len(literals) != len(seen):
+                continue
+            (t,) = types
+            if t in (FLOAT16, FLOAT32) and all(float(t.np_dtype.type(v)) == v for v in literals):
+                out[name] = t
+        return out
 
     def lower(self) -> ir.Function:
         for name in self.names_for_reserve():

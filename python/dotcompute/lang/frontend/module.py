@@ -77,6 +77,10 @@ class ModuleBuilder:
             lowerer = FunctionLowerer(parsed, self, list(types), is_kernel=False, ir_name=name,
                                       debug_ids=debug_ids, return_spec=rspec)
             f = lowerer.lower()
+            if lowerer.narrowable():  # once more, storing acc = 0.0 accumulators as float32
+                lowerer = FunctionLowerer(parsed, self, list(types), is_kernel=False, ir_name=name,
+                                          debug_ids=debug_ids, return_spec=rspec, retype=lowerer.narrowable())
+                f = lowerer.lower()
         finally:
             self._in_progress.pop()
         if lowerer.uses_atomics:
@@ -95,6 +99,9 @@ class ModuleBuilder:
                 self.debug_files[i] = parsed.info.filename
         lowerer = FunctionLowerer(parsed, self, types, is_kernel=True, ir_name=entry)
         k = lowerer.lower()
+        if lowerer.narrowable():  # once more, storing acc = 0.0 accumulators as float32
+            lowerer = FunctionLowerer(parsed, self, types, is_kernel=True, ir_name=entry, retype=lowerer.narrowable())
+            k = lowerer.lower()
         assert isinstance(k, ir.Kernel)
         finish_subgroups(k, parsed.info)
         k.debug = self.debug

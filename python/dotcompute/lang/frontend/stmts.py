@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 from ...errors import KernelSyntaxError, KernelTypeError
 from .. import builtins as dcb
 from .. import ir
-from ..types import INT64, ScalarType, promote
+from ..types import FLOAT64, INT64, ScalarType, promote
 from .exprs import TABLE_LOOP_PREFIX, BufferValue, StaticValue, is_table, table_rows
-from .typing_rules import common_type, convert, strengthen
+from .typing_rules import common_type, convert, is_weak, strengthen
 
 _UNSUPPORTED_STMT = {
     ast.Try: ("try/except is not supported in kernels", "kernels cannot raise; check conditions with if"),
@@ -34,6 +35,10 @@ if hasattr(ast, "Match"):
     _UNSUPPORTED_STMT[ast.Match] = ("match statements are not supported in kernels", "use if/elif")
 if hasattr(ast, "TryStar"):
     _UNSUPPORTED_STMT[ast.TryStar] = ("try/except is not supported in kernels", None)
+
+
+def _float_literal(e: ir.Expr) -> bool:
+    return is_weak(e) and isinstance(e.value, float) and math.isfinite(e.value)  # type: ignore[attr-defined]
 
 
 class StmtLowering:
@@ -222,11 +227,18 @@ class StmtLowering:
         """Declare ``target`` on its first assignment (its type is the value's); return its IR name."""
         sym = self.scope.get(target.id)  # type: ignore[attr-defined]
         if sym is None:
-            var = self.declare(target.id, strengthen(value).type, target)  # type: ignore[attr-defined]
+            t = self.retype.get(target.id, strengthen(value).type)  # type: ignore[attr-defined]
+            var = self.declare(target.id, t, target)  # type: ignore[attr-defined]
             # a name first bound to a Python number (i = dc.global_id(0), n = 0, acc = 0.0) holds one
             # when the body runs as Python: its reads are weak, like the value (NEP 50)
             var.weak = bool(value.weak)
+            if t == FLOAT64 and _float_literal(value):
+                self.float_literal_vars[target.id] = {value.value}  # type: ignore[attr-defined]
             return var.name
+        seen = self.float_literal_vars.get(target.id)  # type: ignore[attr-defined]
+        if seen is not None:
+            # float literals and strong types; a weak run-time value (float(i)) keeps the name float64
+            seen.add(value.value if _float_literal(value) else (None if value.weak else value.type))
         if sym.kind != "local":
             what = {"param": "parameter", "shared": "dc.shared array"}[sym.kind]
             raise self.rep.syntax(target, f"cannot assign to the {what} {target.id!r}",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import ir
-from ..types import BOOL, FLOAT16, FLOAT32, ScalarType, fits, literal_type, promote, wrap_int
+from ..types import BOOL, FLOAT16, FLOAT32, FLOAT64, ScalarType, fits, literal_type, promote, wrap_int
 
 
 def is_weak(e: ir.Expr) -> bool:
@@ -39,6 +39,8 @@ def weak_meets(w: ScalarType, strong: ScalarType) -> ScalarType:
         return promote(w, strong)
     if strong.is_float and not strong.is_bool:
         return strong
+    if w.is_float:  # a Python float with an int or bool: float64 (np.int8(1) * 2.5 is float64)
+        return promote(FLOAT64, strong)
     return promote(w, strong)
 
 
