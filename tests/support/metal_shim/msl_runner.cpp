@@ -389,6 +389,9 @@ std::string threadgroup_variables(const std::string& msl, const std::string& cod
 // Metal headers standing in as empty files; the source as it is when that fails (an include of a
 // header that is not here: the compile then reports it).
 std::string preprocess(const std::string& msl) {
+  // only sources with macros or conditionals need it (a compiler run each time otherwise)
+  static const std::regex directives(R"((^|\n)[ \t]*#[ \t]*(define|if|ifdef|ifndef)\b)");
+  if (!std::regex_search(msl, directives)) return msl;
   std::string error;
   std::string dir = cache_dir(&error);
   if (dir.empty()) return msl;
