@@ -150,7 +150,7 @@ def reciprocal(x: Buffer, /) -> Buffer:
 
 
 def sign(x: Buffer, /) -> Buffer:
-    """-1, 0 or 1 by the sign of each element (NaN stays NaN, zeros keep theirs), in ``x``'s dtype."""
+    """-1, 0 or 1 by the sign of each element (NaN stays NaN), in ``x``'s dtype."""
     x, = _args("sign", x)
     if beyond_kernels((x,)):
         return on_host(np.sign, (x,))
@@ -158,8 +158,9 @@ def sign(x: Buffer, /) -> Buffer:
         raise TypeError("dc.sign: x must have a numeric dtype, not bool")
     if x.dtype.kind == "u":
         return where(greater(x, 0), x.dtype.type(1), x.dtype.type(0))
-    one = x.dtype.type(1)
-    return where(greater(x, 0), one, where(less(x, 0), -one, x))
+    one, zero = x.dtype.type(1), x.dtype.type(0)
+    # -0.0 gives +0 (the standard's special case); NaN stays x
+    return where(greater(x, 0), one, where(less(x, 0), -one, where(equal(x, 0), zero, x)))
 
 
 def signbit(x: Buffer, /) -> Buffer:
