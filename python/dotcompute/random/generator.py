@@ -94,35 +94,37 @@ class Generator:
             acc.launch(kernel, n, out, np.uint64(start), np.uint32(self.key[0]), np.uint32(self.key[1]), *params)
         return _reshape(out, shape)
 
-    def _float(self, name: str, dtype: Any) -> np.dtype:
-        d = np.dtype(dtype)
+    def _float(self, name: str, dtype: Any, acc: Accelerator) -> np.dtype:
+        d = _default_float(acc) if dtype is None else np.dtype(dtype)
         if d not in _FLOATS:
             raise TypeError(f"Generator.{name}: dtype must be float32 or float64, got {d}")
         return d
 
-    def random(self, size: Any = None, dtype: Any = np.float64, *, device: Any = None) -> Buffer:
-        """Uniform floats in [0, 1)."""
+    def random(self, size: Any = None, dtype: Any = None, *, device: Any = None) -> Buffer:
+        """Uniform floats in [0, 1) (``dtype`` None: float64, float32 on devices without float64)."""
         return self.uniform(0.0, 1.0, size, dtype=dtype, device=device, _name="random")
 
-    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, *, dtype: Any = None,
                 device: Any = None, _name: str = "uniform") -> Buffer:
         """Uniform floats in [low, high) (numpy's spelling: high may be below low)."""
-        d = self._float(_name, dtype)
+        acc = self._acc(device)
+        d = self._float(_name, dtype, acc)
         t = d.type
         lo, hi = float(low), float(high)
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise OverflowError(f"Generator.{_name}: low and high must be finite, got {low} and {high}")
         kernel = rk.uniform32 if d == np.float32 else rk.uniform64
-        return self._draw(kernel, _size(_name, size), d, self._acc(device), t(lo), t(hi - lo))
+        return self._draw(kernel, _size(_name, size), d, acc, t(lo), t(hi - lo))
 
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, dtype: Any = np.float64,
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, *, dtype: Any = None,
                device: Any = None) -> Buffer:
         """Normal (Gaussian) floats by the Box-Muller transform (one value per stream position)."""
-        d = self._float("normal", dtype)
+        acc = self._acc(device)
+        d = self._float("normal", dtype, acc)
         if float(scale) < 0:
             raise ValueError(f"Generator.normal: scale must be non-negative, got {scale}")
         kernel = rk.normal32 if d == np.float32 else rk.normal64
-        return self._draw(kernel, _size("normal", size), d, self._acc(device), d.type(loc), d.type(scale))
+        return self._draw(kernel, _size("normal", size), d, acc, d.type(loc), d.type(scale))
 
     def integers(self, low: int, high: int | None = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False, *, device: Any = None) -> Buffer:
@@ -197,8 +199,9 @@ class Generator:
         elif p is None:
             idx = _flat(self.integers(0, n, (k,), device=acc))
         else:
-            cdf = acc.asarray(np.cumsum(pv) / pv.sum())  # p is a short host list: its cdf is made there
-            u = _flat(self.random((k,), device=acc))
+            ft = _default_float(acc)
+            cdf = acc.asarray((np.cumsum(pv) / pv.sum()).astype(ft))  # p is a short host list: its cdf is made there
+            u = _flat(self.random((k,), dtype=ft, device=acc))
             idx = acc.empty((k,), np.int64)
             if k:
                 acc.launch(rk.search_cdf, k, cdf, u, idx)
@@ -216,6 +219,11 @@ def default_rng(seed: Any = None, *, device: Any = None) -> Generator:
     if isinstance(seed, Generator):
         return seed
     return Generator(seed, device)
+
+
+def _default_float(acc: Accelerator) -> np.dtype:
+    # the Array API's default real floating dtype of the device: Metal has no float64
+    return np.dtype(np.float32 if acc.backend == "metal" else np.float64)
 
 
 # ------------------------------------------------------------------------------ layout helpers

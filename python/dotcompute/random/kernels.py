@@ -93,7 +93,7 @@ def gather_rows(x: dc.Buffer, idx: dc.Buffer[dc.int64], out: dc.Buffer, inner: d
 
 
 @dc.kernel
-def search_cdf(cdf: dc.Buffer[dc.float64], u: dc.Buffer[dc.float64], out: dc.Buffer[dc.int64]):
+def search_cdf(cdf: dc.Buffer, u: dc.Buffer, out: dc.Buffer[dc.int64]):
     # the first index whose cumulative probability exceeds u (a binary search per draw)
     i = dc.global_id(0)
     if i < out.shape[0]:
