@@ -114,4 +114,4 @@ __all__ = [
     "expr", "explain", "fuse", "where", "clip", "synchronize",
 ]
 __all__ += [name for name in _namespace.__all__ if name not in __all__]
-__all__ += ["__array_api_version__", "e", "inf", "nan", "pi", "newaxis", "random"]
+__all__ += ["__array_api_version__", "e", "inf", "nan", "pi", "newaxis", "linalg", "random"]
