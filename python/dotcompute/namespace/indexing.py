@@ -49,7 +49,12 @@ def take(x: Buffer, indices: Buffer, /, *, axis: int | None = None) -> Buffer:
         if where.dtype.kind not in "iu":
             raise TypeError(f"dc.take: indices must be integers, got {where.dtype}")
         shape = x.shape[:ax] + (idx.size,) + x.shape[ax + 1:]
-        return fill(acc, shape, x.dtype, lambda v: np.take(src, where, axis=ax, out=v))
+        if where.size and (where.min() < -n or where.max() >= n):
+            bad = where.min() if where.min() < -n else where.max()
+            raise IndexError(f"dc.take: index {bad} is out of bounds for an axis of size {n}")
+        # checked above, so mode="wrap" (in-range negatives count from the end, as "raise" does):
+        # numpy buffers out= in mode="raise", a second copy of the result
+        return fill(acc, shape, x.dtype, lambda v: np.take(src, where, axis=ax, out=v, mode="wrap"))
     _check_indices("dc.take", idx, n)
     if not kernel_ok(x) or not kernel_ok(idx):
         raise no_device_path("dc.take", acc, f"a {x.ndim}-d buffer of {x.dtype}")
