@@ -184,7 +184,9 @@ def _copy(x: Buffer) -> Buffer:
 
 def _scale(x: Buffer, factor: float) -> None:
     if factor != 1.0 and x.size:
-        x.accelerator.launch(fk.scale_kernel(x.dtype.type), x.size, x, factor)
+        # the product in float64 and rounded once, except on Metal (no float64: float32 throughout)
+        f = np.float32(factor) if x.accelerator.backend == "metal" else float(factor)
+        x.accelerator.launch(fk.scale_kernel(x.dtype.type), x.size, x, f)
 
 
 def _move(x: Buffer, outer_n_inner: tuple[int, int, int], to_last: bool) -> Buffer:

@@ -96,14 +96,15 @@ def ihfft(x: Any, /, n: int | None = None, axis: int = -1, norm: str | None = "b
 
 # ----------------------------------------------------------------------------------- frequencies
 @dc.kernel
-def _freq(out: dc.Buffer, n: dc.int64, scale: dc.float64, half: dc.int32):
-    # numpy's order: 0, 1, ..., (n - 1) // 2, then the negative frequencies -(n // 2), ..., -1
+def _freq(out: dc.Buffer, n: dc.int64, nf, scale, half: dc.int32):
+    # numpy's order: 0, 1, ..., (n - 1) // 2, then the negative frequencies -(n // 2), ..., -1;
+    # scale has the output's dtype and the index stays a weak int, so float32 never needs float64
     i = dc.global_id(0)
     if i < out.shape[0]:
-        k = i
         if half == 0 and i >= (n + 1) // 2:
-            k = i - n
-        out[i] = k * scale
+            out[i] = (i - nf) * scale  # nf: n in the output's dtype (exact below 2**24 in float32)
+        else:
+            out[i] = i * scale
 
 
 def _freqs(name: str, n: Any, d: Any, dtype: Any, device: Any, half: bool) -> Buffer:
@@ -121,7 +122,7 @@ def _freqs(name: str, n: Any, d: Any, dtype: Any, device: Any, half: bool) -> Bu
     acc = device if isinstance(device, Accelerator) else accelerator(device)
     m = n // 2 + 1 if half else n
     out = acc.empty((m,), dt)
-    acc.launch(_freq, m, out, n, 1.0 / (float(d) * n), int(half))
+    acc.launch(_freq, m, out, n, dt.type(n), dt.type(1.0 / (float(d) * n)), int(half))
     return out
 
 

@@ -184,7 +184,7 @@ def scale_kernel(dtype: Any) -> Any:
     T = dtype  # noqa: N806
 
     @dc.kernel
-    def scale(x: dc.Buffer, factor: dc.float64):
+    def scale(x: dc.Buffer, factor):  # float64, or the data's float32 where a device has no float64
         f = dc.global_id(0)
         if f < x.shape[0]:
             x[f] = T(x[f] * factor)

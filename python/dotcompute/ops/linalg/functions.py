@@ -314,7 +314,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     kind = _NORM_KIND.get(p, 5)
     out = o.acc.zeros((int(np.prod(out_shape, dtype=np.int64)),), dt)
     if out.size:
-        o.acc.launch(lk.rownorm, out.size, flat(src), out, n, kind, p)
+        o.acc.launch(lk.rownorm, out.size, flat(src), out, n, kind, dt.type(p))
     return _shaped(out, out_shape)
 
 

@@ -55,7 +55,7 @@ def rowdot(a: dc.Buffer, b: dc.Buffer, out: dc.Buffer, n: dc.int64):
 
 
 @dc.kernel
-def rownorm(x: dc.Buffer, out: dc.Buffer, n: dc.int64, kind: dc.int32, p: dc.float64):
+def rownorm(x: dc.Buffer, out: dc.Buffer, n: dc.int64, kind: dc.int32, p):  # p: the output's dtype
     # kind: 0 the 2-norm, 1 sum |x|, 2 max |x|, 3 min |x|, 4 count of non-zeros, 5 (sum |x|^p)^(1/p)
     r = dc.global_id(0)
     if r < out.shape[0]:
