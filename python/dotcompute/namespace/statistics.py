@@ -10,6 +10,7 @@ scans of ``dotcompute.ops`` with ``include_initial`` as a leading identity slab.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,9 @@ _max.__doc__ = "Largest element over ``axis`` (NaN if any is NaN); in kernels, t
 # kernels resolve dc.min / dc.max by identity as math functions: keep them MathFunctions
 min = ArrayMathFunction(MATH["min"], _min)  # noqa: A001
 max = ArrayMathFunction(MATH["max"], _max)  # noqa: A001
+# what inspect.signature (help(), the Array API suite) shows: the reduction's signature
+min.__signature__ = inspect.signature(_min)  # type: ignore[attr-defined]
+max.__signature__ = inspect.signature(_max)  # type: ignore[attr-defined]
 
 
 def _moment(name: str, x: Buffer, axis: Any, correction: float, keepdims: bool, root: bool) -> Buffer:

@@ -92,3 +92,12 @@ def test_beyond_three_dimensions_on_host():
     _close(statistics.sum(x, axis=(1, 3)), data.sum(axis=(1, 3)), cpu, rtol=1e-5)
     _close(statistics.var(x, axis=4), data.var(axis=4), cpu, rtol=1e-4)
     _close(linear.matmul(x, cpu.asarray(data[0, 0, 0].T.copy())), data @ data[0, 0, 0].T, cpu, rtol=1e-4)
+
+
+def test_min_max_show_the_reduction_signature():
+    import inspect
+
+    for fn in (dc.min, dc.max):
+        params = inspect.signature(fn).parameters
+        assert list(params)[:3] == ["x", "axis", "keepdims"]
+        assert fn(1.0, 2.0) in (1.0, 2.0)  # still the two-value math function
