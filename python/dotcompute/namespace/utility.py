@@ -36,7 +36,11 @@ def _truth(name: str, x: Buffer, axis: Any, keepdims: bool, every: bool) -> Buff
     if on_host(x):
         fn = np.all if every else np.any
         return wrap(acc, np.asarray(fn(host(x), axis=axes, keepdims=keepdims)))
-    if x.ndim == 0 or not kernel_ok(x):
+    if x.ndim == 0:  # one element: its truth, through a 1-element buffer (kernels have no 0-d ones)
+        from .manipulation import reshape
+
+        return _truth(name, reshape(x, (1,)), None, False, every)
+    if not kernel_ok(x):
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if not axes:  # no axis reduced: each element's truth
         return device_copy(acc, x != 0, x.shape, np.bool_)

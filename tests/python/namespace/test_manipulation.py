@@ -94,3 +94,16 @@ def test_device_beyond_three_dimensions_is_a_clear_error():
     x = acc.asarray(np.zeros((2, 2, 2), np.float32))
     with pytest.raises(TypeError, match=f"dc.stack.*{acc.id}"):
         m.stack([x, x])
+
+
+def test_zero_dimensional_inputs(accelerator):
+    # kernels have no 0-d buffers: one element goes to or from 0-d (what dc.sum returns) on every device
+    z = dc.sum(accelerator.asarray(np.array([1.0, 2.0], np.float32)))
+    _check(m.reshape(z, (1,)), np.array([3.0], np.float32), accelerator)
+    _check(m.broadcast_to(z, (2, 3)), np.full((2, 3), 3.0, np.float32), accelerator)
+    _check(m.broadcast_to(z, ()), np.float32(3.0), accelerator)
+    _check(m.expand_dims(z, axis=0), np.array([3.0], np.float32), accelerator)
+    from dotcompute.namespace import sets, utility
+
+    _check(utility.all(z), np.bool_(True), accelerator)
+    _check(sets.unique_values(z), np.array([3.0], np.float32), accelerator)
