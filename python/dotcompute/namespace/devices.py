@@ -8,58 +8,14 @@ what ``dc.accelerator("auto")`` gives.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from .. import config
-from ..runtime import Accelerator, Buffer, accelerator
+from ..runtime import Accelerator, Buffer
+
+# current_default and resolve are also what the other namespace modules import from here
+from ..runtime.default_device import current_default, default_device, resolve  # noqa: F401
 
 __all__ = ["default_device", "to_device"]
-
-_local = threading.local()
-
-
-def _stack() -> list[Accelerator]:
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
-
-
-def current_default() -> Accelerator:
-    """The device the creation functions use when ``device=`` is not given."""
-    stack = _stack()
-    if stack:
-        return stack[-1]
-    spec = config.default_device()
-    return accelerator(spec if spec is not None else "auto")
-
-
-def resolve(device: Any, name: str = "device") -> Accelerator:
-    """``device=`` of an Array API function as an Accelerator (None: the default device)."""
-    if device is None:
-        return current_default()
-    if isinstance(device, Accelerator):
-        return device
-    if isinstance(device, str):
-        return accelerator(device)
-    raise TypeError(f"{name}: expected a dc.Accelerator or an accelerator spec such as 'cpu:0', "
-                    f"got {type(device).__name__}")
-
-
-@contextmanager
-def default_device(device: Accelerator | str) -> Iterator[Accelerator]:
-    """``with dc.default_device("cpu:0"): ...``: the creation functions' default device inside the
-    block (this thread only; blocks nest)."""
-    acc = resolve(device, "dc.default_device")
-    stack = _stack()
-    stack.append(acc)
-    try:
-        yield acc
-    finally:
-        stack.pop()
 
 
 def to_device(x: Buffer, device: Accelerator | str, /, *, stream: Any = None) -> Buffer:
