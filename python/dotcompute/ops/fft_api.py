@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
-from ..runtime import Accelerator, Buffer, accelerator
+from ..runtime import Buffer
+from ..runtime.default_device import resolve
 from . import klang as dc
 from .arrays import flat, normalize_axis, operand, result, shaped
 
@@ -117,9 +117,7 @@ def _freqs(name: str, n: Any, d: Any, dtype: Any, device: Any, half: bool) -> Bu
     dt = np.dtype(np.float64 if dtype is None else dtype)
     if dt.kind != "f":
         raise TypeError(f"dc.fft.{name}: dtype must be a real floating dtype, got {dt}")
-    if device is None:  # DOTCOMPUTE_DEFAULT_DEVICE, as the Array API functions; else what "auto" gives
-        device = config.default_device() or "auto"
-    acc = device if isinstance(device, Accelerator) else accelerator(device)
+    acc = resolve(device, f"dc.fft.{name}: device")  # None: the default device, as the Array API functions
     m = n // 2 + 1 if half else n
     out = acc.empty((m,), dt)
     acc.launch(_freq, m, out, n, dt.type(n), dt.type(1.0 / (float(d) * n)), int(half))

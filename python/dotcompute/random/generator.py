@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import config
 from ..ops import argsort
-from ..runtime import Accelerator, Buffer, accelerator
+from ..runtime import Accelerator, Buffer
+from ..runtime.default_device import resolve
 from . import kernels as rk
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -76,10 +76,8 @@ class Generator:
         return g
 
     def _acc(self, device: Any) -> Accelerator:
-        d = device if device is not None else self._device
-        if d is None:  # DOTCOMPUTE_DEFAULT_DEVICE, as the Array API functions; else what "auto" gives
-            d = config.default_device() or "auto"
-        return d if isinstance(d, Accelerator) else accelerator(d)
+        # None: the default device (a dc.default_device block, DOTCOMPUTE_DEFAULT_DEVICE, else "auto")
+        return resolve(device if device is not None else self._device, "device")
 
     def _take(self, n: int) -> int:
         start = self.position
