@@ -212,8 +212,10 @@ def unstack(x: Buffer, /, *, axis: int = 0) -> tuple[Buffer, ...]:
         src = host(x)
         return tuple(fill(acc, rest, x.dtype, lambda v, i=i: v.__setitem__(..., np.take(src, i, axis=ax)))
                      for i in range(x.shape[ax]))
-    if not kernel_ok(x) or not rest:
+    if not kernel_ok(x):
         raise no_device_path("dc.unstack", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    if not rest:  # 0-d pieces: each element through a one-element buffer (kernels have no 0-d ones)
+        return tuple(_reshaped(device_copy(acc, x[i:i + 1], (1,), x.dtype), ()) for i in range(x.shape[0]))
     return tuple(device_copy(acc, x[(slice(None),) * ax + (i,)], rest, x.dtype) for i in range(x.shape[ax]))
 
 

@@ -107,3 +107,5 @@ def test_zero_dimensional_inputs(accelerator):
 
     _check(utility.all(z), np.bool_(True), accelerator)
     _check(sets.unique_values(z), np.array([3.0], np.float32), accelerator)
+    parts = m.unstack(accelerator.asarray(np.array([True, False])))
+    assert [p.shape for p in parts] == [(), ()] and [bool(p) for p in parts] == [True, False]
