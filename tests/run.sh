@@ -140,7 +140,7 @@ step "Metal plugin on the Metal test double (pytest)"
 # a float64 kernel refused inside worker threads (the refusal is collected, not raised, so
 # metal_limits cannot see it), a test expecting float16 buffers to be refused (Metal has half), and
 # one expecting `int32 += 1.5` to fail on same_kind casting (on Metal the float64 refusal comes first).
-metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/python/lang/test_numpy_semantics.py
+metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/python/lang/test_numpy_semantics.py tests/python/namespace/test_numpy_port_example.py
   tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py
   tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr)
 metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives or test_metal_msl_styles or test_metal_faults or test_metal_shim_runner"

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..runtime import Accelerator
 from ..runtime import devices as _all_devices
+from ..runtime.default_device import has_float64  # noqa: F401 -- creation.py imports it from here
 from .devices import current_default, resolve
 
 __all__ = ["__array_namespace_info__"]
@@ -27,10 +28,6 @@ _KINDS: dict[str, tuple[str, ...]] = {
 _KINDS["integral"] = _KINDS["signed integer"] + _KINDS["unsigned integer"]
 _KINDS["numeric"] = _KINDS["integral"] + _KINDS["real floating"] + _KINDS["complex floating"]
 _ALL = _KINDS["bool"] + _KINDS["numeric"]
-
-
-def has_float64(acc: Accelerator) -> bool:
-    return acc.backend != "metal"
 
 
 def device_dtypes(acc: Accelerator) -> tuple[str, ...]:

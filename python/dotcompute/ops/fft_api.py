@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from ..runtime.default_device import resolve
+from ..runtime.default_device import default_float, resolve
 from . import klang as dc
 from .arrays import flat, normalize_axis, operand, result, shaped
 
@@ -114,10 +114,10 @@ def _freqs(name: str, n: Any, d: Any, dtype: Any, device: Any, half: bool) -> Bu
         raise TypeError(f"dc.fft.{name}: n must be an integer, got {n!r}") from None
     if n < 1:
         raise ValueError(f"dc.fft.{name}: n must be positive, got {n}")
-    dt = np.dtype(np.float64 if dtype is None else dtype)
+    acc = resolve(device, f"dc.fft.{name}: device")  # None: the default device, as the Array API functions
+    dt = default_float(acc) if dtype is None else np.dtype(dtype)
     if dt.kind != "f":
         raise TypeError(f"dc.fft.{name}: dtype must be a real floating dtype, got {dt}")
-    acc = resolve(device, f"dc.fft.{name}: device")  # None: the default device, as the Array API functions
     m = n // 2 + 1 if half else n
     out = acc.empty((m,), dt)
     acc.launch(_freq, m, out, n, dt.type(n), dt.type(1.0 / (float(d) * n)), int(half))

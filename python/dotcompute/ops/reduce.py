@@ -22,6 +22,7 @@ from ..errors import KernelTypeError
 from ..lang import DeviceFunction
 from ..lang.builtins import MATH, MathFunction
 from ..runtime import Buffer
+from ..runtime.default_device import has_float64
 from . import dispatch, host_threads
 from . import klang as dc
 from . import reduce_kernels as rk
@@ -255,11 +256,11 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
 
 
 @cache
-def _scale_kernel(dtype: Any) -> Any:
+def _scale_kernel(dtype: Any, factor_t: Any) -> Any:
     T = dtype  # noqa: N806
 
     @dc.kernel
-    def scale(x: dc.Buffer, factor: dc.float64):
+    def scale(x: dc.Buffer, factor: factor_t):
         i = dc.global_id(0)
         if i < x.shape[0]:
             x[i] = T(x[i] * factor)
@@ -270,7 +271,9 @@ def _scale_kernel(dtype: Any) -> Any:
 def _scale(buf: Buffer, factor: float) -> Buffer:
     f = flat(buf)
     if f.size:
-        buf.accelerator.launch(_scale_kernel(buf.dtype.type), f.size, f, factor)
+        # the factor in double where the device has it (Metal has no float64: float32 there)
+        factor_t = dc.float64 if has_float64(buf.accelerator) else dc.float32
+        buf.accelerator.launch(_scale_kernel(buf.dtype.type, factor_t), f.size, f, factor)
     return shaped(f, buf.shape)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ops import argsort
 from ..runtime import Accelerator, Buffer
+from ..runtime.default_device import default_float as _default_float
 from ..runtime.default_device import resolve
 from . import kernels as rk
 
@@ -217,11 +218,6 @@ def default_rng(seed: Any = None, *, device: Any = None) -> Generator:
     if isinstance(seed, Generator):
         return seed
     return Generator(seed, device)
-
-
-def _default_float(acc: Accelerator) -> np.dtype:
-    # the Array API's default real floating dtype of the device: Metal has no float64
-    return np.dtype(np.float32 if acc.backend == "metal" else np.float64)
 
 
 # ------------------------------------------------------------------------------ layout helpers

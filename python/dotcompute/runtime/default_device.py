@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from .. import config
 from .accelerator import Accelerator
 from .registry import accelerator
@@ -59,3 +61,13 @@ def default_device(device: Accelerator | str) -> Iterator[Accelerator]:
         yield acc
     finally:
         stack.pop()
+
+
+def has_float64(acc: Accelerator) -> bool:
+    """Whether kernels on ``acc`` can use float64 (Metal's MSL has no double)."""
+    return acc.backend != "metal"
+
+
+def default_float(acc: Accelerator) -> np.dtype:
+    """The Array API's default real floating dtype on ``acc``: float64, float32 where there is no float64."""
+    return np.dtype(np.float64 if has_float64(acc) else np.float32)
