@@ -134,7 +134,8 @@ def compare(ours: dict[str, numpy.ndarray], reference: dict[str, numpy.ndarray])
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None, help="an accelerator spec (default: DOTCOMPUTE_DEFAULT_DEVICE, else auto)")
+    parser.add_argument("--device", default=None,
+                        help="an accelerator spec (default: DOTCOMPUTE_DEFAULT_DEVICE, else auto)")
     args = parser.parse_args(argv)
     import dotcompute as dc
 

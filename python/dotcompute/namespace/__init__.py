@@ -20,6 +20,7 @@ from . import (
     elementwise,
     indexing,
     info,
+    linear,
     manipulation,
     searching,
     sets,
@@ -28,7 +29,7 @@ from . import (
     utility,
 )
 
-_MODULES = (creation, datatypes, devices, elementwise, indexing, info, manipulation, searching, sets, sorting,
+_MODULES = (creation, datatypes, devices, elementwise, indexing, info, linear, manipulation, searching, sets, sorting,
             statistics, utility)
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]

@@ -1,5 +1,5 @@
 """Array API 2024.12: the linear-algebra functions of the main namespace (matmul, matrix_transpose,
-tensordot, vecdot); re-exported through ``manipulation.__all__`` (see docs/array-api.md).
+tensordot, vecdot), built on manipulation's functions (see docs/array-api.md).
 
 ``matmul`` is ``dotcompute.ops.matmul`` (OpenBLAS on host memory, CLBlast/cuBLAS or the tiled
 kernel on devices), with numpy on host memory for what the kernels do not take (more than 3
@@ -20,6 +20,7 @@ from .. import expr as _expr
 from .. import ops as _ops
 from ..runtime import Buffer
 from ._common import as_buffer, fill, host, kernel_ok, no_device_path, normalize_axis, on_host, same_device, wrap
+from .manipulation import permute_dims, reshape
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -60,7 +61,6 @@ def matrix_transpose(x: Buffer, /) -> Buffer:
     x = as_buffer("dc.matrix_transpose", x)
     if x.ndim < 2:
         raise ValueError(f"dc.matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
-    from .manipulation import permute_dims
 
     return permute_dims(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
@@ -99,7 +99,6 @@ def tensordot(x1: Buffer, x2: Buffer, /, *, axes: int | tuple[Sequence[int], Seq
     shape = tuple(x1.shape[d] for d in free1) + tuple(x2.shape[d] for d in free2)
     if not (kernel_ok(x1) and kernel_ok(x2) and len(shape) <= 3):
         raise no_device_path("dc.tensordot", acc, f"operands of shapes {x1.shape} and {x2.shape}")
-    from .manipulation import permute_dims, reshape
 
     left = reshape(permute_dims(x1, (*free1, *a1)), (m, k))
     right = reshape(permute_dims(x2, (*a2, *free2)), (k, n))

@@ -17,7 +17,7 @@ import numpy as np
 from ..expr.indexing import reshape as _device_reshape
 from ..expr.lazy import LazyBuffer, View
 from ..runtime import Buffer
-from . import _kernels, linear
+from . import _kernels
 from ._common import (
     as_buffer,
     device_copy,
@@ -29,11 +29,9 @@ from ._common import (
     on_host,
     same_device,
 )
-from .linear import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401 -- re-exported
 
-# the main namespace's linear algebra (namespace/linear.py) joins the top level through this list
 __all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
-           "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack", *linear.__all__]
+           "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
 def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
