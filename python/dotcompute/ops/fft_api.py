@@ -1,7 +1,7 @@
 """The rest of the Array API 2024.12 ``fft`` extension: ``fftn ifftn rfftn irfftn hfft ihfft``,
 ``fftfreq rfftfreq`` and ``fftshift ifftshift``, with numpy 2's arguments and result dtypes.
 
-The transforms are fft.py's ``_run`` over several axes (the same paths: scipy.fft on host memory,
+The transforms are fft_core.py's ``_run`` over several axes (the same paths: scipy.fft on host memory,
 the Stockham/Bluestein kernels elsewhere). The frequencies are made by a kernel on the requested
 device, and the shifts are a roll per axis by a kernel on the buffer's device.
 """
@@ -17,6 +17,8 @@ from ..runtime import Buffer
 from ..runtime.default_device import default_float, resolve
 from . import klang as dc
 from .arrays import flat, normalize_axis, operand, result, shaped
+from .fft_core import _copy as _engine_copy
+from .fft_core import _run
 
 
 def _nd_args(name: str, x: Any, s: Any, axes: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
@@ -39,7 +41,6 @@ def _nd_args(name: str, x: Any, s: Any, axes: Any) -> tuple[tuple[int, ...], tup
 def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "backward",
          accelerator: Any = "auto") -> Any:
     """The n-dimensional DFT over ``axes`` (``s``: the sizes along them)."""
-    from .fft import _run
 
     axs, sizes = _nd_args("fftn", x, s, axes)
     return _run("fftn", x, axs, sizes, norm, accelerator, inverse=False)
@@ -48,7 +49,6 @@ def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "back
 def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "backward",
           accelerator: Any = "auto") -> Any:
     """Inverse of :func:`fftn`."""
-    from .fft import _run
 
     axs, sizes = _nd_args("ifftn", x, s, axes)
     return _run("ifftn", x, axs, sizes, norm, accelerator, inverse=True)
@@ -57,7 +57,6 @@ def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "bac
 def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "backward",
           accelerator: Any = "auto") -> Any:
     """The n-dimensional DFT of real input: the last of ``axes`` keeps its ``n // 2 + 1`` terms."""
-    from .fft import _run
 
     axs, sizes = _nd_args("rfftn", x, s, axes)
     if not axs:
@@ -70,7 +69,6 @@ def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "bac
 def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "backward",
            accelerator: Any = "auto") -> Any:
     """Inverse of :func:`rfftn`: real output, the last axis ``s[-1]`` long (default ``2 * (m - 1)``)."""
-    from .fft import _run
 
     axs, sizes = _nd_args("irfftn", x, s, axes)
     if not axs:
@@ -81,7 +79,6 @@ def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str | None = "ba
 def hfft(x: Any, /, n: int | None = None, axis: int = -1, norm: str | None = "backward", *,
          accelerator: Any = "auto") -> Any:
     """The DFT of a signal with Hermitian symmetry given by its half: real output of ``n`` points."""
-    from .fft import _run
 
     return _run("hfft", x, (axis,), (n,), norm, accelerator, inverse=True, real_out=True, conj_in=True)
 
@@ -89,7 +86,6 @@ def hfft(x: Any, /, n: int | None = None, axis: int = -1, norm: str | None = "ba
 def ihfft(x: Any, /, n: int | None = None, axis: int = -1, norm: str | None = "backward", *,
           accelerator: Any = "auto") -> Any:
     """Inverse of :func:`hfft`: the half spectrum (``n // 2 + 1`` terms) of a real signal."""
-    from .fft import _run
 
     return _run("ihfft", x, (axis,), (n,), norm, accelerator, inverse=False, real_in=True, conj_out=True)
 
@@ -170,9 +166,7 @@ def _shift(name: str, x: Any, axes: Any, inverse: bool) -> Any:
 
 
 def _copy(buf: Buffer) -> Buffer:
-    from .fft import _copy as copy
-
-    return copy(buf)
+    return _engine_copy(buf)
 
 
 def _reshaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:

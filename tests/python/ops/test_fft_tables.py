@@ -10,7 +10,7 @@ import numpy as np
 import dotcompute as dc
 from dotcompute.ops import dispatch
 
-fft_mod = importlib.import_module("dotcompute.ops.fft")
+fft_mod = importlib.import_module("dotcompute.ops.fft_core")
 RNG = np.random.default_rng(13)
 
 
