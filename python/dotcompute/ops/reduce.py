@@ -256,7 +256,7 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
 
 
 @cache
-def _scale_kernel(dtype: Any, factor_t: Any) -> Any:
+def _scale_kernel(dtype: Any, factor_t: Any = dc.float64) -> Any:
     T = dtype  # noqa: N806
 
     @dc.kernel
