@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,9 @@ class Pipeline:
         self._lock = threading.RLock()  # one run at a time; no add during a run
         self._async: ThreadPoolExecutor | None = None
         self.last_run: PipelineRun | None = None
+        # host steps of an interrupted run (Ctrl-C) that were still running when run() raised: the
+        # next run and close() wait for them first, so a rerun never overlaps the step it interrupted
+        self._leftover: list[Future] = []
 
     @property
     def accelerator(self) -> Accelerator | None:
@@ -215,15 +218,26 @@ class Pipeline:
                 if replayed is not None:
                     self.last_run = replayed
                     return replayed
+            self._wait_leftover()
+            coordinator = Run(self._graph, self._plan, self._res, self.name)
             try:
-                run = Run(self._graph, self._plan, self._res, self.name).execute()
+                run = coordinator.execute()
             except BaseException as exc:
+                # KeyboardInterrupt (or another signal's exception) leaves the coordinator at once, but
+                # a host step cannot be stopped from outside: remember it for the next run to wait on
+                self._leftover = coordinator.unfinished()
                 self._replay.clean_runs = 0
                 self.last_run = getattr(exc, "run", None)
                 raise
             self._replay.record(run)
             self.last_run = run
             return run
+
+    def _wait_leftover(self) -> None:
+        # called with the lock held; an interrupt during this wait leaves the steps remembered
+        if self._leftover:
+            wait(self._leftover)
+            self._leftover = []
 
     def run_async(self) -> Future:
         """Start a run on a background thread; the Future's result is the PipelineRun (or its exception
@@ -241,6 +255,7 @@ class Pipeline:
         if pool is not None:
             pool.shutdown(wait=True)  # queued runs finish first (they need the lock taken below)
         with self._lock:  # never while a run is using the threads
+            self._wait_leftover()
             self._res.close()
             if self._replay is not None:
                 self._replay.drop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from concurrent.futures import Future
 from typing import Any
 
 from ..errors import PipelineError
@@ -79,6 +80,11 @@ class Run:
         self.first = 0  # every stage before this one has left WAITING
         self.t0 = 0.0
         self.refs: dict[str, tuple[Event, float]] = {}
+        self.jobs: list[Future] = []  # host-pool jobs: an interrupted run's next run waits for them
+
+    def unfinished(self) -> list[Future]:
+        """The jobs of this run still on the host threads (after an interrupt: user code still running)."""
+        return [f for f in self.jobs if not f.done()]
 
     # ------------------------------------------------------------------------------- the loop
 
@@ -201,7 +207,7 @@ class Run:
             return
         self.state[i] = RUNNING
         self.outstanding += 1
-        self.res.host_pool.submit(self._job, i, stage, fallback)
+        self.jobs.append(self.res.host_pool.submit(self._job, i, stage, fallback))
 
     def _launch_inline(self, i: int) -> None:
         stage, ex = self.stages[i], self.ex[i]
