@@ -40,14 +40,14 @@ def _arg(kind: str, x: Any, axis: int | None, keepdims: bool, accelerator: Any) 
         return fn(x, axis, accelerator=accelerator, **extra)  # dotcompute's older form: numpy in, numpy out
     if axis is not None:
         axis = normalize_axis(name, axis, x.ndim)
-    if x.size == 0:
+    if x.size == 0 and (axis is None or x.shape[axis] == 0):  # numpy: over a non-empty axis, an empty result
         raise ValueError(f"{name}: attempt to get {kind} of an empty sequence")
     if kernel_ok(x) or x.ndim == 0 and x.dtype.kind in "biuf":
         return fn(x, axis, **extra)  # numpy/threads on host memory, the search kernels on devices
     if on_host(x):
         npfn = np.argmax if kind == "argmax" else np.argmin
         return wrap(x.accelerator, npfn(host(x), axis=axis, keepdims=keepdims))
-    raise no_device_path(name, x.accelerator, f"a {x.ndim}-d buffer of {x.dtype}")
+    return fn(x, axis, **extra)  # dc.argmin's older path (ops), which refuses what it cannot do itself
 
 
 def _expr_reshape(x: Buffer, shape: tuple[int, ...]) -> Buffer:
