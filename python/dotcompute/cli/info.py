@@ -72,7 +72,8 @@ def collect() -> dict[str, Any]:
     report["unknown_variables"] = config.unknown()
     from ..orchestrate.resilience import published
 
-    report["circuit_breakers"] = published()  # what running dotcompute processes report
+    # what running dotcompute processes report; an unusable state file is named, not a traceback
+    report["circuit_breakers"] = published(report["warnings"])
     return report
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import config
 from ..runtime import cache_folder
+from .safefile import read_json
 
 log = logging.getLogger("dotcompute.orchestrate")
 
@@ -143,11 +144,11 @@ def orchestrate_dir() -> Path | None:
 def read(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """The entries of a history file; {} when it is missing, corrupt or of another version."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json(path)  # no FIFO hang, no huge read, no RecursionError: corrupt is corrupt
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:
-        log.debug("ignoring the unreadable device history %s: %s", path, e)
+        log.debug("ignoring the unreadable device history %s (it is replaced on the next save): %s", path, e)
         return {}
     if not isinstance(raw, dict) or raw.get("version") != VERSION or not isinstance(raw.get("entries"), dict):
         log.debug("ignoring the device history %s: not a version-%d history file", path, VERSION)

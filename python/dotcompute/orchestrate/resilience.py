@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from ..errors import (
 )
 from ..runtime import trace
 from .history import orchestrate_dir
+from .safefile import read_json
 
 log = logging.getLogger("dotcompute.orchestrate")
 T = TypeVar("T")
@@ -112,8 +114,9 @@ class CircuitBreakers:
     def __init__(self, threshold: int = 3, cooldown_s: float = 30.0) -> None:
         self._lock = threading.Lock()
         self._states: dict[str, BreakerState] = {}
-        self.threshold = threshold
-        self.cooldown_s = cooldown_s
+        self.threshold = 3
+        self.cooldown_s = 30.0
+        self.configure(threshold, cooldown_s)  # the same checks as later changes
 
     def configure(self, threshold: int | None = None, cooldown_s: float | None = None) -> None:
         """Changes the thresholds (for every device)."""
@@ -122,8 +125,10 @@ class CircuitBreakers:
                 raise ValueError(f"threshold must be an int >= 1, got {threshold!r}")
             self.threshold = threshold
         if cooldown_s is not None:
-            if isinstance(cooldown_s, bool) or not isinstance(cooldown_s, (int, float)) or cooldown_s < 0:
-                raise ValueError(f"cooldown_s must be a number of seconds >= 0, got {cooldown_s!r}")
+            # NaN compares False with everything: a NaN cool-down never ended (the breaker never half-opened)
+            if isinstance(cooldown_s, bool) or not isinstance(cooldown_s, (int, float)) \
+                    or not math.isfinite(cooldown_s) or cooldown_s < 0:
+                raise ValueError(f"cooldown_s must be a finite number of seconds >= 0, got {cooldown_s!r}")
             self.cooldown_s = float(cooldown_s)
 
     def _get(self, acc_id: str) -> BreakerState:
@@ -227,8 +232,10 @@ def _unpublish() -> None:
         pass
 
 
-def published() -> list[dict[str, Any]]:
-    """The breaker states published by processes still running (stale files are removed)."""
+def published(problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """The breaker states published by processes still running (stale files are removed). A file
+    that is not a well-formed state document (hand-edited, truncated, a FIFO, huge) is skipped and
+    described in ``problems`` when a list is given: ``dotcompute info`` reports it and goes on."""
     out = []
     try:
         folder = state_dir()
@@ -237,15 +244,40 @@ def published() -> list[dict[str, Any]]:
         return []
     for f in files:
         try:
-            doc = json.loads(f.read_text(encoding="utf-8"))
-            pid = int(doc["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+            doc = _check_published(read_json(f, _MAX_PUBLISHED_BYTES))
+        except FileNotFoundError:
+            continue  # its process ended between the listing and the read
+        except (OSError, ValueError) as e:
+            if problems is not None:
+                problems.append(f"circuit-breaker state file {f} is not usable (ignored): {e}")
             continue
-        if not _alive(pid):
+        if not _alive(doc["pid"]):
             f.unlink(missing_ok=True)
             continue
         out.append(doc)
     return out
+
+
+# one process's breakers: a few hundred bytes per device
+_MAX_PUBLISHED_BYTES = 1 << 20
+_STATES = ("closed", "open", "half-open")
+
+
+def _check_published(doc: Any) -> dict[str, Any]:
+    """``doc`` if it has the shape ``publish`` writes (what ``dotcompute info`` reads), else ValueError."""
+    def count(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if not isinstance(doc, dict) or not count(doc.get("pid")) or not isinstance(doc.get("breakers"), dict):
+        raise ValueError("not a breaker state document (needs an int 'pid' and a 'breakers' object)")
+    for acc, b in doc["breakers"].items():
+        until = b.get("open_until") if isinstance(b, dict) else None
+        if not (isinstance(b, dict) and b.get("state") in _STATES and count(b.get("failures"))
+                and count(b.get("opened")) and (until is None or (isinstance(until, (int, float))
+                                                                  and not isinstance(until, bool)
+                                                                  and math.isfinite(until)))):
+            raise ValueError(f"malformed state of {acc!r}: {b!r:.80}")
+    return doc
 
 
 def _alive(pid: int) -> bool:

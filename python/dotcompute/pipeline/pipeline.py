@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ class Pipeline:
         self.last_run: PipelineRun | None = None
         # host steps of an interrupted run (Ctrl-C) that were still running when run() raised: the
         # next run and close() wait for them first, so a rerun never overlaps the step it interrupted
-        self._leftover: list[Future] = []
+        self._leftover: Run | None = None
 
     @property
     def accelerator(self) -> Accelerator | None:
@@ -225,7 +225,8 @@ class Pipeline:
             except BaseException as exc:
                 # KeyboardInterrupt (or another signal's exception) leaves the coordinator at once, but
                 # a host step cannot be stopped from outside: remember it for the next run to wait on
-                self._leftover = coordinator.unfinished()
+                coordinator.cancel()
+                self._leftover = coordinator
                 self._replay.clean_runs = 0
                 self.last_run = getattr(exc, "run", None)
                 raise
@@ -235,9 +236,9 @@ class Pipeline:
 
     def _wait_leftover(self) -> None:
         # called with the lock held; an interrupt during this wait leaves the steps remembered
-        if self._leftover:
-            wait(self._leftover)
-            self._leftover = []
+        if self._leftover is not None:
+            self._leftover.wait_jobs()
+            self._leftover = None
 
     def run_async(self) -> Future:
         """Start a run on a background thread; the Future's result is the PipelineRun (or its exception

@@ -15,7 +15,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from concurrent.futures import Future
 from typing import Any
 
 from ..errors import PipelineError
@@ -80,11 +79,21 @@ class Run:
         self.first = 0  # every stage before this one has left WAITING
         self.t0 = 0.0
         self.refs: dict[str, tuple[Event, float]] = {}
-        self.jobs: list[Future] = []  # host-pool jobs: an interrupted run's next run waits for them
+        # Jobs running user code on the pool threads. Counted by the jobs themselves: a Ctrl-C can land
+        # inside host_pool.submit() after the job was queued, so the submitter cannot know it exists.
+        self._jobs = threading.Condition()
+        self._active = 0
+        self._cancelled = False
 
-    def unfinished(self) -> list[Future]:
-        """The jobs of this run still on the host threads (after an interrupt: user code still running)."""
-        return [f for f in self.jobs if not f.done()]
+    def cancel(self) -> None:
+        """After an interrupt: jobs not started yet never start; running ones run to their end."""
+        with self._jobs:
+            self._cancelled = True
+
+    def wait_jobs(self) -> None:
+        """Waits until no job of this run is running (after ``cancel``, none will start)."""
+        with self._jobs:
+            self._jobs.wait_for(lambda: self._active == 0)
 
     # ------------------------------------------------------------------------------- the loop
 
@@ -101,7 +110,7 @@ class Run:
                 self._scan()
             if self.outstanding == 0:
                 break
-            self._handle(self.q.get())
+            self._handle(self._next_message())
         self._finish_inline()
         elapsed = (time.perf_counter() - self.t0) * 1000.0
         self._timings()
@@ -119,6 +128,15 @@ class Run:
             run.error = err
             raise err from exc
         return run
+
+    def _next_message(self) -> tuple:
+        # A process-directed SIGINT may be taken by a pool thread; the main thread then learns of it only
+        # when its wait wakes up. Waking a few times a second keeps Ctrl-C prompt during a long step.
+        while True:
+            try:
+                return self.q.get(timeout=0.2)
+            except queue.Empty:
+                continue
 
     def _reference_events(self) -> None:
         # One event per accelerator at the start of the run: device times on the run's time line are
@@ -207,7 +225,7 @@ class Run:
             return
         self.state[i] = RUNNING
         self.outstanding += 1
-        self.jobs.append(self.res.host_pool.submit(self._job, i, stage, fallback))
+        self.res.host_pool.submit(self._job, i, stage, fallback)
 
     def _launch_inline(self, i: int) -> None:
         stage, ex = self.stages[i], self.ex[i]
@@ -248,6 +266,18 @@ class Run:
         self.q.put(("synced", d, None, None))
 
     def _job(self, i: int, stage: Stage, fallback: bool) -> None:
+        with self._jobs:
+            if self._cancelled:
+                return  # the run was interrupted before this job began: it must not run now
+            self._active += 1
+        try:
+            self._run_job(i, stage, fallback)
+        finally:
+            with self._jobs:
+                self._active -= 1
+                self._jobs.notify_all()
+
+    def _run_job(self, i: int, stage: Stage, fallback: bool) -> None:
         info: dict[str, Any] = {"t_start": time.perf_counter(), "track": f"host {threading.current_thread().name}"}
         inside.res = self.res
         try:
