@@ -47,10 +47,16 @@ fi
 if [ ${#extra[@]} -eq 0 ]; then extra=(array_api_tests); fi
 cd "$work"
 set +e
+# the installed dotcompute (as the rest of tests/run.sh uses): python/ of the checkout has no _native
+# after a plain `pip install .`
 ARRAY_API_TESTS_MODULE=$module ARRAY_API_TESTS_VERSION=2024.12 DOTCOMPUTE_DEFAULT_DEVICE=$device \
-  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest "${args[@]}" "${extra[@]}"
+  python3 -m pytest "${args[@]}" "${extra[@]}"
 rc=$?
 set -e
+if [ ! -f "$work/report.xml" ]; then
+  echo "array-api-tests did not run (pytest exit status $rc): see the output above" >&2
+  exit "$(( rc == 0 ? 1 : rc ))"
+fi
 python3 - "$work/report.xml" "$module" "$device" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
