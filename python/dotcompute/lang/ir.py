@@ -519,6 +519,8 @@ class Kernel(Function):
     debug: bool = False
     #: ``fastmath`` or ``contract``: the target may fuse ``a*b+c`` (OpenCL prints FP_CONTRACT ON, else OFF)
     contract: bool = False
+    #: ``@dc.kernel(fastmath=True)``: the CPU emitter lets GCC approximate division and square roots too
+    fastmath: bool = False
     uses_barrier: bool = False
     uses_atomics: bool = False
     uses_subgroups: bool = False

@@ -219,6 +219,7 @@ class Kernel(KernelBase):
             entry = f"{self.name}_{short_hash(sig + ('|debug' if dbg else ''))}"
             module, captures, debug_files = build_module(self.parsed(), list(types), entry, dbg)
             module.kernel.contract = contracts(self)
+            module.kernel.fastmath = bool(self.fastmath)
             spec = Specialization(module, captures, debug_files)
             self._specs[key] = spec
             return spec
