@@ -29,6 +29,7 @@ from .errors import (
     CompilationError,
     DotComputeError,
     DotComputeWarning,
+    KernelCheckError,
     KernelIndexError,
     KernelSyntaxError,
     KernelTypeError,
@@ -101,7 +102,7 @@ __all__ = [
     "Pipeline", "PipelineRun",
     # errors
     "BackendUnavailableError", "CompilationError", "DotComputeError", "DotComputeWarning", "KernelIndexError",
-    "KernelSyntaxError",
+    "KernelCheckError", "KernelSyntaxError",
     "KernelTypeError", "LaunchError", "OutOfMemoryError", "PluginError", "PipelineError",
     # dtypes
     "bool", "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32", "int64",

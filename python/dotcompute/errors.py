@@ -110,6 +110,18 @@ class KernelIndexError(DotComputeError, IndexError):
     """A debug-mode bounds check failed inside a kernel."""
 
 
+class KernelCheckError(DotComputeError):
+    """A kernel run under ``check=`` (memcheck, racecheck, synccheck, initcheck) did something wrong.
+
+    ``findings``: the structured records (``.kind``, ``.line``, ``.buffer``, ``.index``, ``.threads``,
+    ``.message``; see dotcompute.lang.check), the first of each distinct problem.
+    """
+
+    def __init__(self, message: str, findings: list | None = None) -> None:
+        super().__init__(message)
+        self.findings = list(findings or [])
+
+
 class PluginError(DotComputeError):
     """A backend plugin could not be loaded or broke its ABI contract."""
 
@@ -154,6 +166,7 @@ def format_source_error(message: str, filename: str | None, lineno: int | None, 
 
 __all__ = [
     "DotComputeError", "DotComputeWarning", "KernelSyntaxError", "KernelTypeError", "CompilationError",
-    "BackendUnavailableError", "OutOfMemoryError", "LaunchError", "KernelIndexError", "PluginError",
+    "BackendUnavailableError", "OutOfMemoryError", "LaunchError", "KernelIndexError", "KernelCheckError",
+    "PluginError",
     "PipelineError",
 ]

@@ -99,7 +99,7 @@ def _resolve_accelerator(accelerator: Any, stream: Any, args: tuple[Any, ...]) -
 
 
 def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, accelerator: Any = None,
-           stream: Any = None, fallback: Any = None, retries: int = 0) -> None:
+           stream: Any = None, fallback: Any = None, retries: int = 0, check: Any = None) -> None:
     """Run ``kernel`` over ``global_size`` work-items with ``args``.
 
     ``global_size``/``local_size``: an int or a tuple of 1 to 3 positive ints (``local_size`` None lets
@@ -109,24 +109,41 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
 
     ``accelerator="best"`` / ``"gpu"``, ``fallback=`` and ``retries=`` are handled by the orchestration
     layer (``dotcompute.orchestrate``, see docs/orchestration.md).
+
+    ``check="memcheck,racecheck,synccheck,initcheck"`` (or ``"all"``; ``"...:warn"`` logs instead of
+    raising ``dc.KernelCheckError``) first runs the kernel instrumented on the host (docs/kernel-safety.md).
     """
-    if type(accelerator) is _Accelerator and fallback is None and not retries:  # the hot path: one test
+    if type(accelerator) is _Accelerator and fallback is None and not retries and check is None:  # the hot path
         launch_on(accelerator, kernel, global_size, args, local_size, stream)
         return
     if type(accelerator) is str and accelerator.strip().lower() in _CHOSEN:
         accelerator = accelerator.strip().lower()  # specs are case-insensitive ("GPU", "Best")
     if fallback is not None or retries or (type(accelerator) is str and accelerator in _CHOSEN):
+        if check is not None:
+            raise LaunchError("check= runs one launch on a chosen device; it cannot be combined with "
+                              "accelerator='best'/'gpu', fallback= or retries=")
         if _orchestrated is None:
             raise LaunchError("accelerator='best'/'gpu', fallback= and retries= need dotcompute.orchestrate "
                               "(import dotcompute loads it)")
         _orchestrated(kernel, global_size, args, local_size, accelerator, stream, fallback, retries)
         return
     acc = _resolve_accelerator(accelerator, stream, args)
-    launch_on(acc, kernel, global_size, args, local_size, stream)
+    launch_on(acc, kernel, global_size, args, local_size, stream, check)
+
+
+def _checked_runner(kernel: Any, check: Any) -> Any:
+    make = getattr(kernel, "_dc_checked", None)
+    if make is None:
+        if not hasattr(kernel, "_dc_launch"):
+            raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}")
+        raise DotComputeError(f"check={check!r}: kernel {getattr(kernel, 'name', kernel)!r} is a raw kernel, and raw "
+                              "kernels support none of the checks yet (memcheck, racecheck, synccheck and initcheck "
+                              "run on @dc.kernel kernels; see docs/kernel-safety.md)")
+    return make(check)
 
 
 def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], local_size: Any = None,
-              stream: Any = None) -> None:
+              stream: Any = None, check: Any = None) -> None:
     """``launch`` once the accelerator is known (``Accelerator.launch`` comes straight here)."""
     if _accelerator_module.inherited_by_fork:  # a forked child: fail instead of hanging (see there)
         _accelerator_module.refuse_after_fork(acc.id)
@@ -135,7 +152,7 @@ def launch_on(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], lo
         if before is not None:  # array expressions: lazy arguments run, pending readers of the arguments first
             before(kernel, args)
     try:
-        runner = kernel._dc_launch
+        runner = kernel._dc_launch if check is None else _checked_runner(kernel, check)
     except AttributeError:
         raise TypeError(f"dc.launch needs a @dc.kernel or dc.RawKernel, not {type(kernel).__name__}") from None
     if type(global_size) is int and 0 < global_size <= _MAX_EXTENT:  # _sizes' first case, without the call

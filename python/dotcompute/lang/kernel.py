@@ -20,6 +20,7 @@ import numpy as np
 from .. import config
 from ..errors import KernelTypeError
 from . import ir
+from .check import checked_launch, parse_check
 from .compile_options import contracts
 from .frontend import ParsedFunction, build_module, param_decls, parse_function, return_spec, signature_text
 from .frontend.device_check import check_device_function
@@ -134,7 +135,7 @@ class Kernel(KernelBase):
     """A ``@dc.kernel``: launch with ``dc.launch(kernel, global_size, *args)``."""
 
     def __init__(self, pyfunc: Callable[..., Any], debug: bool | None = None, name: str | None = None,
-                 fastmath: bool = False, contract: bool = False) -> None:
+                 fastmath: bool = False, contract: bool = False, check: Any = None) -> None:
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
             raise TypeError(f"@dc.kernel decorates a Python function, not {pyfunc!r}")
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
@@ -154,6 +155,11 @@ class Kernel(KernelBase):
         functools.update_wrapper(self, pyfunc)  # type: ignore[arg-type]
         self.name = name or pyfunc.__name__
         self.debug = debug
+        # kernel checks on every launch (lang/check): the launch runner itself changes, so an unchecked
+        # kernel's launch makes no test for it
+        self.check_spec = parse_check(check, "@dc.kernel(check=...)")
+        if self.check_spec is not None:
+            self._dc_launch = functools.partial(checked_launch, self, self.check_spec)
         self._lock = threading.RLock()
         self._parsed: ParsedFunction | None = None
         self._decls: list[ParamDecl] | None = None
@@ -353,12 +359,20 @@ class Kernel(KernelBase):
     def __reduce__(self) -> tuple[Any, ...]:
         # by value (source, captured constants, options); see pickling.py
         return reduce_by_value(self, {"debug": self.debug, "name": self.name, "fastmath": self.fastmath,
-                                      "contract": self.contract})
+                                      "contract": self.contract,
+                                      "check": self.check_spec.text() if self.check_spec is not None else None})
 
     # ----------------------------------------------------------------------------- launch
 
     # (acc, global_size, local_size, args, stream): launch_kernel itself, so a launch makes one call here
     _dc_launch = launch_kernel
+
+    def _dc_checked(self, check: Any) -> Any:
+        """The launch runner for ``dc.launch(..., check=check)`` (False/"off": no checks, even the kernel's)."""
+        spec = parse_check(check, "check")
+        if spec is None:
+            return functools.partial(launch_kernel, self)
+        return functools.partial(checked_launch, self, spec)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,13 +506,15 @@ def array_usage(tree: ast.FunctionDef, name: str) -> tuple[bool, int]:
 
 def kernel(fn: Callable[..., Any] | None = None, *, debug: bool | None = None,
            name: str | None = None, source: str | None = None, namespace: dict[str, Any] | None = None,
-           fastmath: bool = False, contract: bool = False) -> Any:
+           fastmath: bool = False, contract: bool = False, check: Any = None) -> Any:
     """``@dc.kernel`` or ``@dc.kernel(debug=True, name="entry", fastmath=True)``; ``dc.kernel(source=text)``
     builds the kernel from the text of its ``def`` where Python keeps no source (``python -c``, stdin, a
     REPL before 3.13), its names resolving in ``namespace`` (default: the calling module's globals).
     ``fastmath=True`` lets the backend compiler trade IEEE results for speed; ``contract=True`` only lets it
-    fuse ``a*b+c`` into one FMA (lang/compile_options.py). By default results are numpy's, bit for bit."""
-    opts = {"debug": debug, "name": name, "fastmath": fastmath, "contract": contract}
+    fuse ``a*b+c`` into one FMA (lang/compile_options.py). By default results are numpy's, bit for bit.
+    ``check="memcheck,racecheck,synccheck,initcheck"`` (or ``"all"``, ``":warn"`` to log) checks every launch
+    (lang/check, docs/kernel-safety.md)."""
+    opts = {"debug": debug, "name": name, "fastmath": fastmath, "contract": contract, "check": check}
     if source is not None:
         return Kernel(_from_source("dc.kernel", fn, source, namespace), **opts)
     if fn is None:

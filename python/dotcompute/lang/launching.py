@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from typing import Any
 
 import numpy as np
 
 from .. import config
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
+from .bounds import facts as bound_facts
+from .bounds import prove as prove_bounds
 from .compile_options import compile_options
 from .types import BufferType
 
@@ -27,7 +30,8 @@ class LaunchEntry:
     """Everything a launch needs for one kernel specialisation on one accelerator."""
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
-                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain")
+                 "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain",
+                 "bounds")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -52,6 +56,8 @@ class LaunchEntry:
         # vector/matrix/struct parameters: Python arguments -> the expanded ones (lang/aggargs.py)
         self.expand: Any = None
         self.plain = False  # set by prepare(): see there
+        # unguarded global_id indexings whose range each launch checks against the buffers (lang/bounds.py)
+        self.bounds: tuple = ()
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -119,15 +125,21 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     entry.expand = expander(kernel.name, params, [(d.name, t) for d, t in zip(decls, types, strict=False)])
     if entry.expand is not None:
         entry.nparams = len(decls)
+    # (debug mode checks every access itself and reports the first bad one after the launch)
+    entry.bounds = () if debug else bound_facts(k)
     # A plain entry's launch is the native call with the arguments as given: no captured globals to
-    # re-check, no argument expansion, no work-group sizes to choose, no extra size arguments.
+    # re-check, no argument expansion, no work-group sizes to choose, no extra size arguments, no
+    # unguarded indexing to prove in range.
     entry.plain = not (spec.captures or entry.expand is not None or entry.uses_barrier or entry.cpu_inner
-                       or entry.debug or entry.gs_params or entry.hw_swap)
+                       or entry.debug or entry.gs_params or entry.hw_swap or entry.bounds)
     return entry
 
 
 def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
                   args: tuple[Any, ...], stream: Any) -> None:
+    if _CHECK_KEY in _CHECK_ENV and not CHECK_STATE.busy and CHECKED_LAUNCH is not None:  # DOTCOMPUTE_CHECK
+        CHECKED_LAUNCH(kernel, None, acc, global_size, local_size, args, stream)
+        return
     debug = kernel.debug
     if debug is None:  # DOTCOMPUTE_DEBUG: the unchanged text (the common case) is tested here, without a call
         raw = _ENV_DATA.get(_ENV_KEY) if _ENV_DATA is not None else os.environ.get("DOTCOMPUTE_DEBUG")
@@ -156,6 +168,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         names = entry.names if entry.expand is None else [d.name for d in kernel.decls()]
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(names)}), "
                               f"got {len(args)}")
+    if entry.bounds:  # before anything runs: an unguarded index past a buffer's end (lang/bounds.py)
+        prove_bounds(kernel.name, entry.spec.module.kernel.filename, entry.bounds, global_size, args)
     if entry.expand is not None:
         args = entry.expand(args)
     if entry.uses_barrier:
@@ -214,6 +228,20 @@ def _env_debug() -> bool:
         _last_env = (raw, config.debug())
     return _last_env[1]
 
+
+# DOTCOMPUTE_CHECK: its presence is the one test a launch makes (lang/check reads the value and runs the
+# checked launch, registered here at its import: this module sits below it)
+_CHECK_ENV: Any = _ENV_DATA if _ENV_DATA is not None else os.environ
+_CHECK_KEY: object = os.environ.encodekey("DOTCOMPUTE_CHECK") if _ENV_DATA is not None \
+    else "DOTCOMPUTE_CHECK"  # type: ignore[attr-defined]
+CHECKED_LAUNCH: Any = None
+
+
+class _CheckState(threading.local):
+    busy = False  # inside a checked launch: its real launch takes the normal path
+
+
+CHECK_STATE = _CheckState()
 
 _NEEDS_STAGING: Any = None
 
