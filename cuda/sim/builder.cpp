@@ -236,17 +236,22 @@ bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, 
       R"(__syncthreads|__syncwarp|__shfl|_sync\s*\(|__activemask|bar\.sync|this_thread_block|tiled_partition|coalesced_threads)");
   out.fibers = std::regex_search(scan, barrier);
 
-  // extern __shared__ T name[];  ->  a pointer to this block's dynamic shared memory
+  // extern __shared__ T name[];  ->  a pointer to this block's dynamic shared memory. nvcc takes the
+  // qualifiers in any order (extern T __shared__ x[], extern volatile __shared__ T x[], __align__(n)
+  // before or after): the words before __shared__ (group 1) and after it (group 2) make the type.
   std::string text = src;
-  static const std::regex dyn(R"(extern\s+__shared__\s+([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;)");
+  static const std::regex dyn(
+      R"re(extern\s+((?:__align__\s*\(\s*\w+\s*\)|[^;\[\]{}()"])*?)\b__shared__\b\s*([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;)re");
   static const std::regex align(R"(__align__\s*\(\s*\w+\s*\))");
   std::vector<std::pair<size_t, size_t>> spans;
   std::vector<std::string> replacements;
   for (auto it = std::sregex_iterator(scan.begin(), scan.end(), dyn); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     const size_t pos = static_cast<size_t>(m.position(0));
-    const std::string type = std::regex_replace(src.substr(static_cast<size_t>(m.position(1)), m.length(1)), align, "");
-    const std::string name = m[2].str();
+    const std::string type = std::regex_replace(src.substr(static_cast<size_t>(m.position(1)), m.length(1)) + " " +
+                                                    src.substr(static_cast<size_t>(m.position(2)), m.length(2)),
+                                                align, "");
+    const std::string name = m[3].str();
     int depth = 0;
     for (size_t i = 0; i < pos; ++i) depth += scan[i] == '{' ? 1 : (scan[i] == '}' ? -1 : 0);
     const bool file_scope = depth == 0 || [&] {

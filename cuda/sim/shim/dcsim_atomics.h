@@ -1,8 +1,31 @@
-// The CUDA simulator's device atomics (atomicAdd ... atomicCAS and their _block/_system forms),
-// included by dcsim_cuda.h.
+// The CUDA simulator's device atomics, included by dcsim_cuda.h.
+//
+// CUDA declares its atomics as plain (non-template) overloads per type, so a call converts its
+// value arguments the way C++ does: atomicAdd(unsigned*, 1), atomicAdd(float*, 1.0) and
+// atomicExch(int*, threadIdx.x) compile on nvcc. A template `T atomicAdd(T*, T)` would deduce T
+// twice and refuse them, so the same overload set is declared here:
+//   atomicAdd   int, unsigned, unsigned long long, float, double   (__half, __nv_bfloat16: their headers)
+//   atomicSub   int, unsigned
+//   atomicExch  int, unsigned, unsigned long long, float
+//   atomicMin/Max  int, unsigned, unsigned long long, long long
+//   atomicInc/Dec  unsigned
+//   atomicCAS   int, unsigned, unsigned long long, unsigned short
+//   atomicAnd/Or/Xor  int, unsigned, unsigned long long
+// each also as name_block and name_system (one memory here, so the scope changes nothing).
+//
+// The host's <stdint.h> spells CUDA's 64-bit types as long / unsigned long (int64_t, uint64_t),
+// which NVRTC's headers spell long long: a kernel NVRTC accepted with `atomicAdd((uint64_t*)p, 1)`
+// must compile here too, so every 64-bit overload is repeated for the host's spelling.
+//
+// Blocks run on several worker threads at once, so each operation is one atomic read-modify-write
+// of the host memory (the __atomic builtins, sequentially consistent like a GPU's device-scope
+// atomics are with respect to each other); the ones without a builtin are compare-and-swap loops.
 #pragma once
+
 namespace dcsim {
 namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+
+// Replaces *p by f(*p) atomically; returns the old value.
 template <class T, class F>
 inline T atomic_update(T* p, F f) {
   T old;
@@ -11,63 +34,94 @@ inline T atomic_update(T* p, F f) {
   while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) want = f(old);
   return old;
 }
-}  // namespace
-}  // namespace dcsim
 
 template <class T>
-inline T atomicAdd(T* p, T v) {
-  if constexpr (std::is_integral_v<T>)
-    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-  else
-    return ::dcsim::atomic_update(p, [v](T old) { return old + v; });
-}
-template <class T>
-inline T atomicSub(T* p, T v) {
-  return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);
-}
-template <class T>
-inline T atomicExch(T* p, T v) {
+inline T atomic_exchange(T* p, T v) {
   T old;
   __atomic_exchange(p, &v, &old, __ATOMIC_SEQ_CST);
   return old;
 }
+
 template <class T>
-inline T atomicMin(T* p, T v) {
-  return ::dcsim::atomic_update(p, [v](T old) { return v < old ? v : old; });
-}
-template <class T>
-inline T atomicMax(T* p, T v) {
-  return ::dcsim::atomic_update(p, [v](T old) { return v > old ? v : old; });
-}
-template <class T>
-inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }
-template <class T>
-inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
-template <class T>
-inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }
-template <class T>
-inline T atomicCAS(T* p, T compare, T v) {
+inline T atomic_cas(T* p, T compare, T v) {
   __atomic_compare_exchange(p, &compare, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return compare;  // holds the old value whether or not the swap happened
 }
-inline unsigned atomicInc(unsigned* p, unsigned limit) {
-  return ::dcsim::atomic_update(p, [limit](unsigned old) { return old >= limit ? 0u : old + 1u; });
+
+template <class T>
+inline T atomic_min(T* p, T v) {
+  return atomic_update(p, [v](T old) { return v < old ? v : old; });
 }
-inline unsigned atomicDec(unsigned* p, unsigned limit) {
-  return ::dcsim::atomic_update(p, [limit](unsigned old) { return (old == 0 || old > limit) ? limit : old - 1u; });
+
+template <class T>
+inline T atomic_max(T* p, T v) {
+  return atomic_update(p, [v](T old) { return v > old ? v : old; });
 }
-#define DCSIM_SCOPED(name)                                                \
-  template <class T, class... R>                                          \
-  inline T name##_block(T* p, R... r) { return name(p, r...); }           \
-  template <class T, class... R>                                          \
-  inline T name##_system(T* p, R... r) { return name(p, r...); }
-DCSIM_SCOPED(atomicAdd)
-DCSIM_SCOPED(atomicSub)
-DCSIM_SCOPED(atomicExch)
-DCSIM_SCOPED(atomicMin)
-DCSIM_SCOPED(atomicMax)
-DCSIM_SCOPED(atomicAnd)
-DCSIM_SCOPED(atomicOr)
-DCSIM_SCOPED(atomicXor)
-DCSIM_SCOPED(atomicCAS)
-#undef DCSIM_SCOPED
+
+}  // namespace
+}  // namespace dcsim
+
+// One overload of `name` for type T with the body `expr` (p and v in scope), plus its scoped forms.
+#define DCSIM_ATOMIC2(name, T, expr)                   \
+  inline T name(T* p, T v) { return expr; }            \
+  inline T name##_block(T* p, T v) { return expr; }    \
+  inline T name##_system(T* p, T v) { return expr; }
+
+#define DCSIM_ATOMIC_INTS(T)                                                       \
+  DCSIM_ATOMIC2(atomicAnd, T, __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST))                 \
+  DCSIM_ATOMIC2(atomicOr, T, __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST))                   \
+  DCSIM_ATOMIC2(atomicXor, T, __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST))                 \
+  DCSIM_ATOMIC2(atomicMin, T, ::dcsim::atomic_min(p, v))                                  \
+  DCSIM_ATOMIC2(atomicMax, T, ::dcsim::atomic_max(p, v))                                  \
+  inline T atomicCAS(T* p, T c, T v) { return ::dcsim::atomic_cas(p, c, v); }            \
+  inline T atomicCAS_block(T* p, T c, T v) { return ::dcsim::atomic_cas(p, c, v); }      \
+  inline T atomicCAS_system(T* p, T c, T v) { return ::dcsim::atomic_cas(p, c, v); }
+
+// int, unsigned, unsigned long long (and the host's unsigned long): add, exch, and/or/xor, min/max, CAS
+#define DCSIM_ATOMIC_FULL(T)                                                   \
+  DCSIM_ATOMIC2(atomicAdd, T, __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST))      \
+  DCSIM_ATOMIC2(atomicExch, T, ::dcsim::atomic_exchange(p, v))                 \
+  DCSIM_ATOMIC_INTS(T)
+
+DCSIM_ATOMIC_FULL(int)
+DCSIM_ATOMIC_FULL(unsigned int)
+DCSIM_ATOMIC_FULL(unsigned long long)
+DCSIM_ATOMIC_FULL(unsigned long)
+
+DCSIM_ATOMIC2(atomicSub, int, __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST))
+DCSIM_ATOMIC2(atomicSub, unsigned int, __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST))
+
+// long long has only min and max in CUDA (sm_35+); long is the host's int64_t
+DCSIM_ATOMIC2(atomicMin, long long, ::dcsim::atomic_min(p, v))
+DCSIM_ATOMIC2(atomicMax, long long, ::dcsim::atomic_max(p, v))
+DCSIM_ATOMIC2(atomicMin, long, ::dcsim::atomic_min(p, v))
+DCSIM_ATOMIC2(atomicMax, long, ::dcsim::atomic_max(p, v))
+
+// floating point: add by compare-and-swap of the value (exact IEEE addition, as the GPU's), exch of float
+DCSIM_ATOMIC2(atomicAdd, float, ::dcsim::atomic_update(p, [v](float old) { return old + v; }))
+DCSIM_ATOMIC2(atomicAdd, double, ::dcsim::atomic_update(p, [v](double old) { return old + v; }))
+DCSIM_ATOMIC2(atomicExch, float, ::dcsim::atomic_exchange(p, v))
+
+// 16-bit compare-and-swap (sm_70+)
+inline unsigned short atomicCAS(unsigned short* p, unsigned short c, unsigned short v) {
+  return ::dcsim::atomic_cas(p, c, v);
+}
+inline unsigned short atomicCAS_block(unsigned short* p, unsigned short c, unsigned short v) {
+  return ::dcsim::atomic_cas(p, c, v);
+}
+inline unsigned short atomicCAS_system(unsigned short* p, unsigned short c, unsigned short v) {
+  return ::dcsim::atomic_cas(p, c, v);
+}
+
+// wrap-around increment and decrement of unsigned (CUDA's exact definitions)
+DCSIM_ATOMIC2(atomicInc, unsigned int,
+              ::dcsim::atomic_update(p, [v](unsigned old) { return old >= v ? 0u : old + 1u; }))
+DCSIM_ATOMIC2(atomicDec, unsigned int,
+              ::dcsim::atomic_update(p, [v](unsigned old) { return (old == 0 || old > v) ? v : old - 1u; }))
+
+#undef DCSIM_ATOMIC_FULL
+#undef DCSIM_ATOMIC_INTS
+#undef DCSIM_ATOMIC2
+
+// the rest of the device API kept apart from the scheduler (clock, textures)
+#include "dcsim_device.h"

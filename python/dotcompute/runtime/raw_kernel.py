@@ -14,6 +14,7 @@ from ..errors import CompilationError, DotComputeError, KernelTypeError, LaunchE
 from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
+from .cuda_c_headers import C_LIBRARY_HEADERS
 from .params import ParamSpec
 from .registry import KNOWN_BACKENDS
 from .registry import accelerator as _accelerator
@@ -356,6 +357,7 @@ _HOST_HEADERS = {
     "assert.h": "", "cassert": "", "stdint.h": _STDINT, "cstdint": _STDINT, "inttypes.h": _STDINT,
     "limits.h": _LIMITS, "climits": _LIMITS, "float.h": _FLOAT, "cfloat": _FLOAT,
     "math.h": _MATH + _FLOAT, "cmath": _MATH + _FLOAT, "stdlib.h": "", "cstdlib": "",
+    **C_LIBRARY_HEADERS,
 }
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([\w./]+)[>"][^\n]*$', re.M)
 

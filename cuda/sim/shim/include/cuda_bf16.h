@@ -155,3 +155,15 @@ inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162
 }
 inline __nv_bfloat162 operator+(__nv_bfloat162 a, __nv_bfloat162 b) { return __hadd2(a, b); }
 inline __nv_bfloat162 operator*(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
+
+// atomicAdd of bfloat16 values (sm_80+): a compare-and-swap loop (dcsim_atomics.h), rounded once.
+inline __nv_bfloat16 atomicAdd(__nv_bfloat16* p, __nv_bfloat16 v) {
+  return ::dcsim::atomic_update(p, [v](__nv_bfloat16 old) { return __hadd(old, v); });
+}
+inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
+  return ::dcsim::atomic_update(p, [v](__nv_bfloat162 old) { return __hadd2(old, v); });
+}
+inline __nv_bfloat16 atomicAdd_block(__nv_bfloat16* p, __nv_bfloat16 v) { return atomicAdd(p, v); }
+inline __nv_bfloat16 atomicAdd_system(__nv_bfloat16* p, __nv_bfloat16 v) { return atomicAdd(p, v); }
+inline __nv_bfloat162 atomicAdd_block(__nv_bfloat162* p, __nv_bfloat162 v) { return atomicAdd(p, v); }
+inline __nv_bfloat162 atomicAdd_system(__nv_bfloat162* p, __nv_bfloat162 v) { return atomicAdd(p, v); }

@@ -237,3 +237,16 @@ inline __half2 operator*(__half2 a, __half2 b) { return __hmul2(a, b); }
 inline __half2 operator/(__half2 a, __half2 b) { return __h2div(a, b); }
 inline __half2& operator+=(__half2& a, __half2 b) { return a = __hadd2(a, b); }
 inline __half2& operator*=(__half2& a, __half2 b) { return a = __hmul2(a, b); }
+
+// atomicAdd of half values (sm_70+): a compare-and-swap loop on the 2 or 4 bytes (dcsim_atomics.h),
+// each element rounded once as the GPU's half add is; the pair's halves are one atomic update.
+inline __half atomicAdd(__half* p, __half v) {
+  return ::dcsim::atomic_update(p, [v](__half old) { return __hadd(old, v); });
+}
+inline __half2 atomicAdd(__half2* p, __half2 v) {
+  return ::dcsim::atomic_update(p, [v](__half2 old) { return __hadd2(old, v); });
+}
+inline __half atomicAdd_block(__half* p, __half v) { return atomicAdd(p, v); }
+inline __half atomicAdd_system(__half* p, __half v) { return atomicAdd(p, v); }
+inline __half2 atomicAdd_block(__half2* p, __half2 v) { return atomicAdd(p, v); }
+inline __half2 atomicAdd_system(__half2* p, __half2 v) { return atomicAdd(p, v); }
