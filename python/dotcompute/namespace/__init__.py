@@ -17,11 +17,13 @@ from . import (
     creation,
     datatypes,
     devices,
+    dlpack,
     elementwise,
     indexing,
     info,
     linear,
     manipulation,
+    protocols,  # noqa: F401 -- installs Buffer's __array_ufunc__/__array_function__ hooks
     searching,
     sets,
     sorting,
@@ -29,8 +31,8 @@ from . import (
     utility,
 )
 
-_MODULES = (creation, datatypes, devices, elementwise, indexing, info, linear, manipulation, searching, sets, sorting,
-            statistics, utility)
+_MODULES = (creation, datatypes, devices, dlpack, elementwise, indexing, info, linear, manipulation, searching, sets,
+            sorting, statistics, utility)
 
 __all__: list[str] = [name for module in _MODULES for name in module.__all__]
 

@@ -20,7 +20,7 @@ from .datatypes import dtype_of
 from .devices import resolve, to_device
 from .info import has_float64
 
-__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace",
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -217,23 +217,6 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     acc = resolve(device, "dc.eye")
     dt = _dtype("dc.eye", dtype) or _default_float(acc, np.dtype(np.float64))
     return _host_made("dc.eye", acc, np.eye(n_rows, n_cols, k=k, dtype=dt))
-
-
-def from_dlpack(x: Any, /, *, device: Accelerator | str | None = None, copy: bool | None = None) -> Buffer:
-    """A Buffer of a DLPack producer's data (numpy, PyTorch, JAX, ...). Producers on the host are read
-    with numpy's DLPack import and copied into a new Buffer (``copy=False`` raises: Buffers do not
-    wrap foreign memory yet)."""
-    if isinstance(x, Buffer):
-        return asarray(x, device=device, copy=copy)
-    if copy is False:
-        raise ValueError("dc.from_dlpack: copy=False, but Buffers cannot wrap another library's memory yet")
-    try:
-        array = np.from_dlpack(x)
-    except (TypeError, AttributeError) as exc:
-        raise TypeError(f"dc.from_dlpack: {type(x).__name__} does not export DLPack ({exc})") from None
-    except BufferError as exc:
-        raise BufferError(f"dc.from_dlpack: {exc} (only host (CPU) producers are imported yet)") from None
-    return _upload(resolve(device, "dc.from_dlpack"), np.array(array, copy=True))
 
 
 def meshgrid(*arrays: Buffer, indexing: str = "xy") -> list[Buffer]:

@@ -8,6 +8,7 @@ raises a clear TypeError instead of misbehaving.
 Hook names: ``binary(op, a, b)``, ``unary(op, a)``, ``inplace(op, a, b)``,
 ``getitem(buf, key)``, ``setitem(buf, key, value)``, ``astype(buf, dtype)``,
 ``reshape(buf, shape)``, ``transpose(buf)``, ``ufunc(ufunc, method, inputs, kwargs)``,
+``array_function(func, types, args, kwargs)`` (both replaced by ``dotcompute.namespace``),
 ``before_write(buf)`` (a buffer is about to be written: pending expressions that read it
 are evaluated first), ``before_launch(args)`` and ``synchronize()``.
 """
@@ -125,6 +126,11 @@ class ArrayOperators:
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return hook("ufunc")(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # np.sum(buf), np.concatenate([a, b]): the namespace's table (namespace/protocols.py)
+        fn = HOOKS.get("array_function")
+        return NotImplemented if fn is None else fn(func, types, args, kwargs)
 
     def astype(self, dtype: Any) -> Any:
         """The elements converted to ``dtype`` (a new, lazily computed buffer)."""
