@@ -16,6 +16,8 @@ debug mode's report buffer uses) and device functions reach it through the same 
     [9..11] global size
     [12] bar            offset of the per-item barrier counters
     [13] max_items      how many counters there are
+    [16..26] pending    a write-write conflict held until the store is done: two items storing the same
+                        value (``flag[0] = 1`` from every item) is not reported
     SLOTS: per region [shadow offset, elements, base address (set by the kernel), element bytes]
     FINDINGS: per record REC words (see FIELDS)
     then the barrier counters, then the shadow words (SHADOW per element).
@@ -29,7 +31,9 @@ ALL_CHECKS = tuple(CHECK_BITS)
 H_LOCK, H_STORED, H_CAP, H_MASK, H_TID, H_LI, H_GROUP, H_NSLOTS, H_DROPPED = range(9)
 H_GS = 9
 H_BAR, H_MAX_ITEMS = 12, 13
-SLOTS = 16
+#: a write-write race waiting for its store: reported only if the stored value differs (words 16..26)
+H_PEND = 16
+SLOTS = 32
 SLOT_WORDS = 4
 MAX_SLOTS = 48
 FINDINGS = SLOTS + SLOT_WORDS * MAX_SLOTS

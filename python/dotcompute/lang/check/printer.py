@@ -95,6 +95,11 @@ class CheckPrinter(CpuPrinter):
         return (f"{name}({self.debug_param()}, (const void*){self.buffer_ptr(ref)}, {esz}, {ref.debug_id}, "
                 f"{node.loc.line}, {kind}, {pairs})")
 
+    def s_BufferStore(self, s: ir.BufferStore) -> None:
+        super().s_BufferStore(s)
+        if self.is_checked(s.buffer):
+            self.emit(f"dc_ck_post({self.debug_param()});")  # a held write-write conflict: same value?
+
     def s_CheckBarrier(self, s: CheckBarrier) -> None:
         self.emit(f"dc_ck_bar({self.debug_param()});")
 

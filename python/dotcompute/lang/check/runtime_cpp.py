@@ -27,6 +27,7 @@ from .layout import (
     H_LOCK,
     H_MASK,
     H_NSLOTS,
+    H_PEND,
     H_STORED,
     H_TID,
     REC,
@@ -111,8 +112,17 @@ static void dc_ck_shadow(int64_t* c, const void* addr, int64_t id, int64_t line,
       return;
     }}
     if (mask & 2) {{
-      if (w[0] && (w[0] & 0xffffffffLL) != me && DC_CK_CONC(w[1]))
-        dc_ck_find(c, 2, 1, id, line, me - 1, DC_CK_TID(w[0]), w[0] >> 32, e, 0, 0, 1);
+      if (w[0] && (w[0] & 0xffffffffLL) != me && DC_CK_CONC(w[1])) {{
+        if (d[3] <= 16) {{  // decided after the store (dc_ck_post): equal values are no hazard
+          int64_t* q = c + {H_PEND};
+          q[0] = 1; q[1] = (int64_t)(intptr_t)a; q[2] = d[3];
+          q[3] = 0; q[4] = 0;
+          __builtin_memcpy(&q[3], a, (size_t)d[3]);
+          q[5] = id; q[6] = line; q[7] = me - 1; q[8] = DC_CK_TID(w[0]); q[9] = w[0] >> 32; q[10] = e;
+        }} else {{
+          dc_ck_find(c, 2, 1, id, line, me - 1, DC_CK_TID(w[0]), w[0] >> 32, e, 0, 0, 1);
+        }}
+      }}
       if (w[2] && DC_CK_CONC(w[3])) {{
         if ((w[2] & 0xffffffffLL) != me)
           dc_ck_find(c, 2, 3, id, line, me - 1, DC_CK_TID(w[2]), w[2] >> 32, e, 0, 0, 1);
@@ -125,6 +135,13 @@ static void dc_ck_shadow(int64_t* c, const void* addr, int64_t id, int64_t line,
     w[0] = tag; w[1] = sync; w[5] = 1;
     return;
   }}
+}}
+static inline void dc_ck_post(int64_t* c) {{
+  int64_t* q = c + {H_PEND};
+  if (!q[0]) return;
+  q[0] = 0;
+  if (__builtin_memcmp((const void*)(intptr_t)q[1], &q[3], (size_t)q[2]) != 0)
+    dc_ck_find(c, 2, 1, q[5], q[6], q[7], q[8], q[9], q[10], 0, 0, 1);
 }}
 static inline int64_t dc_ck_oob(int64_t* c, int64_t id, int64_t line, int64_t kind, int64_t i0, int64_t i1,
                                 int64_t i2, int64_t nd) {{
