@@ -26,6 +26,8 @@ namespace {
 constexpr char kMagic[8] = {'D', 'C', 'K', 'C', 'A', 'C', 'H', 'E'};
 constexpr uint32_t kFormat = 1;
 constexpr const char* kSuffix = ".dck";
+// The largest entry read from disk: a compiled kernel is kilobytes to a few megabytes.
+constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
 // Temporary files older than this belong to a writer that died.
 constexpr int64_t kStaleTmpSeconds = 3600;
 
@@ -69,17 +71,33 @@ struct FileId {
   bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
 };
 
-bool read_file(const std::string& path, std::vector<uint8_t>* out, FileId* id = nullptr) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return false;
+// What read_file found at a path.
+enum class ReadResult {
+  kMissing,   // no file, a symlink, or not readable
+  kRefused,   // not this user's private regular file (a FIFO, a device, others can write it)
+  kTooLarge,  // a regular file larger than the bound: no entry is ever that large, so it is corrupt
+  kRead,
+};
+
+// O_NONBLOCK: a FIFO (or device) put where an entry belongs opens at once instead of blocking
+// until a writer appears; fstat then refuses it before a byte is read. The size is checked
+// before the buffer is allocated (a huge sparse file would otherwise be a bad_alloc), and the
+// read stops at the bound even if the file grows meanwhile.
+ReadResult read_file(const std::string& path, uint64_t max_bytes, std::vector<uint8_t>* out, FileId* id = nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return ReadResult::kMissing;
   struct stat st;
   // Only this user's regular files that no one else can write are read as cache entries.
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     ::close(fd);
-    return false;
+    return ReadResult::kRefused;
   }
   if (id != nullptr) *id = {st.st_dev, st.st_ino};
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return ReadResult::kTooLarge;
+  }
   out->resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < out->size()) {
@@ -88,9 +106,16 @@ bool read_file(const std::string& path, std::vector<uint8_t>* out, FileId* id = 
     if (r <= 0) break;
     got += static_cast<size_t>(r);
   }
+  // One byte more than fstat said means the file grew after it: not an entry we wrote.
+  uint8_t extra = 0;
+  ssize_t more;
+  do {
+    more = ::read(fd, &extra, 1);
+  } while (more < 0 && errno == EINTR);
   ::close(fd);
+  if (more > 0) return ReadResult::kTooLarge;
   out->resize(got);
-  return true;
+  return ReadResult::kRead;
 }
 
 bool write_all(int fd, const void* data, size_t size) {
@@ -160,7 +185,13 @@ std::string KernelCache::private_fallback_dir() {
 }
 
 std::string KernelCache::default_dir() {
-  if (const char* d = std::getenv("DOTCOMPUTE_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  // Surrounding whitespace is dropped, as the Python package's config.cache_dir() does.
+  if (const char* d = std::getenv("DOTCOMPUTE_CACHE_DIR"); d != nullptr) {
+    const std::string s(d);
+    const char* space = " \t\n\r\f\v";
+    const size_t b = s.find_first_not_of(space);
+    if (b != std::string::npos) return s.substr(b, s.find_last_not_of(space) - b + 1);
+  }
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/dotcompute";
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/dotcompute";
   return "/tmp/dotcompute-cache-" + std::to_string(::getuid());
@@ -190,7 +221,9 @@ Blob KernelCache::read_disk(const std::string& key) {
   const std::string path = entry_path(key);
   std::vector<uint8_t> file;
   FileId id;
-  if (!read_file(path, &file, &id)) return nullptr;
+  // No entry is larger than the disk bound (a larger one is evicted as soon as it is written),
+  // nor than kMaxEntryBytes, whatever the bound.
+  const ReadResult found = read_file(path, std::min<uint64_t>(max_bytes_, kMaxEntryBytes), &file, &id);
   auto discard = [&path, &id]() -> Blob {
     // Corrupt or truncated (a crashed writer, a full disk): rebuild instead. Compare and delete:
     // another process may have renamed a good entry into place since we read; that one stays.
@@ -198,6 +231,10 @@ Blob KernelCache::read_disk(const std::string& key) {
     if (::lstat(path.c_str(), &st) == 0 && FileId{st.st_dev, st.st_ino} == id) ::unlink(path.c_str());
     return nullptr;
   };
+  // A FIFO, device or foreign file is left alone here: a miss, and the rebuilt entry is renamed
+  // over it (rename replaces any file that is not a folder).
+  if (found == ReadResult::kMissing || found == ReadResult::kRefused) return nullptr;
+  if (found == ReadResult::kTooLarge) return discard();
   size_t off = 0;
   auto take = [&](void* dst, size_t n) {
     if (off + n > file.size()) return false;

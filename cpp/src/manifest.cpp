@@ -1,9 +1,13 @@
 #include "manifest.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <map>
-#include <sstream>
 
 #include "dotcompute/errors.hpp"
 
@@ -231,11 +235,36 @@ PluginManifest parse_manifest(const std::string& text, const std::string& path) 
 }
 
 PluginManifest read_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PluginError("cannot read plugin manifest " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_manifest(ss.str(), path);
+  // A manifest is a few hundred bytes of JSON. O_NONBLOCK and the fstat check keep a FIFO or
+  // device in a plugin folder from blocking the runtime's start; the bound keeps a huge file
+  // from being read into memory. (Symlinks are followed: packagers link manifests into place.)
+  constexpr off_t kMaxManifestBytes = 1 << 20;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw PluginError("cannot read plugin manifest " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw PluginError("cannot read plugin manifest " + path + ": not a regular file");
+  }
+  if (st.st_size > kMaxManifestBytes) {
+    ::close(fd);
+    throw PluginError("cannot read plugin manifest " + path + ": " + std::to_string(st.st_size) +
+                      " bytes, over the limit of " + std::to_string(kMaxManifestBytes));
+  }
+  // one byte more than fstat said, to see a file that grows while it is read
+  std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t r = ::read(fd, &text[got], text.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (got > static_cast<size_t>(st.st_size))
+    throw PluginError("cannot read plugin manifest " + path + ": it changed while it was read");
+  text.resize(got);
+  return parse_manifest(text, path);
 }
 
 }  // namespace dotcompute::detail

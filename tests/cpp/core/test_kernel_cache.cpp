@@ -186,6 +186,61 @@ TEST(KernelCache, TruncatedEntryIsDiscarded) {
   }
 }
 
+// A FIFO where an entry belongs used to block the reader forever (open() waits for a writer).
+// The read runs in a child process so that a regression fails the test instead of hanging it.
+TEST(KernelCache, FifoInPlaceOfAnEntryIsAMissAndIsReplaced) {
+  dctest::TempDir dir;
+  const std::string key = key_of("fifo");
+  const std::string path = KernelCache(dir.path()).entry_path(key);
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const auto data = payload("fifo", 700);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);  // a blocked open ends the child with SIGALRM
+    KernelCache cache(dir.path());
+    int builds = 0;
+    Blob b = cache.get_or_build(key, [&] {
+      ++builds;
+      return data;
+    });
+    _exit(builds == 1 && *b == data ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the reader was killed (signal " << WTERMSIG(status) << "): it blocked on the FIFO";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  struct stat st;
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the rebuilt entry replaces the FIFO";
+  EXPECT_EQ(*KernelCache(dir.path()).get(key), data);
+}
+
+// A 50 GiB sparse file in place of an entry used to be read whole (std::bad_alloc); its size is
+// now checked before anything is allocated, and it is discarded like any corrupt entry.
+TEST(KernelCache, HugeSparseEntryIsDiscardedWithoutReadingIt) {
+  dctest::TempDir dir;
+  const std::string key = key_of("huge");
+  const std::string path = KernelCache(dir.path()).entry_path(key);
+  {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, off_t(50) << 30), 0);
+    close(fd);
+  }
+  KernelCache cache(dir.path(), uint64_t(1) << 40);  // a bound above the file: the entry limit still holds
+  EXPECT_EQ(cache.get(key), nullptr);
+  EXPECT_EQ(file_size(path), -1) << "the oversized entry is removed";
+  const auto data = payload("huge", 900);
+  int builds = 0;
+  cache.get_or_build(key, [&] {
+    ++builds;
+    return data;
+  });
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(*KernelCache(dir.path()).get(key), data);
+}
+
 TEST(KernelCache, EntryUnderAnotherKeyIsDiscarded) {
   dctest::TempDir dir;
   const std::string k1 = key_of("one"), k2 = key_of("two");

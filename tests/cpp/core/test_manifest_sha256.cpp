@@ -1,11 +1,16 @@
 // The two small internal parsers/hashes the loader and cache rely on.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <string>
 
 #include "dotcompute/errors.hpp"
 #include "manifest.hpp"
 #include "sha256.hpp"
+#include "test_helpers.hpp"
 
 using namespace dotcompute;
 using detail::parse_manifest;
@@ -67,4 +72,34 @@ TEST(Manifest, RejectsBrokenFilesNamingThem) {
       EXPECT_NE(std::string(e.what()).find("/p/bad.plugin.json"), std::string::npos) << e.what();
     }
   }
+}
+
+// A FIFO or an oversized file where a manifest belongs is refused at once, naming the file (a FIFO
+// used to block the runtime's start until some writer appeared).
+TEST(Manifest, FifoAndHugeFilesAreRefusedWithoutBlocking) {
+  dctest::TempDir dir;
+  const std::string fifo = dir.path() + "/fifo.plugin.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  alarm(60);  // a regression blocks in open(): SIGALRM ends the test binary instead of a hang
+  try {
+    detail::read_manifest(fifo);
+    ADD_FAILURE() << "a FIFO was read as a manifest";
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  alarm(0);
+  const std::string huge = dir.path() + "/huge.plugin.json";
+  int fd = open(huge.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, off_t(8) << 30), 0);  // sparse: no disk used
+  close(fd);
+  try {
+    detail::read_manifest(huge);
+    ADD_FAILURE() << "an 8 GiB manifest was read";
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos) << e.what();
+  }
+  const std::string good = dir.path() + "/ok.plugin.json";
+  std::ofstream(good) << R"({"name": "ok", "library": "libok.so"})";
+  EXPECT_EQ(detail::read_manifest(good).name, "ok");
 }
