@@ -44,9 +44,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// A setting's value without surrounding whitespace, as the Python package reads every setting
+// (dotcompute/config.py, _get): both sides must see the same value.
 std::string env(const char* name) {
   const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
+  if (v == nullptr) return std::string();
+  const std::string s(v);
+  const char* space = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(space);
+  return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(space) - b + 1);
 }
 
 // The folder libdotcompute.so was loaded from.
@@ -88,8 +94,9 @@ RuntimeOptions RuntimeOptions::from_environment() {
   std::string enabled = env("DOTCOMPUTE_BACKENDS");
   if (!enabled.empty()) o.enabled_backends = split(enabled, ',');
   o.cache_dir = KernelCache::default_dir();
-  // DOTCOMPUTE_CACHE_MAX_BYTES: a whole number of bytes; anything else keeps the default (the
-  // Python package warns about it, see dotcompute/runtime/native.py).
+  // DOTCOMPUTE_CACHE_MAX_BYTES: a whole number of bytes, surrounding whitespace allowed (env()
+  // strips it, as config.cache_max_bytes does); anything else keeps the default (the Python
+  // package warns about it, see dotcompute/runtime/native.py).
   const std::string max_bytes = env("DOTCOMPUTE_CACHE_MAX_BYTES");
   if (!max_bytes.empty() && max_bytes.find_first_not_of("0123456789") == std::string::npos && max_bytes.size() < 20)
     o.cache_max_bytes = std::stoull(max_bytes);

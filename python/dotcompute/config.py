@@ -94,11 +94,17 @@ def _user_stacklevel() -> int:
     return level if frame is not None else 1
 
 
+#: the whitespace stripped from around a setting's value: the C++ runtime strips the same ASCII set
+#: (cpp/src/runtime.cpp, env()), so both sides see one value (str.strip() would also take \x1c-\x1f
+#: and Unicode spaces, which the runtime keeps)
+_SPACE = " \t\n\r\f\v"
+
+
 def _get(name: str) -> str | None:
     value = os.environ.get(name)
-    if value is None or value.strip() == "":
+    if value is None or value.strip(_SPACE) == "":
         return None
-    return value.strip()
+    return value.strip(_SPACE)
 
 
 def _flag(name: str) -> bool:
@@ -130,7 +136,8 @@ def cache_max_bytes() -> int | None:
     """``DOTCOMPUTE_CACHE_MAX_BYTES`` as a whole number of bytes, or None (not set, or not such a number:
     the native kernel cache then keeps its default bound, and the runtime warns once at start)."""
     value = _get("DOTCOMPUTE_CACHE_MAX_BYTES")
-    # the native parse (cpp/src/runtime.cpp) takes digits only, fewer than 20 of them
+    # the native parse (cpp/src/runtime.cpp) takes digits only, fewer than 20 of them, after the same
+    # strip of surrounding whitespace (tests/python/reliability/test_settings_agree.py)
     if value is None or not (value.isascii() and value.isdigit() and len(value) < 20):
         return None
     return int(value)
