@@ -148,20 +148,56 @@ _CONSTANT_NODES = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name, ast.Attribute
 
 def static_namespace(tree: ast.Module, filename: str) -> tuple[dict[str, Any], set[str]]:
     """The file's imports and constant assignments, evaluated alone (nothing else runs), and the
-    names the file binds at top level by other code (their values are unknown without importing)."""
+    names the file binds at top level by other code (their values are unknown without importing).
+
+    Imports run only for modules already loaded or found outside the user's folders: the checked
+    file's folder is never searched, nor is the current folder ('' on ``sys.path`` under
+    ``python -m``), and a module found inside the file's folder by another path entry is not
+    imported either. Importing a module beside the file would run the user's code, which the
+    default check promises not to do. Names such an import would bind are left unknown (a kernel
+    that uses one gets the hint to pass ``--import``)."""
     ns: dict[str, Any] = {"__name__": "_dotcompute_check_static", "__file__": filename}
     skipped: set[str] = set()
-    # the file's own imports of modules beside it resolve as when it runs as a script
-    folder = os.path.dirname(os.path.abspath(filename))
-    sys.path.insert(0, folder)
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(filename)))
+    not_searched = {folder, os.path.realpath(os.getcwd())}
+    saved_path = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") not in not_searched]
     try:
-        _evaluate_statically(tree, filename, ns, skipped)
+        _evaluate_statically(tree, filename, ns, skipped, {folder})
     finally:
-        try:
-            sys.path.remove(folder)
-        except ValueError:
-            pass
+        sys.path[:] = saved_path
     return ns, skipped - set(ns)
+
+
+def _inside(path: str | None, folders: set[str]) -> bool:
+    if not path:
+        return False
+    real = os.path.realpath(path)
+    return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def _imports_only_installed_modules(node: ast.Import | ast.ImportFrom, user_folders: set[str]) -> bool:
+    """Whether every module ``node`` imports is already loaded (importing it again runs nothing) or
+    is found outside ``user_folders`` (found, not imported: ``find_spec`` of a top-level name runs
+    none of its code)."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level or not node.module:
+            return False  # relative: a module of the user's own package
+        tops = {node.module.split(".")[0]}
+    else:
+        tops = {alias.name.split(".")[0] for alias in node.names}
+    for top in tops:
+        if top in sys.modules:
+            continue
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            return False
+        if spec is None:
+            return False
+        if any(_inside(loc, user_folders) for loc in [spec.origin, *list(spec.submodule_search_locations or [])]):
+            return False
+    return True
 
 
 def _pure_callee(func: ast.expr, ns: dict[str, Any]) -> bool:
@@ -214,9 +250,16 @@ def _struct_class(node: ast.stmt) -> bool:
     return True
 
 
-def _evaluate_statically(tree: ast.Module, filename: str, ns: dict[str, Any], skipped: set[str]) -> None:
+def _evaluate_statically(tree: ast.Module, filename: str, ns: dict[str, Any], skipped: set[str],
+                         user_folders: set[str]) -> None:
     for node in tree.body:
-        keep = isinstance(node, (ast.Import, ast.ImportFrom)) or _struct_class(node)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            keep = _imports_only_installed_modules(node, user_folders)
+            if not keep:
+                skipped |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+                continue
+        else:
+            keep = _struct_class(node)
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if value is not None:
             # constant tables such as weights, and vector/matrix types (IVEC3 = dc.vector(3, dc.int32))

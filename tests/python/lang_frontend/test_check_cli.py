@@ -232,3 +232,38 @@ def test_command_line_entry(tmp_path):
                             text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert result.returncode == 1
     assert result.stdout.count(str(path) + ":") == 4
+
+
+def test_default_imports_nothing_from_the_files_folder(tmp_path, capsys):
+    # issue 22: the static namespace ran the file's imports with its folder first on sys.path, so a
+    # module beside the file executed under the default (no-import) check
+    marker = tmp_path / "sibling_ran"
+    sibling = f"sibling_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{sibling}.py").write_text(f"open({str(marker)!r}, 'w').close()\nSCALE = 2.0\n")
+    text = textwrap.dedent(f'''\
+        import math
+        import dotcompute as dc
+        from {sibling} import SCALE
+        import {sibling} as sib
+
+
+        @dc.kernel
+        def k(a: dc.Buffer[dc.float64]):
+            a[0] = a[0] * SCALE + math.pi
+        ''')
+    try:
+        code, out = run_check(tmp_path, "uses_sibling.py", text, capsys)
+        assert not marker.exists(), "the default check imported the sibling module"
+        assert code == 1 and "'SCALE'" in out and "--import" in out  # unknown, with the hint
+        # the real command from the file's folder (python -m puts the current folder on sys.path)
+        root = Path(check.__file__).resolve().parents[2]
+        result = subprocess.run([sys.executable, "-m", "dotcompute.cli.check", "uses_sibling.py"], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=120,
+                                env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+        assert not marker.exists(), result.stdout + result.stderr
+        assert result.returncode == 1 and "'SCALE'" in result.stdout
+        # --import keeps the old behaviour: the sibling runs and SCALE resolves
+        code, out = run_check(tmp_path, "uses_sibling.py", text, capsys, "--import")
+        assert marker.exists() and code == 0, out
+    finally:
+        sys.modules.pop(sibling, None)
