@@ -27,5 +27,6 @@ dotcompute::Stream* as_stream(py::handle obj);
 std::vector<int64_t> to_sizes(py::handle obj, const char* what);
 
 void bind_launch(py::module_& m);
+void bind_dlpack(py::module_& m);
 
 }  // namespace dcpy

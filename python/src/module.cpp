@@ -476,4 +476,5 @@ PYBIND11_MODULE(_native, m) {
   dcpy::bind_runtime(m);
   dcpy::bind_objects(m);
   dcpy::bind_launch(m);
+  dcpy::bind_dlpack(m);
 }

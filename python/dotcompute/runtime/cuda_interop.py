@@ -15,7 +15,7 @@ import ctypes
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_uint32, c_uint64, c_void_p
 from typing import TYPE_CHECKING, Any
 
 from .. import config
@@ -146,72 +146,9 @@ KDL_CPU, KDL_CUDA = 1, 2
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool
 
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", c_void_p), ("device", _DLDevice), ("ndim", c_int32), ("dtype", _DLDataType),
-                ("shape", POINTER(ctypes.c_int64)), ("strides", POINTER(ctypes.c_int64)),
-                ("byte_offset", c_uint64)]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    pass
-
-
-_DELETER = CFUNCTYPE(None, POINTER(_DLManagedTensor))
-_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", c_void_p), ("deleter", _DELETER)]
-
-
-class _DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
-
-
-class _DLManagedTensorVersioned(ctypes.Structure):
-    pass
-
-
-_DELETER_V = CFUNCTYPE(None, POINTER(_DLManagedTensorVersioned))
-_DLManagedTensorVersioned._fields_ = [("version", _DLPackVersion), ("manager_ctx", c_void_p),
-                                      ("deleter", _DELETER_V), ("flags", c_uint64), ("dl_tensor", _DLTensor)]
-
-# Exported tensors, by address, with what keeps their memory alive (the buffer, shape array, struct).
-_live: dict[int, tuple[Any, ...]] = {}
-
-
-def _release(managed: Any) -> None:
-    _live.pop(ctypes.addressof(managed.contents), None)
-
-
-_deleter = _DELETER(_release)
-_deleter_v = _DELETER_V(_release)
-_CAPSULE_NAME = ctypes.create_string_buffer(b"dltensor")
-_CAPSULE_NAME_V = ctypes.create_string_buffer(b"dltensor_versioned")
-_CAPSULE_DESTRUCTOR = CFUNCTYPE(None, c_void_p)
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [c_void_p, c_void_p, c_void_p]
-_capsule_is_valid = ctypes.pythonapi.PyCapsule_IsValid
-_capsule_is_valid.restype = c_int
-_capsule_is_valid.argtypes = [c_void_p, c_void_p]
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = c_void_p
-_capsule_pointer.argtypes = [c_void_p, c_void_p]
-
-
-def _on_capsule_free(capsule: int) -> None:
-    # A capsule still named "dltensor[_versioned]" was never consumed: the producer deletes the tensor itself.
-    for name in (_CAPSULE_NAME, _CAPSULE_NAME_V):
-        if _capsule_is_valid(capsule, ctypes.addressof(name)):
-            _live.pop(_capsule_pointer(capsule, ctypes.addressof(name)), None)
-
-
-_capsule_destructor = _CAPSULE_DESTRUCTOR(_on_capsule_free)
+# The capsule and its DLManagedTensor[Versioned] are made by the native module (python/src/dlpack.cpp):
+# their destructors must run with a consumer's exception set and on any thread, which a ctypes
+# callback cannot (numpy's refusal of a CUDA capsule became a SystemError and leaked the buffer).
 
 
 def dlpack_device(buf: Buffer) -> tuple[int, int]:
@@ -261,23 +198,10 @@ def to_dlpack(buf: Buffer, stream: Any = None, max_version: Any = None, dl_devic
     dtype = buf.dtype
     if dtype.kind not in _DL_CODES:
         raise BufferError(f"__dlpack__: dtype {dtype} has no DLPack type")
-    shape = (ctypes.c_int64 * max(buf.ndim, 1))(*buf.shape)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
-    managed: Any = _DLManagedTensorVersioned() if versioned else _DLManagedTensor()
-    if versioned:
-        managed.version = _DLPackVersion(1, 0)
-        managed.flags = 0  # writable, not a copy
-    managed.dl_tensor.data = ptr
-    managed.dl_tensor.device = _DLDevice(*device)
-    managed.dl_tensor.ndim = buf.ndim
-    managed.dl_tensor.dtype = _DLDataType(_DL_CODES[dtype.kind], dtype.itemsize * 8, 1)
-    managed.dl_tensor.shape = ctypes.cast(shape, POINTER(ctypes.c_int64))
-    managed.dl_tensor.strides = None  # C-contiguous
-    managed.deleter = _deleter_v if versioned else _deleter
-    address = ctypes.addressof(managed)
-    _live[address] = (managed, shape, buf)
-    name = _CAPSULE_NAME_V if versioned else _CAPSULE_NAME
-    return _capsule_new(address, ctypes.addressof(name), ctypes.cast(_capsule_destructor, c_void_p))
+    # The capsule holds the buffer until the consumer's deleter runs (or the unconsumed capsule dies).
+    return native().dlpack_capsule(buf, ptr, device[0], device[1], list(buf.shape), _DL_CODES[dtype.kind],
+                                   dtype.itemsize * 8, versioned)
 
 
 class _Driver:

@@ -193,14 +193,15 @@ def test_numpy_from_dlpack_shares_a_cpu_buffer():
 
 
 def test_dlpack_capsules_release_their_buffer():
-    from dotcompute.runtime import cuda_interop
+    import sys
 
     buf = dc.accelerator("cpu").zeros(4, np.int64)
-    before = len(cuda_interop._live)
-    capsule = buf.__dlpack__()  # never consumed: the capsule's destructor frees the tensor
-    assert len(cuda_interop._live) == before + 1
+    before = sys.getrefcount(buf)
+    capsule = buf.__dlpack__()  # the capsule holds the buffer; never consumed: its destructor lets go
+    assert sys.getrefcount(buf) == before + 1
     del capsule
+    assert sys.getrefcount(buf) == before
     view = np.from_dlpack(buf)  # consumed: numpy calls the deleter when the array goes
-    assert len(cuda_interop._live) == before + 1
+    assert sys.getrefcount(buf) == before + 1
     del view
-    assert len(cuda_interop._live) == before
+    assert sys.getrefcount(buf) == before
