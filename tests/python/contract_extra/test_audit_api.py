@@ -232,7 +232,8 @@ def test_work_after_synchronize_and_events(accelerator):
 def test_exception_hierarchy():
     assert issubclass(dc.DotComputeWarning, Warning)
     for name in ["KernelSyntaxError", "KernelTypeError", "CompilationError", "BackendUnavailableError",
-                 "OutOfMemoryError", "LaunchError", "KernelIndexError", "PluginError", "PipelineError"]:
+                 "OutOfMemoryError", "LaunchError", "KernelIndexError", "KernelCheckError", "PluginError",
+                 "PipelineError"]:
         cls = getattr(dc, name)
         assert issubclass(cls, dc.DotComputeError), name
         assert isinstance(cls.transient, bool), name
