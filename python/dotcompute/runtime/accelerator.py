@@ -288,12 +288,13 @@ class Accelerator(metaclass=_ConstructedFromSpec):
         self._native.synchronize()
 
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None,
-               fallback: Any = None, retries: int = 0) -> None:
+               fallback: Any = None, retries: int = 0, check: Any = None) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
-        if fallback is not None or retries:
+        if fallback is not None or retries or check is not None:
             # dc.launch (registered by dotcompute.launch) hands these options to dotcompute.orchestrate
+            # (check=: to the kernel checks, docs/kernel-safety.md)
             provided("launch")(kernel, global_size, *args, local_size=local_size, accelerator=self, stream=stream,
-                   fallback=fallback, retries=retries)
+                   fallback=fallback, retries=retries, check=check)
             return
         (_LAUNCH or _launch_function())(self, kernel, global_size, args, local_size, stream)
 

@@ -118,3 +118,14 @@ extern "C" void noop(const dc_cpu_launch*, uint64_t, uint64_t, void*) {}
 def test_check_cannot_combine_with_orchestration():
     with pytest.raises(dc.LaunchError, match="check="):
         dc.launch(double, 16, *args(), accelerator="best", check="all")
+
+
+def test_acc_launch_takes_check_and_profiles_note_it(cpu):
+    x, out = args()
+    with dc.profile() as p:
+        with pytest.raises(dc.KernelCheckError):
+            cpu.launch(overrun, 17, x, out, check="memcheck")
+        cpu.launch(double, 16, x, out, check="all")
+    notes = [n for n in p.notes if n.kind == "kernel_check"]
+    assert [n.attrs["findings"] for n in notes] == [1, 0]
+    assert notes[0].attrs["details"][0]["kind"] == "memcheck"

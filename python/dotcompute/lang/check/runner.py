@@ -254,7 +254,14 @@ def _with_text(msg: str, filename: str, line: int) -> str:
 
 
 def report(kernel: Any, check: CheckSpec, findings: list[Finding]) -> None:
-    """Raise :class:`KernelCheckError` with ``findings`` (or log them, for ``:warn``)."""
+    """Raise :class:`KernelCheckError` with ``findings`` (or log them, for ``:warn``); an open
+    ``dc.profile()`` gets a ``kernel_check`` note either way."""
+    from ...runtime import trace
+
+    if trace.active is not None:
+        trace.note("kernel_check", kernel=kernel.name, checks=check.text(), findings=len(findings),
+                   details=[{"kind": f.kind, "line": f.line, "buffer": f.buffer, "index": list(f.index or ()),
+                             "threads": [list(t) for t in f.threads], "message": f.message} for f in findings])
     if not findings:
         return
     head = f"kernel {kernel.name!r}: {len(findings)} finding(s) under check={check.text()!r}"
