@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -113,8 +114,14 @@ class TempDir {
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dcsim-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
-    if (!mkdtemp(buf.data())) return false;  // mode 0700: private to this user
+    if (!mkdtemp(buf.data())) return false;  // a fresh name, mode 0700: private to this user
     path_ = buf.data();
+    // As the kernel cache checks its folder: a directory (not a link), ours, and no one else's to
+    // write into, or nothing is built there.
+    struct stat st {};
+    if (lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077) != 0)
+      return false;
     return true;
   }
   ~TempDir() {
@@ -227,6 +234,71 @@ std::string main_file_lines(std::istream& in, const std::string& file) {
   return out;
 }
 
+// True when `pos` lies on a preprocessor line (a #define's body included, over its continuations).
+bool on_directive(const std::string& text, size_t pos) {
+  size_t begin = pos == 0 ? std::string::npos : text.rfind('\n', pos - 1);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  while (begin >= 2 && text[begin - 2] == '\\') {
+    const size_t prev = text.rfind('\n', begin - 2);
+    begin = prev == std::string::npos ? 0 : prev + 1;
+  }
+  const size_t first = text.find_first_not_of(" \t", begin);
+  return first != std::string::npos && text[first] == '#';
+}
+
+// `__shared__ T name[N]...;` inside a function  ->  a reference into the block's shared window
+// (dcsim_cuda.h, shared_var): poisoned for every block, bounded by a guard page. Declarations at
+// file scope, in macros, with several declarators or an initialiser keep the shim's
+// `static thread_local` (one copy per OS thread, neither poisoned nor guarded).
+std::string rewrite_static_shared(const std::string& src) {
+  const std::string scan = blank_comments(src);
+  static const std::regex decl(
+      R"(((?:\b(?:static|volatile|const)\s+)*)__shared__\s+((?:__align__\s*\(\s*(\w+)\s*\)\s*)?)([^;={}()\[\]"#]*?)\s*\b([A-Za-z_]\w*)\s*((?:\[[^\[\];{}]*\]\s*)*);)");
+  std::string out;
+  size_t copied = 0;
+  int n = 0;
+  for (auto it = std::sregex_iterator(scan.begin(), scan.end(), decl); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    const size_t pos = static_cast<size_t>(m.position(0));
+    size_t w = pos;
+    while (w > 0 && std::isspace(static_cast<unsigned char>(scan[w - 1]))) --w;
+    if (w >= 6 && scan.compare(w - 6, 6, "extern") == 0) continue;
+    if (on_directive(scan, pos)) continue;
+    auto piece = [&](int g) {
+      return src.substr(static_cast<size_t>(m.position(g)), static_cast<size_t>(m.length(g)));
+    };
+    const std::string type = piece(4);
+    if (type.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    int angle = 0;
+    bool several = false;
+    for (char c : type) {
+      angle += c == '<' ? 1 : (c == '>' ? -1 : 0);
+      several = several || (c == ',' && angle == 0);
+    }
+    if (several) continue;
+    int depth = 0;
+    for (size_t i = 0; i < pos; ++i) depth += scan[i] == '{' ? 1 : (scan[i] == '}' ? -1 : 0);
+    bool in_function = false;
+    if (depth > 0)
+      for (const auto& s : scopes_at(scan, pos)) in_function = in_function || s == "?";
+    if (!in_function) continue;
+    const std::string qualifiers = std::regex_replace(piece(1), std::regex(R"(\bstatic\b)"), "");
+    const std::string align = m.length(3) ? piece(3) : "16";
+    const std::string id = std::to_string(n++);
+    const std::string whole = piece(0);
+    std::string replacement = "using dcsim_shared_t" + id + " = " + qualifiers + " " + type + " " + piece(6) +
+                              "; static char dcsim_shared_tag" + id + "; dcsim_shared_t" + id + "& " + piece(5) +
+                              " = ::dcsim::shared_var<dcsim_shared_t" + id + ", " + align + ">(&dcsim_shared_tag" +
+                              id + ");";
+    std::replace(replacement.begin(), replacement.end(), '\n', ' ');
+    replacement += std::string(static_cast<size_t>(std::count(whole.begin(), whole.end(), '\n')), '\n');
+    out += src.substr(copied, pos - copied) + replacement;
+    copied = pos + whole.size();
+  }
+  out += src.substr(copied);
+  return out;
+}
+
 // `kernels_in`: the text __global__ functions are looked for in -- the source itself, or, when macros
 // define kernels, the source after the preprocessor (expanded_kernels).
 bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, std::string& error) {
@@ -268,7 +340,7 @@ bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, 
     spans.emplace_back(pos, static_cast<size_t>(m.length(0)));
   }
   for (size_t i = spans.size(); i-- > 0;) text.replace(spans[i].first, spans[i].second, replacements[i]);
-  out.source = text;
+  out.source = rewrite_static_shared(text);
 
   // Every non-template __global__ function is registered under its (qualified) name; the exported
   // symbol (found with dladdr when the module loads) is what cuModuleGetFunction matches.
@@ -405,9 +477,18 @@ CUresult build_identity(std::string& out) {
     std::string flags;
     for (const auto& f : kFlags) flags += " " + f;
     if (needs_no_gnu_unique()) flags += " -fno-gnu-unique";
+    // The shim headers' own text (FNV-1a over every embedded file's name and contents) names the
+    // build: any edit of dcsim_cuda.h or a header beside it gives new cache keys, with no version
+    // number to remember to bump.
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (const ShimFile* f = kShimFiles; f->name; ++f)
+      for (const char* part : {f->name, "\n", f->text, "\n"})
+        for (const char* c = part; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
+    char shim[17];
+    std::snprintf(shim, sizeof shim, "%016llx", static_cast<unsigned long long>(hash));
     identity_cache() = "dcsim shim abi " + std::to_string(DCSIM_ABI_VERSION) + " image " +
-                       std::to_string(kImageVersion) + " | " + cxx[0] + " | " + log.substr(0, log.find('\n')) +
-                       " |" + flags;
+                       std::to_string(kImageVersion) + " shim " + shim + " | " + cxx[0] + " | " +
+                       log.substr(0, log.find('\n')) + " |" + flags;
   });
   if (status != CUDA_SUCCESS) return fail(status, detail);
   out = identity_cache();

@@ -4,7 +4,11 @@
 //   "cc=8.0,memory=40G;cc=8.6,memory=8G,sms=84"   one device per ';'-separated list of key=value
 // Keys: cc, memory (K/M/G/T suffixes), sms, shared (per block), shared_optin, threads (per block),
 // threads_per_sm, name. A count and specs may be mixed: "2;cc=8.0" is three devices.
+//
+// DOTCOMPUTE_CUDA_SIM_SCHEDULE (forward | reverse | random[:seed] | lockstep, default forward) and
+// DOTCOMPUTE_CUDA_SIM_TIMEOUT_S (seconds, unset or 0: none) are read at every launch.
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
@@ -129,6 +133,51 @@ bool parse_devices(const char* text, std::vector<DeviceConfig>& out, std::string
   if (out.empty() || out.size() > 16) {
     error = "between 1 and 16 devices, please";
     return false;
+  }
+  return true;
+}
+
+bool parse_exec_config(ExecConfig& out, std::string& error) {
+  out = ExecConfig();
+  const char* schedule = std::getenv("DOTCOMPUTE_CUDA_SIM_SCHEDULE");
+  std::string v = schedule ? schedule : "";
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(0, 1);
+  for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v.empty() || v == "forward") {
+    out.schedule = DCSIM_SCHEDULE_FORWARD;
+  } else if (v == "reverse") {
+    out.schedule = DCSIM_SCHEDULE_REVERSE;
+  } else if (v == "lockstep") {
+    out.schedule = DCSIM_SCHEDULE_LOCKSTEP;
+  } else if (v == "random" || v.rfind("random:", 0) == 0) {
+    out.schedule = DCSIM_SCHEDULE_RANDOM;
+    if (v.size() > 7) {
+      const std::string digits = v.substr(7);
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long seed = std::strtoull(digits.c_str(), &end, 10);
+      if (digits.empty() || *end || errno || digits[0] == '-') {
+        error = "DOTCOMPUTE_CUDA_SIM_SCHEDULE='" + std::string(schedule) +
+                "': the seed after random: must be a non-negative integer";
+        return false;
+      }
+      out.seed = seed;
+    }
+  } else {
+    error = "DOTCOMPUTE_CUDA_SIM_SCHEDULE='" + std::string(schedule) +
+            "' is not one of forward, reverse, random, random:<seed>, lockstep";
+    return false;
+  }
+  if (const char* t = std::getenv("DOTCOMPUTE_CUDA_SIM_TIMEOUT_S"); t && *t) {
+    char* end = nullptr;
+    const double seconds = std::strtod(t, &end);
+    while (end && std::isspace(static_cast<unsigned char>(*end))) ++end;
+    if (end == t || *end || !(seconds >= 0) || seconds > 1e9) {
+      error = "DOTCOMPUTE_CUDA_SIM_TIMEOUT_S='" + std::string(t) + "' is not a number of seconds (0: no timeout)";
+      return false;
+    }
+    out.timeout_s = seconds;
   }
   return true;
 }

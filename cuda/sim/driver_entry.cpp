@@ -94,6 +94,8 @@ struct PackedLaunch {
   std::vector<void*> params;
   unsigned grid[3], block[3];
   unsigned shared;
+  uint64_t shared_window;  // the device's shared memory per block (the static window's size)
+  ExecConfig exec;         // schedule and watchdog, as the environment said when the launch was made
 };
 
 void execute(Stream& s, const PackedLaunch& p) {
@@ -108,6 +110,8 @@ void execute(Stream& s, const PackedLaunch& p) {
   std::string error;
   std::atomic<bool> failed{false};
   const bool fibers = p.function->module->fibers;
+  std::unique_ptr<Watch> watch;
+  if (p.exec.timeout_s > 0) watch = std::make_unique<Watch>(p.exec.timeout_s);
   parallel_for(tasks, [&](uint64_t t) {
     if (failed.load(std::memory_order_relaxed)) return;
     dcsim_launch L{};
@@ -118,18 +122,21 @@ void execute(Stream& s, const PackedLaunch& p) {
     L.block_begin = t * per_task;
     L.block_end = std::min(blocks, L.block_begin + per_task);
     L.dynamic_shared_bytes = p.shared;
-    L.dynamic_shared = thread_shared(p.shared);
     L.use_fibers = fibers && threads > 1;
     L.warp_size = 32;
-    if (L.use_fibers) {
-      L.stacks = thread_stacks(threads, kStackBytes);
-      L.stack_bytes = kStackBytes;
-      if (!L.stacks) {
-        L.error_code = CUDA_ERROR_OUT_OF_MEMORY;
-        std::snprintf(L.error, sizeof L.error, "no host memory for %u fiber stacks", threads);
-      }
+    L.schedule = p.exec.schedule;
+    L.seed = p.exec.seed;
+    char* dynamic = nullptr;
+    L.static_shared_bytes = p.shared_window;
+    // a plain block runs on a guarded stack of its own too (one), fibers on one each
+    L.stacks = thread_stacks(L.use_fibers ? threads : 1, kStackBytes);
+    L.stack_bytes = kStackBytes;
+    if (!L.stacks || !thread_shared(p.shared, p.shared_window, &L.static_shared_top, &dynamic)) {
+      L.error_code = CUDA_ERROR_OUT_OF_MEMORY;
+      std::snprintf(L.error, sizeof L.error, "no host memory for %u stacks and the block's shared memory", threads);
     }
-    if (L.error_code == 0) run_guarded(p.function->module->run, &L);
+    L.dynamic_shared = dynamic;
+    if (L.error_code == 0) run_guarded(p.function->module->run, &L, watch.get());
     if (L.error_code) {
       failed = true;
       std::lock_guard<std::mutex> lock(error_mutex);
@@ -185,6 +192,8 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], u
   if (k->nparams && !params) return fail(CUDA_ERROR_INVALID_VALUE, "the kernel takes parameters; params is null");
 
   auto p = std::make_shared<PackedLaunch>();
+  if (std::string why; !parse_exec_config(p->exec, why)) return fail(CUDA_ERROR_INVALID_VALUE, why);
+  p->shared_window = static_cast<uint64_t>(std::max(dev.cfg.shared_optin, dev.cfg.shared_per_block));
   p->module = fn->module->shared_from_this();
   p->function = fn;
   std::memcpy(p->grid, grid, sizeof p->grid);

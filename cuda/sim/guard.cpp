@@ -1,10 +1,14 @@
-// Memory faults inside kernels: a raw CUDA kernel that reads or writes outside its allocations
-// (or overflows a fiber stack) would otherwise kill the interpreter. While a worker thread runs
-// blocks, a SIGSEGV/SIGBUS jumps back to it and the launch fails with CUDA_ERROR_ILLEGAL_ADDRESS,
-// as on a GPU. Faults anywhere else go to the handler that was installed before.
+// Faults inside kernels: a raw CUDA kernel that reads or writes outside its allocations, overflows
+// a stack, divides an integer by zero or runs into a trap the host compiler put in for undefined
+// behaviour would otherwise kill the interpreter. While a worker thread runs blocks, SIGSEGV/SIGBUS
+// (CUDA_ERROR_ILLEGAL_ADDRESS) and SIGFPE/SIGILL (CUDA_ERROR_ILLEGAL_INSTRUCTION) jump back to it
+// and the launch fails, as on a GPU; so does the watchdog's signal once a launch has run longer
+// than DOTCOMPUTE_CUDA_SIM_TIMEOUT_S (CUDA_ERROR_LAUNCH_TIMEOUT). Signals anywhere else go to the
+// handler that was installed before.
 #include <setjmp.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -18,10 +22,19 @@ namespace {
 
 thread_local sigjmp_buf* t_jump = nullptr;
 thread_local void* t_fault = nullptr;
-struct sigaction g_previous[2];
+thread_local Watch* t_watch = nullptr;
+
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+struct sigaction g_previous[4];
+
+// The watchdog's signal: a real-time one, which neither Python nor the C library uses.
+int timeout_signal() { return SIGRTMIN + 6; }
 
 void forward(int sig, siginfo_t* info, void* context) {
-  const struct sigaction& old = g_previous[sig == SIGSEGV ? 0 : 1];
+  size_t i = 0;
+  while (i < 4 && kFaultSignals[i] != sig) ++i;
+  if (i == 4) return;
+  const struct sigaction& old = g_previous[i];
   if (old.sa_flags & SA_SIGINFO) {
     if (old.sa_sigaction) {
       old.sa_sigaction(sig, info, context);
@@ -45,6 +58,15 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   forward(sig, info, context);
 }
 
+void on_timeout(int sig, siginfo_t*, void*) {
+  // Only a thread still inside a block of the expired launch leaves it; a late signal is ignored.
+  if (t_jump && t_watch && t_watch->expired()) {
+    sigjmp_buf* jump = t_jump;
+    t_jump = nullptr;
+    siglongjmp(*jump, sig);
+  }
+}
+
 void install() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -52,8 +74,12 @@ void install() {
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &g_previous[0]);
-    sigaction(SIGBUS, &sa, &g_previous[1]);
+    for (size_t i = 0; i < 4; ++i) sigaction(kFaultSignals[i], &sa, &g_previous[i]);
+    struct sigaction st {};
+    st.sa_sigaction = on_timeout;
+    st.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&st.sa_mask);
+    sigaction(timeout_signal(), &st, nullptr);
   });
 }
 
@@ -70,21 +96,126 @@ void alternate_stack() {
 
 }  // namespace
 
-bool run_guarded(dcsim_run_fn run, dcsim_launch* L) {
+// One thread for every watched launch: sleeps until the earliest deadline, then marks that launch
+// expired and signals the threads running its blocks.
+class Watchdog {
+ public:
+  static Watchdog& get() {
+    static Watchdog* w = new Watchdog();  // never destroyed: launches may run while the process exits
+    return *w;
+  }
+  void add(Watch* w) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      watches_.push_back(w);
+      if (!started_) {
+        started_ = true;
+        std::thread([this] { loop(); }).detach();
+      }
+    }
+    cv_.notify_all();
+  }
+  void remove(Watch* w) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watches_.erase(std::remove(watches_.begin(), watches_.end(), w), watches_.end());
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      auto next = std::chrono::steady_clock::time_point::max();
+      for (Watch* w : watches_)
+        if (!w->expired_) next = std::min(next, w->deadline_);
+      if (next == std::chrono::steady_clock::time_point::max())
+        cv_.wait(lock);
+      else
+        cv_.wait_until(lock, next);
+      const auto now = std::chrono::steady_clock::now();
+      for (Watch* w : watches_) {
+        if (w->expired_ || now < w->deadline_) continue;
+        std::lock_guard<std::mutex> threads(w->mutex_);
+        w->expired_ = true;
+        for (pthread_t t : w->threads_) pthread_kill(t, timeout_signal());
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Watch*> watches_;
+  bool started_ = false;
+};
+
+Watch::Watch(double seconds)
+    : seconds_(seconds),
+      deadline_(std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds))) {
+  install();
+  Watchdog::get().add(this);
+}
+
+Watch::~Watch() { Watchdog::get().remove(this); }
+
+bool run_guarded(dcsim_run_fn run, dcsim_launch* L, Watch* watch) {
   install();
   alternate_stack();
+  if (watch) {
+    std::lock_guard<std::mutex> lock(watch->mutex_);
+    if (!watch->expired_) watch->threads_.push_back(pthread_self());
+  }
+  auto leave = [&] {
+    if (!watch) return;
+    std::lock_guard<std::mutex> lock(watch->mutex_);
+    auto& ts = watch->threads_;
+    const auto it = std::find(ts.begin(), ts.end(), pthread_self());
+    if (it != ts.end()) ts.erase(it);
+  };
   sigjmp_buf jump;
-  if (sigsetjmp(jump, 1) == 0) {
+  int sig = 0;
+  if (watch && watch->expired()) {
+    sig = timeout_signal();
+  } else if ((sig = sigsetjmp(jump, 1)) == 0) {
+    t_watch = watch;
     t_jump = &jump;
     run(L);
     t_jump = nullptr;
+    t_watch = nullptr;
+    leave();
     return true;
   }
+  t_jump = nullptr;
+  t_watch = nullptr;
+  leave();
+  if (sig == timeout_signal()) {
+    std::snprintf(L->error, sizeof L->error,
+                  "the launch ran longer than DOTCOMPUTE_CUDA_SIM_TIMEOUT_S=%g seconds and was stopped (as a "
+                  "GPU's watchdog stops a kernel that never ends)",
+                  watch ? watch->seconds() : 0.0);
+    L->error_code = CUDA_ERROR_LAUNCH_TIMEOUT;
+    return false;
+  }
+  if (sig == SIGFPE) {
+    std::snprintf(L->error, sizeof L->error,
+                  "integer division by zero (or INT_MIN / -1) in device code: a GPU returns an unspecified "
+                  "value there; the simulator stops the launch so that the bug is seen");
+    L->error_code = CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    return false;
+  }
+  if (sig == SIGILL) {
+    std::snprintf(L->error, sizeof L->error,
+                  "illegal instruction at host address 0x%llx: the host compiler trapped undefined behaviour "
+                  "in device code (an integer division by a constant zero, a function that does not return its "
+                  "value, ...)",
+                  static_cast<unsigned long long>(reinterpret_cast<uint64_t>(t_fault)));
+    L->error_code = CUDA_ERROR_ILLEGAL_INSTRUCTION;
+    return false;
+  }
   const uint64_t addr = reinterpret_cast<uint64_t>(t_fault);
-  std::snprintf(L->error, sizeof L->error,
-                "illegal memory access at host address 0x%llx (out of bounds of its buffer, a freed or "
-                "foreign pointer, or a stack overflow)",
-                static_cast<unsigned long long>(addr));
+  const std::string what = describe_fault(t_fault);
+  std::snprintf(L->error, sizeof L->error, "illegal memory access at host address 0x%llx (%s)",
+                static_cast<unsigned long long>(addr),
+                what.empty() ? "out of bounds of its buffer, a freed or foreign pointer, or a stack overflow"
+                             : what.c_str());
   L->error_code = CUDA_ERROR_ILLEGAL_ADDRESS;
   return false;
 }

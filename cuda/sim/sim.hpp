@@ -3,6 +3,8 @@
 // CUcontext/CUstream/... handle the driver API hands out points at one of these.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -43,6 +45,15 @@ struct DeviceConfig {
 };
 // Parses DOTCOMPUTE_CUDA_SIM_DEVICES; false with `error` set when it is malformed.
 bool parse_devices(const char* text, std::vector<DeviceConfig>& out, std::string& error);
+
+// How a launch runs (read from the environment at every launch, so a program may change it
+// between launches): DOTCOMPUTE_CUDA_SIM_SCHEDULE and DOTCOMPUTE_CUDA_SIM_TIMEOUT_S.
+struct ExecConfig {
+  int schedule = DCSIM_SCHEDULE_FORWARD;
+  uint64_t seed = 0;
+  double timeout_s = 0;  // 0: no watchdog
+};
+bool parse_exec_config(ExecConfig& out, std::string& error);
 
 // The reason behind the last failing call on this thread, appended to cuGetErrorString's text.
 CUresult fail(CUresult code, const std::string& detail);
@@ -165,15 +176,43 @@ struct Module : std::enable_shared_from_this<Module> {
 // Loads a simulator image (see builder.hpp); CUDA_ERROR_INVALID_IMAGE with a reason otherwise.
 CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out);
 
-// Runs blocks with memory faults turned into a failed launch (guard.cpp); false after a fault.
-bool run_guarded(dcsim_run_fn run, dcsim_launch* launch);
+class Watch;
+// A launch's watchdog (DOTCOMPUTE_CUDA_SIM_TIMEOUT_S): while it lives, the threads running the
+// launch's blocks are interrupted once `seconds` have passed, and their blocks fail with
+// CUDA_ERROR_LAUNCH_TIMEOUT (guard.cpp).
+class Watch {
+ public:
+  explicit Watch(double seconds);
+  ~Watch();
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+  bool expired() const { return expired_.load(); }
+  double seconds() const { return seconds_; }
+
+ private:
+  friend class Watchdog;
+  friend bool run_guarded(dcsim_run_fn, dcsim_launch*, Watch*);
+  double seconds_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::atomic<bool> expired_{false};
+  std::mutex mutex_;
+  std::vector<pthread_t> threads_;  // the threads running its blocks now
+};
+
+// Runs blocks with faults (memory, illegal instruction, integer division by zero) and the watchdog
+// turned into a failed launch (guard.cpp); false after one.
+bool run_guarded(dcsim_run_fn run, dcsim_launch* launch, Watch* watch = nullptr);
 
 // ---- the block thread pool ----
 // Runs fn(0..count-1) on the pool's threads and the calling one; returns when all are done.
 void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn);
-// This thread's fiber stacks (n of `bytes` each) and dynamic shared memory, kept between launches.
+// This thread's stacks (n of `bytes` each, guarded) and shared memory windows (static: below
+// *static_top, static_bytes; dynamic: dynamic_bytes at *dynamic; each followed by a guard page),
+// kept between launches.
 char* thread_stacks(unsigned n, uint64_t bytes);
-void* thread_shared(uint64_t bytes);
+bool thread_shared(uint64_t dynamic_bytes, uint64_t static_bytes, char** static_top, char** dynamic);
+// What a faulting address of this thread hit (a shared memory or stack guard page), or "".
+std::string describe_fault(const void* address);
 
 // ---- building images (builder.cpp) ----
 CUresult build_identity(std::string& out);

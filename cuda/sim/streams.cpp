@@ -2,8 +2,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <string>
 
 #include "sim.hpp"
 
@@ -173,8 +175,10 @@ Pool& pool() {
   return *p;
 }
 
-// Fiber stacks of one thread: mapped once at the largest size asked for, with an
-// inaccessible guard page below each stack so an overflow faults instead of corrupting a neighbour.
+// The stacks CUDA threads run on (fibers, or the one a plain block runs on), mapped once per
+// pool thread at the largest size asked for: an inaccessible guard page below each stack and one
+// above the last, so an overflow (deep recursion, a large local array) or a local array written
+// past its end upwards faults instead of corrupting a neighbour or the worker's own frames.
 struct Stacks {
   char* base = nullptr;
   size_t bytes = 0;
@@ -185,32 +189,94 @@ struct Stacks {
   }
 };
 
+// Shared memory of the block running on this thread: [static window][guard][dynamic window][guard].
+// Static __shared__ variables are allocated downwards from the first guard, dynamic shared memory
+// ends at the second (16-byte granularity), so running off the end of either faults.
+struct SharedMap {
+  char* base = nullptr;
+  size_t bytes = 0;
+  size_t static_bytes = 0, dynamic_bytes = 0;  // both page multiples
+  uint64_t dynamic_asked = 0;
+  ~SharedMap() {
+    if (base) munmap(base, bytes);
+  }
+};
+
+thread_local Stacks t_stacks;
+thread_local SharedMap t_shared;
+
+uint64_t page_size() {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
 }  // namespace
 
-void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn) { pool().run(count, fn); }
-
 char* thread_stacks(unsigned n, uint64_t bytes) {
-  thread_local Stacks s;
+  Stacks& s = t_stacks;
   if (s.base && s.count >= n && s.each == bytes) return s.base;
   if (s.base) munmap(s.base, s.bytes);
   s = Stacks();
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const size_t total = static_cast<size_t>(n) * bytes;
+  const uint64_t page = page_size();
+  const size_t total = static_cast<size_t>(n) * bytes + page;
   void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   s.base = static_cast<char*>(p);
   s.bytes = total;
   s.count = n;
   s.each = bytes;
-  for (unsigned i = 0; i < n; ++i) mprotect(s.base + static_cast<size_t>(i) * bytes, page, PROT_NONE);
+  for (unsigned i = 0; i <= n; ++i) mprotect(s.base + static_cast<size_t>(i) * bytes, page, PROT_NONE);
   return s.base;
 }
 
-void* thread_shared(uint64_t bytes) {
-  thread_local std::vector<std::max_align_t> buffer;
-  const size_t units = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1;
-  if (buffer.size() < units) buffer.resize(units);
-  return buffer.data();
+bool thread_shared(uint64_t dynamic_bytes, uint64_t static_bytes, char** static_top, char** dynamic) {
+  SharedMap& m = t_shared;
+  const uint64_t page = page_size();
+  const uint64_t want_static = round_up(std::max<uint64_t>(static_bytes, 1), page);
+  const uint64_t want_dynamic = round_up(std::max<uint64_t>(dynamic_bytes, 1), page);
+  if (!m.base || m.static_bytes < want_static || m.dynamic_bytes < want_dynamic) {
+    const uint64_t sb = std::max<uint64_t>(want_static, m.static_bytes);
+    const uint64_t db = std::max<uint64_t>(want_dynamic, m.dynamic_bytes);
+    if (m.base) munmap(m.base, m.bytes);
+    m = SharedMap();
+    const size_t total = sb + page + db + page;
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    m.base = static_cast<char*>(p);
+    m.bytes = total;
+    m.static_bytes = sb;
+    m.dynamic_bytes = db;
+    mprotect(m.base + sb, page, PROT_NONE);
+    mprotect(m.base + sb + page + db, page, PROT_NONE);
+  }
+  m.dynamic_asked = dynamic_bytes;
+  *static_top = m.base + m.static_bytes;
+  *dynamic = m.base + m.static_bytes + page + m.dynamic_bytes - round_up(dynamic_bytes, 16);
+  return true;
 }
+
+std::string describe_fault(const void* address) {
+  const char* a = static_cast<const char*>(address);
+  const uint64_t page = page_size();
+  const SharedMap& m = t_shared;
+  if (m.base && a >= m.base + m.static_bytes && a < m.base + m.static_bytes + page)
+    return "past the end of the block's static __shared__ memory";
+  if (m.base && a >= m.base + m.static_bytes + page + m.dynamic_bytes && a < m.base + m.bytes)
+    return "past the end of the block's dynamic shared memory (" + std::to_string(m.dynamic_asked) +
+           " bytes: the launch's shared_mem)";
+  const Stacks& s = t_stacks;
+  if (s.base && a >= s.base && a < s.base + s.bytes) {
+    const uint64_t offset = static_cast<uint64_t>(a - s.base);
+    if (offset % s.each < page || offset >= s.count * s.each)
+      return "a CUDA thread's stack overflowed or a local array was written past its end";
+  }
+  return "";
+}
+
+void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn) { pool().run(count, fn); }
+
+
 
 }  // namespace dcsim_lib

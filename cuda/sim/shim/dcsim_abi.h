@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DCSIM_ABI_VERSION 1
+#define DCSIM_ABI_VERSION 2
 #define DCSIM_MAX_PARAMS 256
 
 #ifdef __cplusplus
@@ -37,15 +37,27 @@ typedef struct dcsim_launch {
   uint64_t block_begin;           /* linear block indices [begin, end) to run on this call */
   uint64_t block_end;
   uint64_t dynamic_shared_bytes;
-  void* dynamic_shared;           /* this thread's dynamic shared memory (dynamic_shared_bytes, 256-aligned) */
+  void* dynamic_shared;           /* dynamic shared memory (16-aligned), ending at a guard page */
   int32_t use_fibers;             /* 1: one fiber per CUDA thread (barriers, warp intrinsics) */
   int32_t warp_size;
-  char* stacks;                   /* with fibers: block[0]*block[1]*block[2] stacks of stack_bytes each */
+  char* stacks;                   /* with fibers: block[0]*block[1]*block[2] stacks of stack_bytes each,
+                                     else one; each above a guard page, the last one below one too */
   uint64_t stack_bytes;
+  /* v2, the execution model (docs/cuda-simulator.md, "Schedules"): */
+  int32_t schedule;               /* DCSIM_SCHEDULE_*: the order a block's threads run in */
+  uint32_t reserved;
+  uint64_t seed;                  /* DCSIM_SCHEDULE_RANDOM: the seed of the per-block permutations */
+  char* static_shared_top;        /* this thread's static __shared__ window ends here (a guard page follows) */
+  uint64_t static_shared_bytes;   /* ... and starts static_shared_bytes below */
   /* out: 0 on success, else a CUresult (e.g. 710 CUDA_ERROR_ASSERT) and a message */
   int32_t error_code;
   char error[512];
 } dcsim_launch;
+
+#define DCSIM_SCHEDULE_FORWARD 0
+#define DCSIM_SCHEDULE_REVERSE 1
+#define DCSIM_SCHEDULE_RANDOM 2
+#define DCSIM_SCHEDULE_LOCKSTEP 3
 
 typedef const dcsim_kernel_entry* (*dcsim_kernels_fn)(uint32_t* count, uint32_t* abi_version);
 typedef void (*dcsim_run_fn)(dcsim_launch* launch);

@@ -3,12 +3,17 @@
 // the CUDA simulator. The simulator prepends `#include "dcsim_cuda.h"` to the
 // kernel source and appends one registration line per __global__ function.
 //
-// Execution model: a block runs on one OS thread. Kernels without barriers or
-// warp intrinsics run their threads one after another (a plain loop); kernels
-// with them run one fiber per CUDA thread, switched at every barrier, so
-// __syncthreads, __syncwarp and the __shfl/__ballot family have their real
-// semantics. __shared__ variables are `static thread_local`: one copy per OS
-// thread, hence per running block, shared by that block's fibers.
+// Execution model: a block runs on one OS thread, on a stack of its own with
+// guard pages. Kernels without barriers or warp intrinsics run their threads
+// one after another (a plain loop); kernels with them run one fiber per CUDA
+// thread, switched at every barrier, so __syncthreads, __syncwarp and the
+// __shfl/__ballot family have their real semantics. The order threads run in
+// is the launch's schedule (forward, reverse, seeded random, warp lockstep:
+// docs/cuda-simulator.md), so that races a GPU would show can show here.
+// Function-scope __shared__ variables are rewritten by the builder into
+// references into a per-block window (shared_var below): poisoned (0xFF bytes)
+// when a block first touches them, with a guard page after the window; other
+// __shared__ declarations stay `static thread_local` (one copy per OS thread).
 #pragma once
 
 #include <float.h>
@@ -97,8 +102,14 @@ struct Fiber {
   int state;
   unsigned lane, warp;
   unsigned warp_ops;   // warp-collective operations done: selects the exchange slot parity
-  unsigned block_ops;  // block barriers passed: selects the predicate parity
-  int pred[2];         // this thread's __syncthreads_count/and/or predicate
+  // __syncthreads_count/and/or: the barrier generation this thread arrived at and its predicate, in two
+  // slots by the generation's parity (a thread released first cannot overwrite a slot still being read)
+  unsigned long long gen[2];
+  int pred[2];
+  // where this thread waits at a block barrier: barriers at different lines are divergence
+  const char* site_file;
+  unsigned site_line;
+  int site_kind;  // 0 __syncthreads, 1 __syncthreads_count/and/or
 };
 
 struct WarpSync {
@@ -119,6 +130,23 @@ struct Block {
   const dcsim_kernel_entry* kernel;
   void* const* params;
   dcsim_launch* launch;
+  unsigned long long block_gen;  // block barriers released so far
+  unsigned long long rng;        // DCSIM_SCHEDULE_RANDOM: this block's generator state
+  unsigned* order;               // scratch: the threads of one scheduling round, in schedule order
+};
+
+// The per-block window of function-scope __shared__ variables: the builder rewrites
+// `__shared__ T x[N];` into a reference to shared_var<T[N]>(tag), allocated downwards from
+// the window's top (the first variable a block touches ends at the guard page) and filled
+// with 0xFF bytes (NaN floats, -1 integers) when allocated, so nothing carries over from an
+// earlier block and uninitialised reads look wrong.
+struct SharedWindow {
+  char* top;
+  char* bottom;
+  char* next;
+  unsigned n;
+  const void* tags[64];
+  void* ptrs[64];
 };
 
 inline thread_local uint3 t_thread_idx;
@@ -129,6 +157,7 @@ inline thread_local char* t_dynamic_shared;
 inline thread_local Block* t_block;   // null when the block runs without fibers
 inline thread_local Fiber* t_fiber;
 inline thread_local dcsim_launch* t_launch;
+inline thread_local SharedWindow t_shared;
 
 // Ends the calling CUDA thread and fails the launch with `code` (the first failure's message is kept).
 inline void fail(int code, const char* fmt, const char* a = "", const char* b = "", long c = 0) {
@@ -137,6 +166,31 @@ inline void fail(int code, const char* fmt, const char* a = "", const char* b = 
     t_launch->error_code = code;
   }
   throw Trap{code};
+}
+
+inline unsigned long long splitmix(unsigned long long& state) {
+  unsigned long long z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+template <class T, size_t Align>
+inline T& shared_var(const void* tag) {
+  SharedWindow& w = t_shared;
+  for (unsigned i = 0; i < w.n; ++i)
+    if (w.tags[i] == tag) return *static_cast<T*>(w.ptrs[i]);
+  constexpr size_t align = alignof(T) > Align ? alignof(T) : Align;
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(w.next) - sizeof(T)) & ~(uintptr_t(align) - 1);
+  if (!w.top || w.n == 64 || sizeof(T) > static_cast<size_t>(w.next - w.bottom) ||
+      at < reinterpret_cast<uintptr_t>(w.bottom))
+    fail(701, "the block's static __shared__ variables exceed the simulated device's shared memory%s%s",
+         "", "");  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+  w.next = reinterpret_cast<char*>(at);
+  memset(w.next, 0xFF, sizeof(T));
+  w.tags[w.n] = tag;
+  w.ptrs[w.n++] = w.next;
+  return *reinterpret_cast<T*>(w.next);
 }
 
 }  // namespace
@@ -228,22 +282,29 @@ inline thread_local Fiber* t_starting;
 inline void fiber_entry_ucontext() { fiber_main(t_starting); }
 #endif
 
-inline void init_fiber(Block* b, Fiber* f, char* stack, uint64_t bytes) {
+// The initial stack of a context that calls fn(arg) when first switched to (x86-64: dcsim_switch's frame).
 #if defined(__x86_64__)
-  (void)b;
+inline void* prepare_stack(char* stack, uint64_t bytes, void (*fn)(void*), void* arg) {
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~uintptr_t(15);
   uint64_t* a = reinterpret_cast<uint64_t*>(top - 24);  // the return slot: 8 mod 16
   a[0] = reinterpret_cast<uint64_t>(&dcsim_fiber_start);
   a[-1] = 0;                                           // rbp
   a[-2] = 0;                                           // rbx
-  a[-3] = reinterpret_cast<uint64_t>(f);               // r12: the argument
-  a[-4] = reinterpret_cast<uint64_t>(&fiber_main);     // r13: the function
+  a[-3] = reinterpret_cast<uint64_t>(arg);             // r12: the argument
+  a[-4] = reinterpret_cast<uint64_t>(fn);              // r13: the function
   a[-5] = 0;                                           // r14
   a[-6] = 0;                                           // r15
   uint32_t* control = reinterpret_cast<uint32_t*>(reinterpret_cast<char*>(a) - 56);
   control[0] = 0x1F80;  // MXCSR: all exceptions masked, round to nearest
   control[1] = 0x037F;  // x87 control word: the same
-  f->sp = control;
+  return control;
+}
+#endif
+
+inline void init_fiber(Block* b, Fiber* f, char* stack, uint64_t bytes) {
+#if defined(__x86_64__)
+  (void)b;
+  f->sp = prepare_stack(stack, bytes, &fiber_main, f);
 #else
   getcontext(&f->ctx);
   f->ctx.uc_stack.ss_sp = stack;
@@ -270,19 +331,80 @@ inline void fiber_main(void* arg) {
   __builtin_trap();
 }
 
+// The threads of `b` that can run now, in the launch's schedule order (lockstep rounds are
+// run warp by warp in schedule(), and use the forward order within a warp).
+inline unsigned round_order(Block* b) {
+  unsigned m = 0;
+  const int mode = b->launch->schedule;
+  if (mode == DCSIM_SCHEDULE_REVERSE) {
+    for (unsigned i = b->n; i-- > 0;)
+      if (b->fibers[i].state == kRunnable) b->order[m++] = i;
+    return m;
+  }
+  for (unsigned i = 0; i < b->n; ++i)
+    if (b->fibers[i].state == kRunnable) b->order[m++] = i;
+  if (mode == DCSIM_SCHEDULE_RANDOM)
+    for (unsigned i = m; i > 1; --i) {  // Fisher-Yates: a fresh permutation every round
+      const unsigned j = static_cast<unsigned>(splitmix(b->rng) % i);
+      const unsigned t = b->order[i - 1];
+      b->order[i - 1] = b->order[j];
+      b->order[j] = t;
+    }
+  return m;
+}
+
+// Releases warp w's warp-synchronous operation when every lane of its mask has arrived or ended.
+inline bool release_warp(Block* b, unsigned w) {
+  WarpSync& ws = b->warps[w];
+  if (ws.arrived == 0) return false;
+  for (unsigned l = 0; l < b->warp_size; ++l) {
+    const unsigned t = w * b->warp_size + l;
+    if (t >= b->n || !(ws.mask & (1u << l))) continue;
+    const int s = b->fibers[t].state;
+    if (s != kAtWarpBarrier && s != kDone) return false;
+  }
+  for (unsigned l = 0; l < b->warp_size; ++l) {
+    const unsigned t = w * b->warp_size + l;
+    if (t < b->n && b->fibers[t].state == kAtWarpBarrier) b->fibers[t].state = kRunnable;
+  }
+  ws.arrived = 0;
+  return true;
+}
+
+inline void run_fiber(Block* b, Fiber* f) {
+#if !defined(__x86_64__)
+  t_starting = f;
+#endif
+  to_fiber(b, f);
+}
+
 // Runs every fiber until it waits or ends, releases the barriers that all
 // their threads reached, and repeats; stops when all threads ended, on an
 // error, or when no barrier can ever be released (a deadlock, reported).
+// Lockstep runs one warp at a time: its lanes (in lane order) up to each
+// warp-synchronous operation, released at once, until every lane waits at a
+// block barrier or ended; then the next warp.
 inline void schedule(Block* b) {
+  const unsigned nwarps = (b->n + b->warp_size - 1) / b->warp_size;
+  const bool lockstep = b->launch->schedule == DCSIM_SCHEDULE_LOCKSTEP;
   for (;;) {
-    for (unsigned i = 0; i < b->n; ++i) {
-      Fiber* f = &b->fibers[i];
-      if (f->state != kRunnable) continue;
-#if !defined(__x86_64__)
-      t_starting = f;
-#endif
-      to_fiber(b, f);
-      if (b->launch->error_code) return;
+    if (lockstep) {
+      for (unsigned w = 0; w < nwarps; ++w) {
+        do {
+          for (unsigned l = 0; l < b->warp_size && w * b->warp_size + l < b->n; ++l) {
+            Fiber* f = &b->fibers[w * b->warp_size + l];
+            if (f->state != kRunnable) continue;
+            run_fiber(b, f);
+            if (b->launch->error_code) return;
+          }
+        } while (release_warp(b, w));
+      }
+    } else {
+      const unsigned m = round_order(b);
+      for (unsigned k = 0; k < m; ++k) {
+        run_fiber(b, &b->fibers[b->order[k]]);
+        if (b->launch->error_code) return;
+      }
     }
     unsigned live = 0, at_block = 0;
     for (unsigned i = 0; i < b->n; ++i) {
@@ -291,34 +413,38 @@ inline void schedule(Block* b) {
     }
     if (live == 0) return;
     bool released = false;
-    const unsigned nwarps = (b->n + b->warp_size - 1) / b->warp_size;
-    for (unsigned w = 0; w < nwarps; ++w) {
-      WarpSync& ws = b->warps[w];
-      if (ws.arrived == 0) continue;
-      bool all = true;
-      for (unsigned l = 0; l < b->warp_size && all; ++l) {
-        const unsigned t = w * b->warp_size + l;
-        if (t >= b->n || !(ws.mask & (1u << l))) continue;
-        const int s = b->fibers[t].state;
-        all = s == kAtWarpBarrier || s == kDone;
-      }
-      if (!all) continue;
-      for (unsigned l = 0; l < b->warp_size; ++l) {
-        const unsigned t = w * b->warp_size + l;
-        if (t < b->n && b->fibers[t].state == kAtWarpBarrier) b->fibers[t].state = kRunnable;
-      }
-      ws.arrived = 0;
-      released = true;
-    }
+    for (unsigned w = 0; w < nwarps; ++w) released = release_warp(b, w) || released;
     if (!released && at_block == live) {
+      // One barrier, reached at one place: threads waiting at different __syncthreads (a barrier
+      // inside a branch the block does not take uniformly) is undefined on a GPU -- reported.
+      const Fiber* first = nullptr;
+      for (unsigned i = 0; i < b->n; ++i) {
+        const Fiber* f = &b->fibers[i];
+        if (f->state != kAtBlockBarrier) continue;
+        if (!first) {
+          first = f;
+        } else if (f->site_line != first->site_line || f->site_kind != first->site_kind ||
+                   (f->site_file != first->site_file && strcmp(f->site_file, first->site_file) != 0)) {
+          snprintf(b->launch->error, sizeof b->launch->error,
+                   "kernel %s: barrier divergence in block (%u, %u, %u): thread (%u, %u, %u) waits at the "
+                   "barrier of %s:%u while thread (%u, %u, %u) waits at the one of %s:%u (a __syncthreads "
+                   "inside a branch that not every thread of the block takes)",
+                   b->kernel->name, t_block_idx.x, t_block_idx.y, t_block_idx.z, first->idx.x, first->idx.y,
+                   first->idx.z, first->site_file, first->site_line, f->idx.x, f->idx.y, f->idx.z, f->site_file,
+                   f->site_line);
+          b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
+          return;
+        }
+      }
       for (unsigned i = 0; i < b->n; ++i)
         if (b->fibers[i].state == kAtBlockBarrier) b->fibers[i].state = kRunnable;
+      ++b->block_gen;
       released = true;
     }
     if (!released) {
       snprintf(b->launch->error, sizeof b->launch->error,
-               "kernel %s deadlocked in block (%u, %u, %u): %u of %u live threads wait at __syncthreads, the "
-               "others at a warp-synchronous operation whose lanes never all arrive",
+               "kernel %s deadlocked in block (%u, %u, %u) (barrier divergence): %u of %u live threads wait at "
+               "__syncthreads, the others at a warp-synchronous operation whose lanes never all arrive",
                b->kernel->name, t_block_idx.x, t_block_idx.y, t_block_idx.z, at_block, live);
       b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
       return;
@@ -326,15 +452,21 @@ inline void schedule(Block* b) {
   }
 }
 
-inline void block_barrier() {
+// Waits at the block barrier; returns the generation it was released as.
+inline unsigned long long block_barrier(int kind, const char* file, unsigned line) {
   Fiber* f = t_fiber;
   if (!t_block) {
     if (t_block_dim.x * t_block_dim.y * t_block_dim.z > 1)
       fail(719, "internal: a barrier ran in a kernel compiled without fibers%s%s", "", "");
-    return;
+    return 0;
   }
+  const unsigned long long gen = t_block->block_gen;
+  f->site_file = file;
+  f->site_line = line;
+  f->site_kind = kind;
   f->state = kAtBlockBarrier;
   to_scheduler(f);
+  return gen;
 }
 
 // Every lane of `mask` stores `value`; returns the 32 values once all have arrived.
@@ -387,25 +519,42 @@ T* dynamic_shared() {
 }  // namespace dcsim
 
 // ---- barriers and warp intrinsics ----------------------------------------------------------------
-inline void __syncthreads() { ::dcsim::block_barrier(); }
+// The call site (GCC's and Clang's __builtin_LINE/FILE as default arguments: evaluated where the
+// call is written) tells one barrier from another, for the divergence check.
+inline void __syncthreads(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  ::dcsim::block_barrier(0, file, line);
+}
 
-inline int dcsim_sync_reduce(int pred, int op) {
+// Counts the predicates of the threads that arrived at this barrier generation: threads that have
+// exited do not take part (as on a GPU, where they no longer count towards the barrier).
+inline int dcsim_sync_reduce(int pred, int op, const char* file, unsigned line) {
   using namespace dcsim;
-  if (!t_block) return op == 0 ? (pred != 0) : pred != 0;
+  if (!t_block) return pred != 0;
   Fiber* f = t_fiber;
-  const unsigned parity = f->block_ops++ & 1u;
-  f->pred[parity] = pred != 0;
-  block_barrier();
-  int count = 0;
-  for (unsigned i = 0; i < t_block->n; ++i) count += t_block->fibers[i].pred[parity];
-  const int live = static_cast<int>(t_block->n);
+  const unsigned long long gen = t_block->block_gen;
+  f->pred[gen & 1u] = pred != 0;
+  f->gen[gen & 1u] = gen;
+  block_barrier(1, file, line);
+  int count = 0, arrived = 0;
+  for (unsigned i = 0; i < t_block->n; ++i) {
+    const Fiber& o = t_block->fibers[i];
+    if (o.gen[gen & 1u] != gen) continue;
+    ++arrived;
+    count += o.pred[gen & 1u];
+  }
   if (op == 0) return count;
-  if (op == 1) return count == live;
+  if (op == 1) return count == arrived;
   return count != 0;
 }
-inline int __syncthreads_count(int pred) { return dcsim_sync_reduce(pred, 0); }
-inline int __syncthreads_and(int pred) { return dcsim_sync_reduce(pred, 1); }
-inline int __syncthreads_or(int pred) { return dcsim_sync_reduce(pred, 2); }
+inline int __syncthreads_count(int pred, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  return dcsim_sync_reduce(pred, 0, file, line);
+}
+inline int __syncthreads_and(int pred, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  return dcsim_sync_reduce(pred, 1, file, line);
+}
+inline int __syncthreads_or(int pred, const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  return dcsim_sync_reduce(pred, 2, file, line);
+}
 
 inline void __syncwarp(unsigned mask = 0xffffffffu) { ::dcsim::warp_exchange(0, mask); }
 inline unsigned __activemask() {
@@ -671,27 +820,78 @@ struct Registrar {
   }
 };
 
-inline void run_block_plain(dcsim_launch* L) {
+// A block without barriers: its threads one after another, in the schedule's order (lockstep is
+// the forward order here: with no warp-synchronous operation there is nothing to meet at).
+inline void plain_threads(dcsim_launch* L) {
   const dcsim_kernel_entry* k = L->kernel;
+  const unsigned bx = L->block[0], by = L->block[1];
+  const unsigned n = bx * by * L->block[2];
+  unsigned long long rng = 0;
+  unsigned* perm = nullptr;
+  if (L->schedule == DCSIM_SCHEDULE_RANDOM && n > 1) {
+    perm = static_cast<unsigned*>(malloc(sizeof(unsigned) * n));
+    if (!perm) {
+      snprintf(L->error, sizeof L->error, "out of host memory for %u threads", n);
+      L->error_code = 2;
+      return;
+    }
+    rng = L->seed ^ (0xD1B54A32D192ED03ull * (1 + t_block_idx.x + 0x10000ull * t_block_idx.y +
+                                              0x100000000ull * t_block_idx.z));
+    for (unsigned i = 0; i < n; ++i) perm[i] = i;
+    for (unsigned i = n; i > 1; --i) {
+      const unsigned j = static_cast<unsigned>(splitmix(rng) % i);
+      const unsigned t = perm[i - 1];
+      perm[i - 1] = perm[j];
+      perm[j] = t;
+    }
+  }
   try {
-    for (unsigned z = 0; z < L->block[2]; ++z)
-      for (unsigned y = 0; y < L->block[1]; ++y)
-        for (unsigned x = 0; x < L->block[0]; ++x) {
-          t_thread_idx = uint3{x, y, z};
-          k->invoke(k->fn, L->params);
-        }
+    for (unsigned i = 0; i < n; ++i) {
+      const unsigned t = perm ? perm[i] : (L->schedule == DCSIM_SCHEDULE_REVERSE ? n - 1 - i : i);
+      t_thread_idx = uint3{t % bx, (t / bx) % by, t / (bx * by)};
+      k->invoke(k->fn, L->params);
+    }
   } catch (const Trap&) {
   }
+  free(perm);
+}
+
+#if defined(__x86_64__)
+// The plain loop runs on the launch's stack too (above a guard page, below another), so a runaway
+// local array faults there instead of overwriting the worker thread's own frames.
+inline thread_local void* t_plain_return;
+inline thread_local void* t_plain_sp;
+inline void plain_main(void* arg) {
+  plain_threads(static_cast<dcsim_launch*>(arg));
+  dcsim_switch(&t_plain_sp, t_plain_return);  // never resumed
+  __builtin_trap();
+}
+#endif
+
+inline void run_block_plain(dcsim_launch* L) {
+#if defined(__x86_64__)
+  if (L->stacks && L->stack_bytes) {
+    void* sp = prepare_stack(L->stacks, L->stack_bytes, &plain_main, L);
+    asm volatile("" ::: "memory");
+    dcsim_switch(&t_plain_return, sp);
+    asm volatile("" ::: "memory");
+    return;
+  }
+#endif
+  plain_threads(L);
 }
 
 inline void run_block_fibers(dcsim_launch* L) {
   const unsigned n = L->block[0] * L->block[1] * L->block[2];
   const unsigned ws = L->warp_size > 0 && L->warp_size <= 32 ? static_cast<unsigned>(L->warp_size) : 32u;
   Fiber fibers_small[64];
+  unsigned order_small[64];
   Fiber* fibers = n <= 64 ? fibers_small : static_cast<Fiber*>(malloc(sizeof(Fiber) * n));
+  unsigned* order = n <= 64 ? order_small : static_cast<unsigned*>(malloc(sizeof(unsigned) * n));
   WarpSync* warps = static_cast<WarpSync*>(calloc((n + ws - 1) / ws, sizeof(WarpSync)));
-  if (!fibers || !warps) {
+  if (!fibers || !warps || !order) {
     if (fibers != fibers_small) free(fibers);
+    if (order != order_small) free(order);
     free(warps);
     snprintf(L->error, sizeof L->error, "out of host memory for %u threads", n);
     L->error_code = 2;
@@ -705,6 +905,11 @@ inline void run_block_fibers(dcsim_launch* L) {
   b.kernel = L->kernel;
   b.params = L->params;
   b.launch = L;
+  b.order = order;
+  // one generator per block, from the seed and the block's index: the same permutations whichever
+  // pool thread runs the block, and different ones for different blocks
+  b.rng = L->seed ^ (0xD1B54A32D192ED03ull *
+                     (1 + t_block_idx.x + 0x10000ull * t_block_idx.y + 0x100000000ull * t_block_idx.z));
   t_block = &b;
   unsigned i = 0;
   for (unsigned z = 0; z < L->block[2]; ++z)
@@ -716,12 +921,14 @@ inline void run_block_fibers(dcsim_launch* L) {
         f->state = kRunnable;
         f->lane = i % ws;
         f->warp = i / ws;
+        f->gen[0] = f->gen[1] = ~0ull;  // arrived at no barrier yet
         init_fiber(&b, f, L->stacks + static_cast<uint64_t>(i) * L->stack_bytes, L->stack_bytes);
       }
   schedule(&b);
   t_block = nullptr;
   t_fiber = nullptr;
   if (fibers != fibers_small) free(fibers);
+  if (order != order_small) free(order);
   free(warps);
 }
 
@@ -745,10 +952,17 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
   t_block = nullptr;
   t_fiber = nullptr;
   t_launch = L;
+  t_shared.top = L->static_shared_top;
+  t_shared.bottom = L->static_shared_top ? L->static_shared_top - L->static_shared_bytes : nullptr;
   const uint64_t gx = L->grid[0], gy = L->grid[1];
   for (uint64_t lin = L->block_begin; lin < L->block_end && L->error_code == 0; ++lin) {
     t_block_idx = uint3{static_cast<unsigned>(lin % gx), static_cast<unsigned>((lin / gx) % gy),
                         static_cast<unsigned>(lin / (gx * gy))};
+    // Every block starts with poisoned shared memory: static variables are poisoned as the block
+    // first touches them (shared_var), dynamic shared memory here.
+    t_shared.next = t_shared.top;
+    t_shared.n = 0;
+    if (L->dynamic_shared && L->dynamic_shared_bytes) memset(L->dynamic_shared, 0xFF, L->dynamic_shared_bytes);
     if (L->use_fibers)
       run_block_fibers(L);
     else
