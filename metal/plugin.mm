@@ -230,8 +230,9 @@ dc_status compiler_identity(int32_t index, char* buf, size_t cap) {
   return guarded([&] {
     Device* dev = nullptr;
     if (dc_status st = get_device(index, &dev); st != DC_OK) return st;
-    // Metal's compiler is part of the OS: its version is the OS build.
-    std::string id = "metal msl3.0 no-fast-math " + ns([[NSProcessInfo processInfo] operatingSystemVersionString]) +
+    // Metal's compiler is part of the OS: its version is the OS build. "blob2": the blob now
+    // records the math mode (the options, which are also in the cache key, choose it).
+    std::string id = "metal msl3.0 blob2 " + ns([[NSProcessInfo processInfo] operatingSystemVersionString]) +
                      " " + ns([dev->device.get() name]);
 #ifdef DC_METAL_TEST_DOUBLE
     id += " (test double)";

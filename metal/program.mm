@@ -1,9 +1,10 @@
 // Compilation: MSL → MTLLibrary with newLibraryWithSource (explicit language version, fast
-// math off), the compiler's log on failure, and pipeline states cached per (source, kernel).
+// math off unless the options say -ffast-math), the compiler's log on failure, and pipeline
+// states cached per (source, math mode, kernel).
 //
-// The blob the core caches on disk is the MSL itself behind a small header: Metal compiles
-// source at run time and caches the result in the OS's own shader cache, so keeping the
-// source is what makes module_load work from the core's disk cache.
+// The blob the core caches on disk is the MSL itself behind a small header (and the math mode):
+// Metal compiles source at run time and caches the result in the OS's own shader cache, so
+// keeping the source is what makes module_load work from the core's disk cache.
 //
 // Binary archives (macOS 11+ / iOS 14+, where the device has newBinaryArchiveWithDescriptor:):
 // the GPU code of every pipeline state a device builds is added to one MTLBinaryArchive per
@@ -177,27 +178,59 @@ DC_API_ARCHIVES void archived_pipeline(Device* dev, id<MTLFunction> fn, Owned<id
   }
 }
 
-const char kMagic[8] = {'D', 'C', 'M', 'T', 'L', 'S', '1', '\0'};
+// Blob: magic (8) | math mode (1 byte: 0 safe, 1 fast) | MSL source.
+const char kMagic[8] = {'D', 'C', 'M', 'T', 'L', 'S', '2', '\0'};
+constexpr size_t kHeader = sizeof kMagic + 1;
 
-Owned<MTLCompileOptions*> compile_options() {
+// The options the Python package passes (lang/compile_options.py): "-ffast-math" for
+// @dc.kernel(fastmath=True), "-fno-fast-math" or nothing for IEEE. MTLCompileOptions has no
+// contraction-only mode (its modes are safe, relaxed and fast), so contract=True compiles safe:
+// contraction is a permission, and safe is numpy's result. Anything else is refused by name rather
+// than ignored (a raw kernel's "-O3" or "-cl-fast-relaxed-math" would otherwise look accepted).
+dc_status parse_options(const char* options, bool* fast) {
+  *fast = false;
+  if (options == nullptr) return DC_OK;
+  std::string text(options);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t start = text.find_first_not_of(" \t\n", pos);
+    if (start == std::string::npos) break;
+    size_t end = text.find_first_of(" \t\n", start);
+    std::string word = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (word == "-ffast-math") {
+      *fast = true;
+    } else if (word == "-fno-fast-math") {
+      *fast = false;
+    } else {
+      return fail(DC_ERROR_INVALID_ARGUMENT, "compile: the Metal plugin takes the options -ffast-math and "
+                                             "-fno-fast-math only, not '" + word + "'");
+    }
+    pos = end == std::string::npos ? text.size() : end;
+  }
+  return DC_OK;
+}
+
+Owned<MTLCompileOptions*> compile_options(bool fast) {
   Owned<MTLCompileOptions*> o = Owned<MTLCompileOptions*>::adopt([[MTLCompileOptions alloc] init]);
   [o.get() setLanguageVersion:MTLLanguageVersion3_0];
-  // IEEE results, as the other backends give (fastMathEnabled is the pre-macOS 15 spelling).
-  [o.get() setFastMathEnabled:NO];
+  // IEEE results by default, as the other backends give (Metal's own default is fast math;
+  // fastMathEnabled is the pre-macOS 15 spelling of mathMode safe/fast).
+  [o.get() setFastMathEnabled:fast ? YES : NO];
   return o;
 }
 
-std::string source_key(const std::string& source) {
-  // An in-process key (hash and length of the text): a collision would need two different
-  // sources with equal 64-bit hashes and lengths in one process.
-  return std::to_string(std::hash<std::string>{}(source)) + ":" + std::to_string(source.size());
+std::string source_key(const std::string& source, bool fast) {
+  // An in-process key (hash and length of the text, and the math mode): a collision would need
+  // two different sources with equal 64-bit hashes and lengths in one process.
+  return std::to_string(std::hash<std::string>{}(source)) + ":" + std::to_string(source.size()) +
+         (fast ? ":fast" : ":safe");
 }
 
-dc_status new_library(Device* dev, const std::string& source, Owned<id<MTLLibrary>>* out) {
+dc_status new_library(Device* dev, const std::string& source, bool fast, Owned<id<MTLLibrary>>* out) {
   NSError* error = nil;
   NSString* text = [NSString stringWithUTF8String:source.c_str()];
   if (text == nil) return fail(DC_ERROR_COMPILATION, "the MSL source is not valid UTF-8");
-  Owned<MTLCompileOptions*> options = compile_options();
+  Owned<MTLCompileOptions*> options = compile_options(fast);
   id<MTLLibrary> lib = [dev->device.get() newLibraryWithSource:text options:options.get() error:&error];
   if (lib == nil) {
     std::string log = error != nil ? std::string([[error localizedDescription] UTF8String]) : "no log";
@@ -229,15 +262,17 @@ dc_status compile(int32_t device, const char* source, const char* options, void*
     if (source == nullptr || binary == nullptr || size == nullptr) {
       return fail(DC_ERROR_INVALID_ARGUMENT, "compile: null argument");
     }
-    (void)options;  // the language version and math mode are fixed (compile_options)
+    bool fast = false;
+    if (dc_status st = parse_options(options, &fast); st != DC_OK) return st;
     std::string src(source);
     Owned<id<MTLLibrary>> lib;
-    if (dc_status st = new_library(dev, src, &lib); st != DC_OK) return st;  // errors surface here, with the log
-    uint64_t n = sizeof kMagic + src.size();
+    if (dc_status st = new_library(dev, src, fast, &lib); st != DC_OK) return st;  // errors surface here, with the log
+    uint64_t n = kHeader + src.size();
     char* blob = static_cast<char*>(std::malloc(n));
     if (blob == nullptr) return fail(DC_ERROR_OUT_OF_MEMORY, "compile: out of host memory");
     std::memcpy(blob, kMagic, sizeof kMagic);
-    std::memcpy(blob + sizeof kMagic, src.data(), src.size());
+    blob[sizeof kMagic] = fast ? 1 : 0;
+    std::memcpy(blob + kHeader, src.data(), src.size());
     *binary = blob;
     *size = n;
     return DC_OK;
@@ -251,14 +286,16 @@ dc_status module_load(int32_t device, const void* binary, uint64_t size, dc_modu
     Device* dev = nullptr;
     if (dc_status st = get_device(device, &dev); st != DC_OK) return st;
     if (binary == nullptr || out == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "module_load: null argument");
-    if (size < sizeof kMagic || std::memcmp(binary, kMagic, sizeof kMagic) != 0) {
+    const char* bytes = static_cast<const char*>(binary);
+    if (size < kHeader || std::memcmp(bytes, kMagic, sizeof kMagic) != 0 || (bytes[sizeof kMagic] & ~1) != 0) {
       return fail(DC_ERROR_INVALID_ARGUMENT, "module_load: not a Metal plugin binary (bad header)");
     }
-    std::string src(static_cast<const char*>(binary) + sizeof kMagic, size - sizeof kMagic);
+    const bool fast = bytes[sizeof kMagic] == 1;
+    std::string src(bytes + kHeader, size - kHeader);
     auto m = std::make_unique<Module>();
     m->device = dev;
-    m->key = source_key(src);
-    if (dc_status st = new_library(dev, src, &m->library); st != DC_OK) return st;
+    m->key = source_key(src, fast);
+    if (dc_status st = new_library(dev, src, fast, &m->library); st != DC_OK) return st;
     *out = reinterpret_cast<dc_module>(m.release());
     return DC_OK;
   });

@@ -855,10 +855,13 @@ static DCDoubleFunction* double_function(id<MTLFunction> f) {
 - (id<MTLLibrary>)newLibraryWithSource:(NSString*)source
                                options:(MTLCompileOptions*)options
                                  error:(NSError**)error {
-  (void)options;
+  // Fast math (Metal's default, also for nil options) is what the host compiler can show: the
+  // runner compiles with contraction and reassociation allowed (see mslrun::compile_msl), so a
+  // fast-math library's a*b+c rounds once where a safe one rounds twice, as on a GPU.
+  const bool fast = options == nil || [options fastMathEnabled];
   std::vector<mslrun::KernelDecl> kernels;
   std::string log;
-  std::string so = mslrun::compile_msl([source UTF8String], &kernels, &log);
+  std::string so = mslrun::compile_msl([source UTF8String], &kernels, &log, fast);
   void* handle = so.empty() ? nullptr : dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     if (!so.empty()) log = std::string("cannot load the compiled library: ") + dlerror();

@@ -5,13 +5,16 @@ contraction (no FMA formed from ``a*b+c``). The CPU backend's compiler runs with
 ``-ffp-contract=off`` (its fixed flags, cpp/backends/cpu/src/compiler.cpp; repeated here so the
 generated code carries what it relies on), NVRTC with ``--fmad=false``, OpenCL C sources start with
 ``#pragma OPENCL FP_CONTRACT OFF`` (the emitter prints it from ``ir.Kernel.contract``), and Metal
-compiles with fast math off (the plugin's fixed compile options: MTLMathModeSafe).
+compiles with fast math off (the plugin's default: ``fastMathEnabled = NO``, MTLMathModeSafe).
 
 ``@dc.kernel(contract=True)`` allows only FMA contraction (``-ffp-contract=fast``, ``--fmad=true``,
 ``FP_CONTRACT ON``). ``@dc.kernel(fastmath=True)`` lets the backend compiler reorder float arithmetic,
 contract, use approximate division, square roots and transcendentals, and assume no NaN or infinity --
-what Numba's ``fastmath=True`` and Taichi's default ``fast_math`` allow. Metal keeps IEEE math for
-both. The options are part of the kernel-cache key, so a build never stands in for another.
+what Numba's ``fastmath=True`` and Taichi's default ``fast_math`` allow; on Metal it is ``-ffast-math``,
+which the plugin turns into ``fastMathEnabled = YES`` (Metal's own default). Metal has no
+contraction-only mode (its math modes are safe, relaxed and fast), so ``contract=True`` compiles in the
+safe mode there: contraction is a permission, never an obligation. The options are part of the
+kernel-cache key, so a build never stands in for another.
 
 The CPU backend's generated code also relies on ``-fwrapv`` (signed overflow wraps): it writes
 wrapping integer arithmetic with the plain signed operators (lang/emit/helpers.py says why).
@@ -33,7 +36,8 @@ _CPU_BASE = "-fwrapv"
 _CPU_IEEE = "-ffp-contract=off"
 _CPU_CONTRACT = "-ffp-contract=fast"
 
-FAST_MATH_OPTIONS = {"cpu": _CPU_FAST_MATH, "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math"}
+FAST_MATH_OPTIONS = {"cpu": _CPU_FAST_MATH, "cuda": "--use_fast_math", "opencl": "-cl-fast-relaxed-math",
+                     "metal": "-ffast-math"}
 #: OpenCL: the source's FP_CONTRACT ON pragma alone (-cl-mad-enable would also allow a less accurate mad)
 CONTRACT_OPTIONS = {"cpu": _CPU_CONTRACT, "cuda": "--fmad=true"}
 IEEE_OPTIONS = {"cpu": _CPU_IEEE, "cuda": "--fmad=false"}

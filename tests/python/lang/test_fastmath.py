@@ -55,7 +55,7 @@ def test_the_options_per_backend_and_the_default():
         ["-fwrapv -ffp-contract=off", "--fmad=false", "", ""]
     k = _gravity(True)
     assert [compile_options(k, b) for b in ("cpu", "cuda", "opencl", "metal")] == \
-        ["-fwrapv " + FAST_MATH_OPTIONS["cpu"], "--use_fast_math", "-cl-fast-relaxed-math", ""]
+        ["-fwrapv " + FAST_MATH_OPTIONS["cpu"], "--use_fast_math", "-cl-fast-relaxed-math", "-ffast-math"]
 
 
 def test_fast_math_assumes_no_nan_on_the_cpu_backend():

@@ -604,7 +604,7 @@ std::string cache_dir(std::string* error) {
   return private_dir_ok(dir, error) ? dir : "";
 }
 
-std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log) {
+std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log, bool fast_math) {
   std::vector<KernelDecl> parsed;
   if (!parse_kernels(msl, &parsed, log)) {
     *log = "program_source: error: " + *log;
@@ -615,7 +615,12 @@ std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels
   std::string shim = DC_MTL_SHIM_DIR;
   // -fstack-clash-protection: a large per-thread array touches every page of its frame, so it
   // meets the stack's guard page (a fault, reported) instead of jumping over it into other memory
-  std::string flags = " -std=c++17 -O0 -ffp-contract=off -fPIC -shared -fvisibility=hidden "
+  // Fast math: -O1 (nothing is contracted at -O0) for the host's FMA (-march=native), and -ffast-math's
+  // parts rather than the flag, which would link crtfastmath.o's flush-to-zero into the process.
+  std::string math = fast_math ? "-O1 -march=native -ffp-contract=fast -fno-math-errno -fno-trapping-math "
+                                 "-fno-signed-zeros -fassociative-math -freciprocal-math -ffinite-math-only"
+                               : "-O0 -ffp-contract=off";
+  std::string flags = " -std=c++17 " + math + " -fPIC -shared -fvisibility=hidden "
                       "-fstack-clash-protection -w -I'" + shim + "'";
   std::string key = content_key(src + '\0' + cxx + flags + '\0' + shim_headers_text());
   std::string dir = cache_dir(log);

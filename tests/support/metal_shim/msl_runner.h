@@ -41,7 +41,10 @@ std::string driver_source(const std::string& msl, const std::vector<KernelDecl>&
 // Compiles `msl` into a shared object in the private cache folder (cached by the hash of the
 // driver source, compiler, flags and every shim header's text) and returns its path, checked to
 // be this user's file in this user's private folder; on failure "" with the log in `log`.
-std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log);
+// `fast_math`: Metal's fast math as the host compiler can give it (contraction into FMA, reassociation,
+// reciprocals, no NaN or infinity assumed); off, the arithmetic is IEEE with no contraction.
+std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log,
+                        bool fast_math = false);
 
 // The private cache folder (created 0700, owner and mode checked), or "" with `error` set.
 std::string cache_dir(std::string* error);
