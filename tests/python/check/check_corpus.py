@@ -383,3 +383,17 @@ def i_tile_column_missing(a: dc.Buffer[dc.float32, 2], b: dc.Buffer[dc.float32, 
         tile[lx, ly] = a[dc.global_id(0), dc.global_id(1)]
     dc.barrier()
     b[dc.global_id(0), dc.global_id(1)] = tile[lx, ly]  # BUG
+
+
+@bug("synccheck", 64, lambda: (v(64), z(64)), 64)
+def s_break_per_item(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    s = dc.shared((64,), dc.float32)
+    l = dc.local_id(0)
+    s[l] = x[l]
+    acc = dc.float32(0.0)
+    for k in range(8):
+        dc.barrier()
+        acc += s[(l + k) % 64]
+        if acc > 100.0:
+            break  # BUG
+    out[l] = acc

@@ -66,3 +66,40 @@ def test_realworld_suites_pass_under_all_checks(suite):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-k", "cpu",
                         str(HERE.parents[1] / suite)], env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode in (0, 5), r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@dc.kernel
+def uniform_break(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    s = dc.shared((64,), dc.float32)
+    l = dc.local_id(0)
+    s[l] = x[dc.global_id(0)]
+    total = dc.float32(0.0)
+    for k in range(64):
+        dc.barrier()
+        if k == 8:
+            break
+        if l >= 1000:  # never taken: a divergent-looking but uniform exit
+            continue
+        total += s[(l + k) % 64]
+    out[dc.global_id(0)] = total
+
+
+@dc.kernel
+def guarded_tail(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i >= x.shape[0]:
+        return
+    out[i] = x[i] + 1.0
+
+
+def test_uniform_jumps_and_early_exits_are_clean(cpu):
+    import numpy as np
+
+    x = np.arange(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    dc.launch(uniform_break, 128, x, out, local_size=64, accelerator=cpu, check="all")
+    want = [sum(x[(i // 64) * 64 + (i % 64 + k) % 64] for k in range(8)) for i in range(128)]
+    np.testing.assert_allclose(out, want)
+    out2 = np.zeros(100, np.float32)
+    dc.launch(guarded_tail, 256, x[:100].copy(), out2, accelerator=cpu, check="all")
+    np.testing.assert_array_equal(out2, x[:100] + 1)

@@ -48,4 +48,4 @@ F_KIND, F_SUB, F_ID, F_LINE, F_TID, F_OTID, F_OLINE, F_I0, F_I1, F_I2, F_NDIM, F
 KIND_NAMES = {1: "memcheck", 2: "racecheck", 3: "synccheck", 4: "initcheck"}
 # racecheck: which access came first; synccheck: which group-level construct diverged
 RACE_SUB = {1: "write-write", 2: "read-write", 3: "read-write"}
-SYNC_SUB = {1: "if", 2: "for", 3: "while"}
+SYNC_SUB = {1: "if", 2: "for", 3: "while", 4: "break", 5: "continue"}

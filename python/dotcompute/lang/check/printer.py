@@ -26,7 +26,7 @@ from .. import ir
 from ..emit import cpu_regions as cr
 from ..emit.c_like import strip_parens
 from ..emit.cpu import _TYPES, CpuPrinter
-from ..types import BufferType
+from ..types import BufferType, ScalarType
 from .layout import SYNC_SUB
 from .runtime_cpp import CORE, access_helper
 
@@ -76,6 +76,8 @@ class CheckPrinter(CpuPrinter):
         super().__init__(with_barrier_marks(module), True)
         self.need("dc_ck_core", CORE)
         self.slots = slot_order(self.kernel)
+        self._ck_region: cr.Region | None = None
+        self._ck_jumps: dict[int, tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ accesses
     def checked_index(self, ref: ir.BufferRef, idx: list[str], node: ir.Node, load: bool = False) -> str:
@@ -136,12 +138,39 @@ class CheckPrinter(CpuPrinter):
             self.emit(f"dc_ck_item({self.debug_param()}, dc_gid0, dc_gid1, dc_gid2, {li});")
 
     def emit(self, text: str) -> None:
+        r = getattr(self, "_ck_region", None)
+        if r is not None and text == f"dc_exit{r.rid}:;":
+            # only items that took no group jump fall through to here
+            super().emit(f"if (dc_ck_s{r.rid} < 0) dc_ck_s{r.rid} = {self.debug_param()}[4];")
         super().emit(text)
         if self.mode == "item" and text.startswith("[[maybe_unused]] const int64_t dc_li = "):
             # a fission region's item loop: the item is known from here on
             super().emit(f"dc_ck_item({self.debug_param()}, dc_b0 + dc_l0, dc_b1 + dc_l1, dc_b2 + dc_l2, dc_li);")
 
     # ------------------------------------------------------------------ synccheck
+    def group_jump(self, s: ir.Stmt, code: int) -> bool:
+        r = self.cur_region
+        if self.mode == "item" and self.region_loop_depth == self.loop_depth and r is not None:
+            # count the items leaving the group loop here: all of them, or it is a divergent exit
+            self.emit(f"{{ ++dc_ck_j{r.rid}; if (dc_ck_t{r.rid} < 0) dc_ck_t{r.rid} = {self.debug_param()}[4]; }}")
+            self._ck_jumps.setdefault(r.rid, (s.loc.line, 4 if code == 1 else 5))
+        return super().group_jump(s, code)
+
+    def region(self, r: cr.Region, types: dict[str, ScalarType]) -> None:
+        if not r.exits:
+            super().region(r, types)
+            return
+        assert self.plan is not None
+        live = "dc_nlive" if self.plan.has_return else "((dc_e0 - dc_b0) * (dc_e1 - dc_b1) * (dc_e2 - dc_b2))"
+        self.emit(f"int64_t dc_ck_j{r.rid} = 0, dc_ck_t{r.rid} = -1, dc_ck_s{r.rid} = -1;")
+        self._ck_region = r
+        super().region(r, types)
+        self._ck_region = None
+        line, sub = self._ck_jumps.get(r.rid, (0, 4))
+        bline = first_barrier_line(r.loop.stmt) if r.loop is not None else 0
+        self.emit(f"if (dc_ck_j{r.rid} > 0 && dc_ck_j{r.rid} < {live} && dc_ck_s{r.rid} >= 0) "
+                  f"dc_ck_sync({self.debug_param()}, {sub}, {line}, dc_ck_t{r.rid}, dc_ck_s{r.rid}, {bline});")
+
     def var(self, name: str) -> str:
         if self.mode == "itemcheck" and self.plan is not None:
             if name in self.plan.per_item:

@@ -233,9 +233,14 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
             construct = L.SYNC_SUB.get(rec[L.F_SUB], "branch")
             bline = rec[L.F_OLINE]
             part = "condition" if construct != "for" else "range"
-            msg = (f"{k.filename}:{line}: divergent barrier: the {construct} at line {line} holds the barrier at line "
-                   f"{bline}, but its {part} differs between work-items {_fmt(me)} and {_fmt(other)} of one "
-                   "work-group, so not every item reaches that barrier")
+            if construct in ("break", "continue"):
+                msg = (f"{k.filename}:{line}: divergent barrier: work-item {_fmt(me)} takes the {construct} at line "
+                       f"{line} out of a loop holding the barrier at line {bline}, but work-item {_fmt(other)} of its "
+                       "work-group does not, so not every item reaches that barrier")
+            else:
+                msg = (f"{k.filename}:{line}: divergent barrier: the {construct} at line {line} holds the barrier at "
+                       f"line {bline}, but its {part} differs between work-items {_fmt(me)} and {_fmt(other)} of one "
+                       "work-group, so not every item reaches that barrier")
             out.append(Finding(kind, line, None, None, (me, other), _with_text(msg, k.filename, line), k.filename,
                                other_line=bline, count=count))
     dropped = int(ctx[L.H_DROPPED])
