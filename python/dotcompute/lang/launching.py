@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import config
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
+from .bounds import Prover
 from .bounds import facts as bound_facts
-from .bounds import prove as prove_bounds
 from .compile_options import compile_options
 from .types import BufferType
 
@@ -57,7 +57,7 @@ class LaunchEntry:
         self.expand: Any = None
         self.plain = False  # set by prepare(): see there
         # unguarded global_id indexings whose range each launch checks against the buffers (lang/bounds.py)
-        self.bounds: tuple = ()
+        self.bounds: Any = ()
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -126,7 +126,8 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     if entry.expand is not None:
         entry.nparams = len(decls)
     # (debug mode checks every access itself and reports the first bad one after the launch)
-    entry.bounds = () if debug else bound_facts(k)
+    found = () if debug else bound_facts(k)
+    entry.bounds = Prover(found) if found else ()
     # A plain entry's launch is the native call with the arguments as given: no captured globals to
     # re-check, no argument expansion, no work-group sizes to choose, no extra size arguments, no
     # unguarded indexing to prove in range.
@@ -169,7 +170,7 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(names)}), "
                               f"got {len(args)}")
     if entry.bounds:  # before anything runs: an unguarded index past a buffer's end (lang/bounds.py)
-        prove_bounds(kernel.name, entry.spec.module.kernel.filename, entry.bounds, global_size, args)
+        entry.bounds.check(kernel.name, entry.spec.module.kernel.filename, global_size, args)
     if entry.expand is not None:
         args = entry.expand(args)
     if entry.uses_barrier:

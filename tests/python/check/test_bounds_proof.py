@@ -117,3 +117,19 @@ def test_facts_of_a_kernel():
     found = facts(shifted.ir().kernel)
     assert {(f.buffer, f.scale, f.offset) for f in found} == {("out", 1, 0), ("x", 2, 1)}
     assert facts(guarded.ir().kernel) == () and facts(early_return.ir().kernel) == ()
+
+
+def test_remembered_proof_follows_new_buffers_and_sizes(cpu):
+    x, out = cpu.asarray(np.ones(8, np.float32)), cpu.zeros((8,), np.float32)
+    dc.launch(copy, 8, x, out)
+    dc.launch(copy, 8, x, out)  # the same buffers and size: remembered
+    with pytest.raises(dc.LaunchError):
+        dc.launch(copy, 9, x, out)  # a new size
+    small = cpu.zeros((4,), np.float32)
+    with pytest.raises(dc.LaunchError, match="'out' has shape \\(4,\\)"):
+        dc.launch(copy, 8, x, small)  # a new buffer
+    a = np.zeros(8, np.float32)
+    dc.launch(copy, 8, np.ones(8, np.float32), a, accelerator=cpu)
+    a.shape = (2, 4)  # numpy shapes can change: looked at every launch
+    with pytest.raises((dc.LaunchError, dc.KernelTypeError)):
+        dc.launch(copy, 8, np.ones(8, np.float32), a, accelerator=cpu)
