@@ -426,10 +426,10 @@ inline void schedule(Block* b) {
         } else if (f->site_line != first->site_line || f->site_kind != first->site_kind ||
                    (f->site_file != first->site_file && strcmp(f->site_file, first->site_file) != 0)) {
           snprintf(b->launch->error, sizeof b->launch->error,
-                   "kernel %s: barrier divergence in block (%u, %u, %u): thread (%u, %u, %u) waits at the "
-                   "barrier of %s:%u while thread (%u, %u, %u) waits at the one of %s:%u (a __syncthreads "
-                   "inside a branch that not every thread of the block takes)",
-                   b->kernel->name, t_block_idx.x, t_block_idx.y, t_block_idx.z, first->idx.x, first->idx.y,
+                   "barrier divergence in block (%u, %u, %u): thread (%u, %u, %u) waits at the barrier of "
+                   "%s:%u while thread (%u, %u, %u) waits at the one of %s:%u (a __syncthreads inside a branch "
+                   "that not every thread of the block takes)",
+                   t_block_idx.x, t_block_idx.y, t_block_idx.z, first->idx.x, first->idx.y,
                    first->idx.z, first->site_file, first->site_line, f->idx.x, f->idx.y, f->idx.z, f->site_file,
                    f->site_line);
           b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
