@@ -27,6 +27,15 @@ bool pack_params(const dc_kernel_arg* args, uint32_t nargs, const std::vector<si
         out.slots[i] = &out.pointers[i];
         size = sizeof(CUdeviceptr);
         break;
+      case DC_ARG_BUFFER_REGION:  // a view: CUdeviceptr is an address, so the view starts at it + offset
+        if (!a.value.region) {
+          error = which + ": a buffer region needs its dc_buffer_region";
+          return false;
+        }
+        out.pointers[i] = static_cast<CUdeviceptr>(a.value.region->buffer + a.value.region->offset);
+        out.slots[i] = &out.pointers[i];
+        size = sizeof(CUdeviceptr);
+        break;
       case DC_ARG_SCALAR:
         if (!a.value.scalar || a.size == 0) {
           error = which + ": a scalar needs a value pointer and a non-zero size";

@@ -105,6 +105,22 @@ dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* config_in, co
           [enc setBuffer:b offset:static_cast<NSUInteger>(off) atIndex:i];
           break;
         }
+        case DC_ARG_BUFFER_REGION: {  // a view: the same MTLBuffer, bound at the view's offset
+          id<MTLBuffer> b = nil;
+          uint64_t off = 0;
+          dc_status r = a.value.region == nullptr ? DC_ERROR_INVALID_ARGUMENT
+                                                  : find_buffer(dev, a.value.region->buffer, &b, &off);
+          if (r == DC_OK && off + a.value.region->offset + a.value.region->bytes > [b length]) {
+            r = DC_ERROR_INVALID_ARGUMENT;
+          }
+          if (r != DC_OK) {
+            [enc endEncoding];
+            return fail(r, "launch of " + kern->name + ", argument " + std::to_string(i) +
+                               ": the buffer region is not inside one buffer of this device");
+          }
+          [enc setBuffer:b offset:static_cast<NSUInteger>(off + a.value.region->offset) atIndex:i];
+          break;
+        }
         case DC_ARG_SCALAR:
           if (a.value.scalar == nullptr || a.size == 0) {
             [enc endEncoding];

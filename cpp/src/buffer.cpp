@@ -63,7 +63,42 @@ Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtyp
   if (host_ != nullptr) state_ = TransferState::Synchronized;
 }
 
+std::shared_ptr<Buffer> Buffer::view(const std::shared_ptr<Buffer>& parent, uint64_t byte_offset, Shape shape) {
+  if (!parent) throw InvalidArgumentError("view of no buffer", "parent");
+  const std::shared_ptr<Buffer>& root = parent->parent_ ? parent->parent_ : parent;
+  const uint64_t offset = parent->offset_ + byte_offset;
+  // The owning constructor would allocate: build the view from a zero-element buffer's fields instead.
+  std::shared_ptr<Buffer> v(new Buffer(root, offset, std::move(shape), 0));
+  return v;
+}
+
+Buffer::Buffer(std::shared_ptr<Buffer> root, uint64_t offset, Shape shape, int /*view tag*/)
+    : accelerator_(root->accelerator_),
+      api_(root->api_),
+      shape_(std::move(shape)),
+      dtype_(root->dtype_),
+      size_(element_count(shape_)),
+      nbytes_(static_cast<uint64_t>(size_) * itemsize(root->dtype_)),
+      state_(TransferState::DeviceOnly),
+      parent_(std::move(root)),
+      offset_(offset) {
+  const uint64_t item = itemsize(dtype_);
+  if (offset_ % item != 0) {
+    throw InvalidArgumentError("a view must start on an element: offset " + std::to_string(offset_) +
+                                   " bytes is not a multiple of " + std::to_string(item),
+                               "offset");
+  }
+  if (offset_ > parent_->nbytes_ || nbytes_ > parent_->nbytes_ - offset_) {
+    throw InvalidArgumentError("a view of " + std::to_string(nbytes_) + " bytes from byte " + std::to_string(offset_) +
+                                   " does not fit in its buffer of " + std::to_string(parent_->nbytes_) + " bytes",
+                               "shape");
+  }
+  if (nbytes_ == 0) offset_ = 0;  // an empty view touches nothing: it is passed as the whole buffer
+  if (parent_->host_ != nullptr) host_ = static_cast<unsigned char*>(parent_->host_) + offset_;
+}
+
 Buffer::~Buffer() {
+  if (parent_) return;  // a view owns no memory
   // An upload may still be reading the mirror (OpenCL and CUDA copies are non-blocking): hand the
   // mirror to the stream, which frees it once the upload's event has completed. No wait here.
   if (upload_event_ && upload_stream_ && !mirror_.empty()) {
@@ -81,11 +116,13 @@ Buffer::~Buffer() {
 }
 
 TransferState Buffer::state() const {
+  if (parent_) return parent_->state();
   std::lock_guard<std::mutex> lock(mutex_);
   return state_;
 }
 
 std::shared_ptr<Stream> Buffer::last_stream() const {
+  if (parent_) return parent_->last_stream();
   std::lock_guard<std::mutex> lock(mutex_);
   return last_stream_;
 }
@@ -121,12 +158,14 @@ void Buffer::prepare_locked(Stream& stream) {
 }
 
 dc_devptr Buffer::device_ptr() {
+  if (parent_) return parent_->device_ptr();
   std::lock_guard<std::mutex> lock(mutex_);
   prepare_locked(stream_locked());
   return block_.ptr;
 }
 
 dc_devptr Buffer::device_ptr(Stream& stream) {
+  if (parent_) return parent_->device_ptr(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   prepare_locked(stream);
   return block_.ptr;
@@ -143,6 +182,7 @@ void Buffer::download_locked() {
 }
 
 void* Buffer::host_data() {
+  if (parent_) return static_cast<unsigned char*>(parent_->host_data()) + offset_;
   std::lock_guard<std::mutex> lock(mutex_);
   if (host_ != nullptr) {
     wait_locked();
@@ -161,6 +201,7 @@ void* Buffer::host_data() {
 }
 
 void Buffer::mark_host_dirty() {
+  if (parent_) return parent_->mark_host_dirty();
   std::lock_guard<std::mutex> lock(mutex_);
   if (host_ != nullptr) return;  // one memory: nothing to upload
   if (mirror_.size() != nbytes_) {
@@ -170,6 +211,7 @@ void Buffer::mark_host_dirty() {
 }
 
 void Buffer::mark_device_dirty(Stream& stream) {
+  if (parent_) return parent_->mark_device_dirty(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   state_ = TransferState::DeviceDirty;
   if (last_stream_.get() != &stream) last_stream_ = stream.shared();
@@ -177,6 +219,7 @@ void Buffer::mark_device_dirty(Stream& stream) {
 }
 
 void Buffer::mark_used(Stream& stream) {
+  if (parent_) return parent_->mark_used(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   if (last_stream_.get() != &stream) last_stream_ = stream.shared();
   pending_ = true;
@@ -187,6 +230,14 @@ void Buffer::copy_from_host(const void* src, uint64_t bytes) {
     throw InvalidArgumentError("copy_from_host: got " + std::to_string(bytes) + " bytes, the buffer holds " +
                                    std::to_string(nbytes_),
                                "src");
+  }
+  if (parent_) {
+    // Through the root's host data (in place on host-visible memory; else its mirror, uploaded
+    // before the next device use): the bytes around the view keep their values.
+    void* dst = host_data();
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+    parent_->mark_host_dirty();
+    return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (host_ != nullptr) {
@@ -210,6 +261,11 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
                                    std::to_string(nbytes_),
                                "dst");
   }
+  if (parent_) {
+    const void* src = host_data();
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (host_ != nullptr) {
     wait_locked();
@@ -229,6 +285,13 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
 }
 
 void Buffer::fill_bytes(uint8_t value) {
+  if (parent_) {
+    Stream& s = parent_->accelerator_->default_stream();
+    const dc_devptr root = parent_->device_ptr(s);
+    if (nbytes_ > 0) check(api_->memset_d8(s.handle(), root, offset_, value, nbytes_), api_, *accelerator_, "memset");
+    parent_->mark_device_dirty(s);
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   Stream& s = stream_locked();
   if (nbytes_ > 0) check(api_->memset_d8(s.handle(), block_.ptr, 0, value, nbytes_), api_, *accelerator_, "memset");

@@ -165,13 +165,19 @@ void LaunchPlan::launch(const LaunchConfig& config, const ArgValue* args, size_t
   ScalarSlot inline_slots[kInlineArgs];
   std::unique_ptr<dc_kernel_arg[]> heap_args;
   std::unique_ptr<ScalarSlot[]> heap_slots;
+  // Regions of buffer views (written only for a view at an offset; left uninitialised otherwise).
+  dc_buffer_region inline_regions[kInlineArgs];
+  std::unique_ptr<dc_buffer_region[]> heap_regions;
   dc_kernel_arg* packed = inline_args;
   ScalarSlot* slots = inline_slots;
+  dc_buffer_region* regions = inline_regions;
   if (total > kInlineArgs) {
     heap_args.reset(new dc_kernel_arg[total]);
     heap_slots.reset(new ScalarSlot[total]);
+    heap_regions.reset(new dc_buffer_region[total]);
     packed = heap_args.get();
     slots = heap_slots.get();
+    regions = heap_regions.get();
   }
 
   static const ParamSpec kAny{};
@@ -219,10 +225,21 @@ void LaunchPlan::launch(const LaunchConfig& config, const ArgValue* args, size_t
           arg_error(*kernel_, p, "expected " + std::to_string(p.ndim) + " dimension(s), got " + std::to_string(ndim));
         }
       }
-      if (Buffer* const* bp = std::get_if<Buffer*>(&v)) ptr = (*bp)->device_ptr(s);
-      packed[n].kind = DC_ARG_BUFFER;
-      packed[n].size = sizeof(dc_devptr);
-      packed[n].value.buffer = ptr;
+      uint64_t offset = 0;
+      if (Buffer* const* bp = std::get_if<Buffer*>(&v)) {
+        ptr = (*bp)->device_ptr(s);
+        offset = (*bp)->byte_offset();  // a view's start in its root's block; 0 for every owning buffer
+      }
+      if (offset == 0) {
+        packed[n].kind = DC_ARG_BUFFER;
+        packed[n].size = sizeof(dc_devptr);
+        packed[n].value.buffer = ptr;
+      } else {
+        regions[n] = dc_buffer_region{ptr, offset, std::get<Buffer*>(v)->nbytes()};
+        packed[n].kind = DC_ARG_BUFFER_REGION;
+        packed[n].size = sizeof(dc_buffer_region);
+        packed[n].value.region = &regions[n];
+      }
       ++n;
       if (!raw_) {
         for (int d = 0; d < ndim; ++d) {

@@ -156,6 +156,19 @@ py::array host_view(const std::shared_ptr<dc::Buffer>& self, bool writable) {
   return arr;
 }
 
+// What to add to a buffer's root handle for the buffer itself: 0, or a view's offset where handles
+// are addresses.
+uint64_t view_shift(const dc::Buffer& b, const char* what) {
+  const uint64_t offset = b.byte_offset();
+  if (offset == 0) return 0;
+  const std::string& backend = b.accelerator().backend();
+  if (backend == "cpu" || backend == "cuda") return offset;
+  throw dc::InvalidArgumentError(std::string(what) + ": a view " + std::to_string(offset) +
+                                     " bytes into its buffer has no handle of its own on " + b.accelerator().id() +
+                                     " (launches pass it as a region of the buffer)",
+                                 "buffer");
+}
+
 // Host memory of `arr` for a whole-buffer copy: C-contiguous and exactly nbytes long.
 void check_host_array(const dc::Buffer& buf, const py::array& arr, const char* what) {
   if (!(arr.flags() & py::array::c_style))
@@ -284,10 +297,16 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("nbytes", &dc::Buffer::nbytes)
       .def_property_readonly("state", [](const dc::Buffer& b) { return std::string(dc::transfer_state_name(b.state())); })
       .def_property_readonly("accelerator", &dc::Buffer::accelerator_ptr)
-      .def("device_ptr", [](dc::Buffer& b) { return b.device_ptr(); }, py::call_guard<py::gil_scoped_release>())
+      // A view's handle is its root's plus its offset where handles are addresses (cpu, cuda);
+      // elsewhere (a cl_mem, an MTLBuffer) a view at an offset has none of its own: refused.
+      .def("device_ptr", [](dc::Buffer& b) { return b.device_ptr() + view_shift(b, "device_ptr"); },
+           py::call_guard<py::gil_scoped_release>())
       // The cl_mem / CUdeviceptr, current for work on the default stream (a newer host copy is uploaded).
       .def("native_handle",
-           [](dc::Buffer& b) { return b.accelerator().native_handle(DC_NATIVE_BUFFER, b.device_ptr()); },
+           [](dc::Buffer& b) {
+             const uint64_t shift = view_shift(b, "native_handle");
+             return b.accelerator().native_handle(DC_NATIVE_BUFFER, b.device_ptr()) + shift;
+           },
            py::call_guard<py::gil_scoped_release>())
       .def("host_view", &host_view, py::arg("writable") = true)
       .def_property_readonly("host_visible", &dc::Buffer::host_visible)
@@ -322,7 +341,17 @@ void bind_objects(py::module_& m) {
             b.copy_to_host(dst, bytes);
           },
           py::arg("array"))
-      .def("fill_bytes", &dc::Buffer::fill_bytes, py::arg("value"), py::call_guard<py::gil_scoped_release>());
+      .def("fill_bytes", &dc::Buffer::fill_bytes, py::arg("value"), py::call_guard<py::gil_scoped_release>())
+      // A view: `shape` C-contiguous elements of this buffer's memory from `byte_offset` on (no copy;
+      // launches pass it as an offset into the same allocation, writes land here).
+      .def(
+          "view",
+          [](const std::shared_ptr<dc::Buffer>& self, uint64_t byte_offset, py::handle shape) {
+            return dc::Buffer::view(self, byte_offset, to_shape(shape));
+          },
+          py::arg("byte_offset"), py::arg("shape"))
+      .def_property_readonly("byte_offset", &dc::Buffer::byte_offset)
+      .def_property_readonly("is_view", [](const dc::Buffer& b) { return b.view_root() != nullptr; });
 
   py::class_<dc::Stream, std::shared_ptr<dc::Stream>>(m, "Stream")
       .def("synchronize", &dc::Stream::synchronize, py::call_guard<py::gil_scoped_release>())

@@ -48,6 +48,7 @@ constexpr cl_int CL_BUILD_PROGRAM_FAILURE = -11;
 constexpr cl_int CL_INVALID_VALUE = -30;
 constexpr cl_int CL_INVALID_BINARY = -42;
 constexpr cl_int CL_INVALID_KERNEL_NAME = -46;
+constexpr cl_int CL_MISALIGNED_SUB_BUFFER_OFFSET = -13;
 constexpr cl_int CL_INVALID_BUFFER_SIZE = -61;
 constexpr cl_int CL_PLATFORM_NOT_FOUND_KHR = -1001;
 
@@ -72,6 +73,7 @@ constexpr cl_device_info CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004;
 constexpr cl_device_info CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005;
 constexpr cl_device_info CL_DEVICE_MAX_CLOCK_FREQUENCY = 0x100C;
 constexpr cl_device_info CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010;
+constexpr cl_device_info CL_DEVICE_MEM_BASE_ADDR_ALIGN = 0x1019;  // in bits
 constexpr cl_device_info CL_DEVICE_GLOBAL_MEM_SIZE = 0x101F;
 constexpr cl_device_info CL_DEVICE_LOCAL_MEM_SIZE = 0x1023;
 constexpr cl_device_info CL_DEVICE_AVAILABLE = 0x1027;
@@ -92,6 +94,12 @@ constexpr cl_device_info CL_DEVICE_WAVEFRONT_WIDTH_AMD = 0x4043;
 constexpr cl_context_properties CL_CONTEXT_PLATFORM = 0x1084;
 constexpr cl_command_queue_properties CL_QUEUE_PROFILING_ENABLE = 1u << 1;
 constexpr cl_mem_flags CL_MEM_READ_WRITE = 1u << 0;
+using cl_buffer_create_type = cl_uint;
+constexpr cl_buffer_create_type CL_BUFFER_CREATE_TYPE_REGION = 0x1220;
+struct cl_buffer_region {
+  size_t origin;
+  size_t size;
+};
 
 // Program and kernel queries.
 constexpr cl_program_info CL_PROGRAM_BINARY_SIZES = 0x1165;
@@ -131,6 +139,8 @@ struct ClApi {
 
   cl_mem (*clCreateBuffer)(cl_context, cl_mem_flags, size_t, void*, cl_int*);
   cl_int (*clReleaseMemObject)(cl_mem);
+  // OpenCL 1.1: a view of a buffer (kernel arguments that are buffer views)
+  cl_mem (*clCreateSubBuffer)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*);
   cl_int (*clEnqueueReadBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*,
                                 cl_event*);
   cl_int (*clEnqueueWriteBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint,

@@ -48,6 +48,7 @@ bool resolve(void* handle, ClApi& t, std::string* missing) {
   DCL_RESOLVE(clFinish);
   DCL_RESOLVE(clCreateBuffer);
   DCL_RESOLVE(clReleaseMemObject);
+  DCL_RESOLVE(clCreateSubBuffer);
   DCL_RESOLVE(clEnqueueReadBuffer);
   DCL_RESOLVE(clEnqueueWriteBuffer);
   DCL_RESOLVE(clEnqueueCopyBuffer);

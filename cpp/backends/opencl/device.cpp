@@ -127,6 +127,7 @@ bool describe(cl_platform_id platform, cl_device_id id, Device& dev, std::string
   dev.global_memory = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, 0);
   dev.local_memory = device_value<cl_ulong>(id, CL_DEVICE_LOCAL_MEM_SIZE, 0);
   dev.max_alloc = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0);
+  dev.base_addr_align_bytes = device_value<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 1024) / 8;
   dev.fp64 = has_extension(dev.extensions, "cl_khr_fp64") ||
              device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG, 0) != 0;
   dev.fp16 = has_extension(dev.extensions, "cl_khr_fp16");
@@ -180,6 +181,7 @@ std::string Device::capabilities_json() const {
   w.field("global_memory_bytes", global_memory);
   w.field("local_memory_bytes", local_memory);
   w.field("max_mem_alloc_bytes", max_alloc);
+  w.field("mem_base_addr_align_bytes", base_addr_align_bytes);
   w.field("max_work_group_size", max_work_group_size);
   w.array("max_work_item_sizes", max_work_item_sizes, 3);
   w.field("preferred_work_group_multiple", preferred_work_group_multiple);

@@ -36,6 +36,7 @@ struct Device {
   uint64_t global_memory = 0;
   uint64_t local_memory = 0;
   uint64_t max_alloc = 0;
+  uint32_t base_addr_align_bytes = 0;  // CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8: sub-buffer origins' multiple
   bool fp64 = false;
   bool fp16 = false;
   bool int64_atomics = false;

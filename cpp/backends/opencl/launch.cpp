@@ -1,5 +1,6 @@
 // launch(): argument marshalling, work sizes and the NDRange enqueue.
 #include <mutex>
+#include <vector>
 
 #include "objects.h"
 #include "ops.h"
@@ -19,8 +20,42 @@ dc_status set_arg(dc_kernel_s& k, cl_uint index, size_t size, const void* value,
                      std::to_string(size) + " bytes) does not fit the parameter");
 }
 
-// Sets every argument; `local_bytes` gets the work-group memory they ask for.
-dc_status set_args(dc_kernel_s& k, const dc_kernel_arg* args, uint32_t nargs, uint64_t* local_bytes) {
+// A buffer view as a kernel argument: a sub-buffer of the allocation (OpenCL has no pointer
+// offsets for kernel arguments). Its origin must be a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN;
+// anything else is refused: a copy would take the kernel's writes and lose them.
+dc_status sub_buffer(dc_kernel_s& k, uint32_t index, const dc_buffer_region* region, std::vector<Mem>* keep,
+                     cl_mem* out) {
+  if (region == nullptr || region->bytes == 0) {
+    return fail(DC_ERROR_INVALID_ARGUMENT, kernel_label(k) + ": buffer region argument " + std::to_string(index) +
+                                               " is empty or missing");
+  }
+  const uint64_t align = k.device->base_addr_align_bytes;
+  if (align > 1 && region->offset % align != 0) {
+    return fail(DC_ERROR_UNSUPPORTED,
+                kernel_label(k) + ": argument " + std::to_string(index) + " is a buffer view starting " +
+                    std::to_string(region->offset) + " bytes into its buffer; OpenCL sub-buffers on this device "
+                    "must start at a multiple of " + std::to_string(align) +
+                    " bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN), so the view cannot be passed without a copy");
+  }
+  cl_buffer_region r{static_cast<size_t>(region->offset), static_cast<size_t>(region->bytes)};
+  cl_int err = CL_SUCCESS;
+  cl_mem parent = reinterpret_cast<cl_mem>(static_cast<uintptr_t>(region->buffer));
+  cl_mem sub = api().clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  if (err != CL_SUCCESS || sub == nullptr) {
+    return fail_cl("clCreateSubBuffer", err, err == CL_MISALIGNED_SUB_BUFFER_OFFSET ? DC_ERROR_UNSUPPORTED : DC_ERROR_LAUNCH,
+                   kernel_label(k) + ": argument " + std::to_string(index) + " (a buffer view of " +
+                       std::to_string(region->bytes) + " bytes from byte " + std::to_string(region->offset) + ")");
+  }
+  keep->emplace_back(sub);
+  *out = sub;
+  return DC_OK;
+}
+
+// Sets every argument; `local_bytes` gets the work-group memory they ask for. Sub-buffers made
+// for views go to `keep`: released once the launch is enqueued (the command holds its own
+// reference until it has run).
+dc_status set_args(dc_kernel_s& k, const dc_kernel_arg* args, uint32_t nargs, uint64_t* local_bytes,
+                   std::vector<Mem>* keep) {
   for (uint32_t i = 0; i < nargs; ++i) {
     const dc_kernel_arg& a = args[i];
     dc_status st = DC_OK;
@@ -28,6 +63,12 @@ dc_status set_args(dc_kernel_s& k, const dc_kernel_arg* args, uint32_t nargs, ui
       case DC_ARG_BUFFER: {
         cl_mem mem = reinterpret_cast<cl_mem>(static_cast<uintptr_t>(a.value.buffer));
         st = set_arg(k, i, sizeof(mem), &mem, "buffer");
+        break;
+      }
+      case DC_ARG_BUFFER_REGION: {
+        cl_mem mem = nullptr;
+        st = sub_buffer(k, i, a.value.region, keep, &mem);
+        if (st == DC_OK) st = set_arg(k, i, sizeof(mem), &mem, "buffer view");
         break;
       }
       case DC_ARG_SCALAR:
@@ -92,7 +133,8 @@ dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* given, const 
 
     std::lock_guard<std::mutex> lock(k->launch_mutex);
     uint64_t local_bytes = k->static_local_bytes;
-    if (dc_status st = set_args(*k, args, nargs, &local_bytes); st != DC_OK) return st;
+    std::vector<Mem> views;  // sub-buffers of view arguments, released after the enqueue
+    if (dc_status st = set_args(*k, args, nargs, &local_bytes, &views); st != DC_OK) return st;
     if (config->dynamic_shared_bytes > 0) {
       local_bytes += config->dynamic_shared_bytes;
       if (dc_status st = set_arg(*k, nargs, config->dynamic_shared_bytes, nullptr, "dynamic __local");

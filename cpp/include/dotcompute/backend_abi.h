@@ -113,8 +113,22 @@ typedef struct dc_launch_config {
 typedef enum dc_arg_kind {
   DC_ARG_BUFFER = 0, /* value.buffer: a dc_devptr, offset 0 */
   DC_ARG_SCALAR = 1, /* value.scalar: `size` bytes, copied by the plugin before launch returns */
-  DC_ARG_LOCAL = 2   /* `size` bytes of work-group memory (OpenCL __local argument) */
+  DC_ARG_LOCAL = 2,  /* `size` bytes of work-group memory (OpenCL __local argument) */
+  /* value.region: part of an allocation (a view of a buffer), `size` = sizeof(dc_buffer_region).
+   * The kernel's pointer starts `offset` bytes into `buffer` and the kernel may touch `bytes` bytes
+   * from there; writes land in the allocation (a pointer offset on the CPU and CUDA, a sub-buffer
+   * on OpenCL, setBuffer:offset: on Metal). A plugin that cannot express the region (an OpenCL
+   * offset that is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN) fails the launch with
+   * DC_ERROR_UNSUPPORTED; it never copies. The struct is read before launch returns. Plugins older
+   * than this kind refuse it as an unknown kind. */
+  DC_ARG_BUFFER_REGION = 3
 } dc_arg_kind;
+
+typedef struct dc_buffer_region {
+  dc_devptr buffer; /* a handle from mem_alloc */
+  uint64_t offset;  /* bytes from the allocation's start */
+  uint64_t bytes;   /* the region's length (> 0) */
+} dc_buffer_region;
 
 typedef struct dc_kernel_arg {
   uint32_t kind; /* dc_arg_kind */
@@ -122,6 +136,7 @@ typedef struct dc_kernel_arg {
   union {
     dc_devptr buffer;
     const void* scalar;
+    const dc_buffer_region* region;
   } value;
 } dc_kernel_arg;
 

@@ -43,7 +43,12 @@ class DOTCOMPUTE_API Buffer {
  public:
   // Use Accelerator::allocate(). Allocates the device block at once.
   Buffer(std::shared_ptr<Accelerator> accelerator, Shape shape, DType dtype);
-  ~Buffer();  // returns the block to the pool, ordered after its last stream
+  // A view: `shape` (C-contiguous) elements of `parent`'s memory from `byte_offset` on, no copy.
+  // The view has no block, mirror or transfer state of its own: each call goes to the parent
+  // (a view of a view is a view of the root). Throws InvalidArgumentError when the region does
+  // not fit in the parent or the offset is not a multiple of the element size.
+  static std::shared_ptr<Buffer> view(const std::shared_ptr<Buffer>& parent, uint64_t byte_offset, Shape shape);
+  ~Buffer();  // returns the block to the pool, ordered after its last stream (a view: nothing)
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -56,6 +61,11 @@ class DOTCOMPUTE_API Buffer {
   const std::shared_ptr<Accelerator>& accelerator_ptr() const noexcept { return accelerator_; }
 
   TransferState state() const;
+  // Views: where the view starts in its root's allocation (0 for a buffer that owns its block),
+  // and the root (nullptr for an owning buffer). device_ptr() is the root's handle; a launch passes
+  // the offset beside it (DC_ARG_BUFFER_REGION).
+  uint64_t byte_offset() const noexcept { return offset_; }
+  const std::shared_ptr<Buffer>& view_root() const noexcept { return parent_; }
 
   // The device handle, after uploading a newer host mirror (enqueued on the
   // last stream used, or the default stream). Use before enqueuing device work.
@@ -89,6 +99,7 @@ class DOTCOMPUTE_API Buffer {
   std::shared_ptr<Stream> last_stream() const;
 
  private:
+  Buffer(std::shared_ptr<Buffer> root, uint64_t offset, Shape shape, int view_tag);  // view()
   void prepare_locked(Stream& stream);
   void download_locked();
   void wait_locked();
@@ -111,6 +122,8 @@ class DOTCOMPUTE_API Buffer {
   // The last non-blocking upload from mirror_: until it completes the mirror must outlive us.
   std::shared_ptr<Event> upload_event_;
   std::shared_ptr<Stream> upload_stream_;
+  std::shared_ptr<Buffer> parent_;  // views only: the owning buffer
+  uint64_t offset_ = 0;             // views only: bytes into parent_'s block
 };
 
 }  // namespace dotcompute

@@ -20,6 +20,7 @@ from .codegen import STATS, Program, compile_kernel, launch
 from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar
 from .operands import accelerator_of, operand
 from .types import SUPPORTED
+from .views import launch_argument
 
 
 def _index_vars(ndim: int) -> list[str]:
@@ -336,8 +337,9 @@ _PENDING_REFS = PENDING._refs  # the registry's dict: an empty check without a m
 def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
     """A kernel may write any buffer it is given: pending readers run first; lazy arguments run.
 
-    A view has no memory of its own: the kernel receives a copy of its elements, so a kernel
-    that *writes* a view parameter is refused (its writes would be lost)."""
+    A view is passed as its base's memory (expr/views.py: a region of the same allocation, so
+    writes land in the base); a strided view the kernel only reads is passed as a copy of its
+    elements, one the kernel may write is refused (its writes would be lost)."""
     if not _PENDING_REFS:  # the common case, kept cheap: launches are benchmarked in microseconds
         for a in args:
             if type(a) is LazyBuffer:
@@ -350,15 +352,16 @@ def before_launch(kernel: Any, args: tuple[Any, ...]) -> None:
             if type(a) is LazyBuffer and a._op is not None:
                 run([a])
             elif type(a) is LazyBuffer and a._view is not None:
-                _refuse_written_view(kernel, args, i)
+                passed = launch_argument(kernel, args, i, a)  # raises for a view it cannot pass
                 before_write(a._view.base)
                 if id(a) not in pinned:
-                    pinned[id(a)] = (a, copy_view(a))
+                    pinned[id(a)] = (a, passed if passed is not None else copy_view(a))
             elif PENDING:
                 before_write(a)
-    # The native launch takes only a pointer to each argument's memory: a view's copy must outlive
-    # the packing of the launch. One copy per view (a view passed twice is one copy), held by this
-    # thread until its next launch (other threads' launches hold their own).
+    # The native launch takes only a pointer to each argument's native buffer: what a view passes
+    # (its native view, or its copy) must outlive the packing of the launch. One per view (a view
+    # passed twice is passed once), held by this thread until its next launch (other threads'
+    # launches hold their own).
     _PINNED.views = pinned
 
 
@@ -366,24 +369,9 @@ _PINNED = threading.local()
 
 
 def pinned_copy(view: LazyBuffer) -> Buffer | None:
-    """The copy of ``view`` made for the launch this thread is packing, if any."""
+    """What the launch this thread is packing passes for ``view`` (its memory or a copy), if any."""
     entry = getattr(_PINNED, "views", {}).get(id(view))
     return entry[1] if entry is not None and entry[0] is view else None
-
-
-def _refuse_written_view(kernel: Any, args: tuple[Any, ...], index: int) -> None:
-    specialize = getattr(kernel, "specialize", None)
-    if specialize is None:
-        return  # a raw kernel: what it writes is not known; it gets the copy (docs/expressions.md)
-    try:
-        params = specialize(kernel.types_from_args(args)).module.kernel.params
-    except Exception:  # noqa: BLE001 -- the launch itself reports bad arguments with its own message
-        return
-    for p in params:
-        if p.index == index and p.written:
-            raise ValueError(f"{kernel.name}(): parameter {p.py_name!r} is written, but its argument is a view "
-                             "(b[i:j], b.T, ...), which has no memory of its own; launch on a whole buffer, "
-                             "or write into a temporary and assign it: b[i:j] = tmp")
 
 
 def evaluate_all(accelerator: Any = None) -> None:

@@ -3,8 +3,9 @@
 Basic indexing (integers, slices with any step, ``...``) makes a *view*: a LazyBuffer that
 reads the base buffer's memory whenever it is used (so it sees later writes, like a numpy
 view) and writes into it (``v[...] = x``, ``v += 1``). Reading a view fuses into the
-expression that uses it; handing a view to a kernel launch or an array operation passes a
-copy of its current elements (kernel parameters are whole C-contiguous buffers). Indexing
+expression that uses it; a kernel launch is handed the base's memory (a region of the same
+allocation; a strided view the kernel only reads as a copy: docs/views.md); an array
+operation reads a copy of its current elements. Indexing
 every dimension with an integer reads one element and returns a numpy scalar (it waits for
 the work queued on the buffer).
 """

@@ -193,9 +193,10 @@ class LazyBuffer(Buffer):
         except AttributeError:
             pass
         if self._view is not None:
-            # a view has no memory of its own: each use copies the window as it is now. A launch
-            # made its copy beforehand and holds it (evaluate.before_launch); elsewhere the copy is
-            # kept until the next use: the native side takes only the pointer of the buffer this
+            # a launch decided beforehand what it passes (evaluate.before_launch, expr/views.py: the
+            # base's memory as a native view, or a copy of a strided view it only reads) and holds
+            # it. Elsewhere (operations, downloads) each use copies the window as it is now, kept
+            # until the next use: the native side takes only the pointer of the buffer this
             # returns, so a copy dropped here would be freed while still in use
             copy = EVALUATE["pinned"](self)
             if copy is None:

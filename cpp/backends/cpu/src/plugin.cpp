@@ -505,6 +505,11 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
       const dc_kernel_arg& a = args[i];
       if (a.kind == DC_ARG_BUFFER) {
         slot_bytes += 16;
+      } else if (a.kind == DC_ARG_BUFFER_REGION) {
+        if (a.value.region == nullptr)
+          return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: launch: buffer region argument " + std::to_string(i) +
+                                                     " has no region");
+        slot_bytes += 16;
       } else if (a.kind == DC_ARG_SCALAR) {
         if (a.size == 0 || a.value.scalar == nullptr)
           return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: launch: scalar argument " + std::to_string(i) +
@@ -541,9 +546,24 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
           heap_argv.reset(new void*[nargs]);
           argv = heap_argv.get();
         }
-        for (uint32_t i = 0; i < nargs; ++i)
-          argv[i] = args[i].kind == DC_ARG_BUFFER ? const_cast<dc_devptr*>(&args[i].value.buffer)
-                                                  : const_cast<void*>(args[i].value.scalar);
+        // A view's pointer (the block's address plus the offset: CPU handles are addresses) needs a home.
+        dc_devptr stack_shifted[kStackArgs];
+        std::unique_ptr<dc_devptr[]> heap_shifted;
+        dc_devptr* shifted = stack_shifted;
+        if (nargs > kStackArgs) {
+          heap_shifted.reset(new dc_devptr[nargs]);
+          shifted = heap_shifted.get();
+        }
+        for (uint32_t i = 0; i < nargs; ++i) {
+          if (args[i].kind == DC_ARG_BUFFER) {
+            argv[i] = const_cast<dc_devptr*>(&args[i].value.buffer);
+          } else if (args[i].kind == DC_ARG_BUFFER_REGION) {
+            shifted[i] = args[i].value.region->buffer + args[i].value.region->offset;
+            argv[i] = &shifted[i];
+          } else {
+            argv[i] = const_cast<void*>(args[i].value.scalar);
+          }
+        }
         geo.desc.args = argv;
         geo.desc.nargs = nargs;
         KernelFailure failure;
@@ -566,8 +586,17 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
     uint64_t off = 0;
     for (uint32_t i = 0; i < nargs; ++i) {
       const dc_kernel_arg& a = args[i];
-      const uint64_t n = a.kind == DC_ARG_BUFFER ? sizeof(void*) : a.size;
-      std::memcpy(base + off, a.kind == DC_ARG_BUFFER ? static_cast<const void*>(&a.value.buffer) : a.value.scalar, n);
+      uint64_t n = a.size;
+      if (a.kind == DC_ARG_BUFFER) {
+        n = sizeof(void*);
+        std::memcpy(base + off, &a.value.buffer, n);
+      } else if (a.kind == DC_ARG_BUFFER_REGION) {
+        n = sizeof(void*);
+        const dc_devptr at = a.value.region->buffer + a.value.region->offset;
+        std::memcpy(base + off, &at, n);
+      } else {
+        std::memcpy(base + off, a.value.scalar, n);
+      }
       task->argv[i] = base + off;
       off += (n + 15) / 16 * 16;
     }
