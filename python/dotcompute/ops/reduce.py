@@ -69,8 +69,9 @@ THREADS_MIN = 1 << 22
 
 #: The CPU backend runs a launch of at most this many work-items inline on the calling thread,
 #: serially (cpp/backends/cpu/src/launch.h, kInlineItems: few items are usually little work). Each
-#: item of the lanes kernel adds RUN elements, so its launches ask for more items than that (the
-#: extra ones return at once), which puts them on the backend's thread pool, every core.
+#: item of the lanes kernel adds SUM_RUN elements, so its launches ask for more items than that (only
+#: every ``spread``-th works, the others return at once), which puts them on the backend's thread
+#: pool, every core, each contiguous chunk of items with its share of the runs.
 CPU_INLINE_ITEMS = 16384
 
 #: Accumulator dtypes the lanes kernel is used for: sums of the kernel dtypes into numpy's result
@@ -93,12 +94,13 @@ def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str
 
 def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype) -> Any:
     """sum/mean of all of the CPU-backend ``buf`` by the lanes kernel: one partial per run of
-    ``rk.RUN`` elements, on the backend's threads; the partials added by numpy (pairwise)."""
+    ``rk.SUM_RUN`` elements, on the backend's threads; the partials added by numpy (pairwise)."""
     acc = buf.accelerator
     x = flat(buf)
-    runs = -(-x.size // rk.RUN)
+    runs = -(-x.size // rk.SUM_RUN)
     partial = acc.empty((runs,), out_dtype)
-    acc.launch(rk.lanes_kernel(out_dtype.type), max(runs, CPU_INLINE_ITEMS + 1), x, partial)
+    spread = CPU_INLINE_ITEMS // runs + 1  # runs * spread > CPU_INLINE_ITEMS: the pool, runs evenly spread
+    acc.launch(rk.lanes_kernel(out_dtype.type), runs * spread, x, partial, spread)
     total = np.add.reduce(np.asarray(partial))  # waits for the launch: host memory, no copy
     if name == "mean":
         return (np.asarray(total) / x.size).astype(out_dtype)[()]
@@ -146,9 +148,9 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
         if name in ("min", "max"):
             buf = _extreme_by_lanes(name == "min", x)[0]
         else:
-            runs = -(-x.size // rk.RUN)
+            runs = -(-x.size // rk.SUM_RUN)
             partial = buf.accelerator.empty((runs,), out_dtype)
-            buf.accelerator.launch(rk.lanes_kernel(out_dtype.type), runs, x, partial)
+            buf.accelerator.launch(rk.lanes_kernel(out_dtype.type), runs, x, partial, 1)
             buf = reduce_flat(rk.op_add, partial, 1, runs, 1, out_dtype, commutative=True)
         axes = ()
     for a in sorted(axes, reverse=True):  # one axis at a time, highest first, so the others keep their place

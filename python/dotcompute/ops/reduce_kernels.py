@@ -304,37 +304,44 @@ def greater_nan_first(b, a):
 
 
 LANES = 32  # independent accumulators of lanes_kernel: two 512-bit (four 256-bit) vectors of float32
-RUN = 32 * LANES  # elements per partial of lanes_kernel: each lane adds 32 of them
+RUN = 32 * LANES  # elements per partial of lanes_extreme_kernel: each lane takes 32 of them
+SUM_RUN = 128 * LANES  # elements per partial of lanes_kernel: each lane adds 128 of them
 
 
 @cache
 def lanes_kernel(acc_dtype: Any) -> Any:
-    """``partial[i]`` = the sum of run i (``RUN`` consecutive elements of the flat ``x``), written
+    """``partial[i]`` = the sum of run i (``SUM_RUN`` consecutive elements of the flat ``x``), written
     for CPU compilers.
 
     Each run is added up in ``LANES`` independent accumulators (lane j takes elements j, j + 32,
     j + 64, ... of the run), which a C++ compiler keeps in SIMD registers. Why 32 and not one
     vector's 16: a vector add has a latency of several cycles, so a single accumulator vector
     makes the loop wait on its own previous add; two (or four 256-bit ones) in flight let the
-    loads run at memory speed (16M float32, one core: 1.39 ms with 32 lanes and 1,024-element
-    runs, 1.62 ms with 16 and 512; an optimising compiler's reassociated loop does the same).
-    The lanes are then combined as a balanced tree, and the caller adds the partials pairwise
-    (numpy's pairwise summation), so the rounding error of the sum grows as O(32 + log n) ulps,
-    as numpy's O(16 + log n), not O(n) as one accumulator's. The last run's rest (fewer than 32)
-    is added in order. The operator is ``+`` written out rather than a ``@dc.func`` parameter:
-    every use of a captured name is checked again at each launch, and the uses an operator would
-    need cost more than the work for arrays of a million elements. Items at or past the number
-    of runs do nothing.
+    loads run at memory speed. Why runs of 4,096 (128 per lane): the lanes are then combined as a
+    balanced tree -- 31 scalar adds and their shuffles, once per run -- which with runs of 1,024
+    cost ~10 % of a core's time (16M float32 on one core, issue 24: 7.2 ms with 1,024-element runs,
+    6.0-6.6 with 4,096 or 8,192, a -ffast-math C loop 5.8-6.3). The caller adds the partials pairwise
+    (numpy's pairwise summation). This is a pairwise sum whose leaves are 128 elements added in
+    order (numpy's leaves are 128 elements in 8 accumulators): the rounding error grows as
+    O(128 + log n) ulps in the worst case (docs/operations.md has measured errors) -- the
+    pairwise class, not one accumulator's O(n) (Numba's fastmath prange sum adds ~n/64 elements in
+    order per lane). The last run's rest (fewer than 32) is added in order. The operator is ``+``
+    written out rather than a ``@dc.func`` parameter: every use of a captured name is checked again
+    at each launch, and the uses an operator would need cost more than the work for arrays of a
+    million elements. Item g adds run g // ``spread`` if g is a multiple of ``spread`` (1: item i, run
+    i): the CPU backend's thread pool hands out contiguous chunks of items, so a launch padded past
+    its inline limit (ops/reduce.py) keeps its runs spread over every chunk. Other items do nothing.
     """
     ACC = acc_dtype  # noqa: N806
 
     @dc.kernel
-    def sum_lanes(x: dc.Buffer, partial: dc.Buffer):
-        i = dc.global_id(0)
-        if i < partial.shape[0]:
+    def sum_lanes(x: dc.Buffer, partial: dc.Buffer, spread: dc.int64):
+        g = dc.global_id(0)
+        i = g // spread  # every spread-th item takes a run: the runs spread over the launch (see there)
+        if g % spread == 0 and i < partial.shape[0]:
             n = x.shape[0]
-            lo = i * RUN
-            hi = min(lo + RUN, n)
+            lo = i * SUM_RUN
+            hi = min(lo + SUM_RUN, n)
             whole = (hi - lo) // LANES
             a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = ACC(0)
             a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 = ACC(0)
@@ -476,7 +483,8 @@ def plan(rows: int, n: int) -> tuple[int, int]:
     return chunk, chunks
 
 
-__all__ = ["LANES", "RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel", "first_index_kernel",
+__all__ = ["LANES", "RUN", "SUM_RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel",
+           "first_index_kernel",
            "first_in_run_kernel", "lanes_extreme_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",
            "op_min_int", "op_mul", "plan", "rows_kernel", "tree_kernel"]

@@ -15,7 +15,8 @@ from dotcompute.ops import reduce_kernels as rk
 
 RNG = np.random.default_rng(11)
 reduce_mod = importlib.import_module("dotcompute.ops.reduce")  # dc.ops.reduce is the function
-SIZES = [1, 15, 16, 17, rk.LANES - 1, rk.LANES, rk.LANES + 1, rk.RUN - 1, rk.RUN, rk.RUN + 1, 3 * rk.RUN + 17, 100_003]
+SIZES = [1, 15, 16, 17, rk.LANES - 1, rk.LANES, rk.LANES + 1, rk.RUN - 1, rk.RUN, rk.RUN + 1, 3 * rk.RUN + 17,
+         rk.SUM_RUN - 1, rk.SUM_RUN, rk.SUM_RUN + 1, 5 * rk.SUM_RUN + 33, 100_003]
 
 
 def _cpu() -> dc.Accelerator:
@@ -157,17 +158,19 @@ def test_slices_cover_the_array():
 def test_lanes_kernel_on_every_accelerator(accelerator):
     """The lanes kernel is portable (kernel language): its partials are right on every device,
     and items past the last run (the padding the CPU backend's thread pool gets) do nothing."""
-    x = RNG.standard_normal(3 * rk.RUN + 5).astype(np.float32)
-    runs = -(-x.size // rk.RUN)
+    run = rk.SUM_RUN
+    x = RNG.standard_normal(3 * run + 5).astype(np.float32)
+    runs = -(-x.size // run)
     xb = accelerator.asarray(x)
-    out = accelerator.empty((runs,), np.float32)
-    accelerator.launch(rk.lanes_kernel(np.float32), runs + 100, xb, out)
-    want = [np.sum(x[i * rk.RUN:(i + 1) * rk.RUN], dtype=np.float64) for i in range(runs)]
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-4)
-    xi = RNG.integers(-1000, 1000, 2 * rk.RUN + 3).astype(np.int32)
+    want = [np.sum(x[i * run:(i + 1) * run], dtype=np.float64) for i in range(runs)]
+    for spread in (1, 3):  # spread: only every spread-th item takes a run (runs spread over the launch)
+        out = accelerator.asarray(np.full(runs, np.nan, np.float32))
+        accelerator.launch(rk.lanes_kernel(np.float32), runs * spread + 100, xb, out, spread)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-4)
+    xi = RNG.integers(-1000, 1000, 2 * run + 3).astype(np.int32)
     outi = accelerator.empty((3,), np.int64)
-    accelerator.launch(rk.lanes_kernel(np.int64), 3, accelerator.asarray(xi), outi)
-    np.testing.assert_array_equal(outi.numpy(), [xi[i * rk.RUN:(i + 1) * rk.RUN].sum() for i in range(3)])
+    accelerator.launch(rk.lanes_kernel(np.int64), 3, accelerator.asarray(xi), outi, 1)
+    np.testing.assert_array_equal(outi.numpy(), [xi[i * run:(i + 1) * run].sum() for i in range(3)])
 
 
 def test_portable_full_sums_on_cpu_devices_use_the_lanes_kernel(accelerator):
