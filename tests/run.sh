@@ -120,7 +120,7 @@ sim_k="cuda and not cpu:0 and not opencl:0 and not nvrtc and not for_every_backe
 sim_suites=(tests/python/lang/test_conformance.py tests/python/lang/test_subgroups.py
   tests/python/lang/test_launch_checks.py tests/python/lang/test_fastmath.py tests/python/types tests/python/ops
   tests/python/expr tests/python/runtime tests/python/pipeline tests/python/orchestrate tests/python/profile
-  tests/python/reliability)
+  tests/python/reliability tests/python/check)
 if [ "$full" = 1 ]; then
   sim_suites+=(tests/python/lang tests/python/idioms tests/python/realworld tests/python/contract_extra)
 else
@@ -142,7 +142,8 @@ step "Metal plugin on the Metal test double (pytest)"
 # one expecting `int32 += 1.5` to fail on same_kind casting (on Metal the float64 refusal comes first).
 metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/python/lang/test_numpy_semantics.py tests/python/namespace/test_numpy_port_example.py
   tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py
-  tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr tests/python/ops/test_int_wrap_devices.py)
+  tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr tests/python/ops/test_int_wrap_devices.py
+  tests/python/check)
 metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives or test_metal_msl_styles or test_metal_faults or test_metal_shim_runner or test_metal_math_mode"
 if [ "$full" = 1 ]; then
   metal_suites+=(tests/python/realworld tests/python/idioms tests/python/contract_extra tests/python/ops)
