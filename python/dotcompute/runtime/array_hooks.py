@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 HOOKS: dict[str, Callable[..., Any]] = {}
 # Set (by dotcompute.expr) when the first lazy buffer is made: until then no launch argument can be
 # one and no expression can be pending, so launches skip the before_launch hook (one test per launch).
@@ -77,6 +79,21 @@ def _compare(op: str) -> Callable[..., Any]:
 
     fn.__name__ = f"__{op}__"
     return fn
+
+
+def _numpy_method(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(np, name)(self, *args, **kwargs)  # through __array_function__: stays on the device
+
+    method.__name__ = name
+    method.__doc__ = f"``np.{name}(buf, ...)`` as a method, as on numpy's and CuPy's arrays."
+    return method
+
+
+# numpy's ndarray methods that code written for numpy arrays (Dask's chunk functions among it) calls
+_NUMPY_METHODS = ("all", "any", "argmax", "argmin", "clip", "conj", "copy", "cumprod", "cumsum", "dot", "max",
+                  "mean", "min", "nonzero", "prod", "ravel", "repeat", "round", "squeeze", "std", "sum", "swapaxes",
+                  "take", "trace", "transpose", "var")
 
 
 class ArrayOperators:
@@ -145,5 +162,8 @@ class ArrayOperators:
         """The transpose of a 2-D buffer (a new buffer; see docs/expressions.md)."""
         return hook("transpose")(self)
 
+
+for _name in _NUMPY_METHODS:
+    setattr(ArrayOperators, _name, _numpy_method(_name))
 
 __all__ = ["ArrayOperators", "HOOKS", "hook", "install", "notify_write"]

@@ -297,9 +297,17 @@ class Buffer(ArrayOperators):
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:
-        """A DLPack capsule sharing this buffer's memory (CUDA and CPU buffers)."""
+        """A DLPack capsule sharing this buffer's memory (CUDA and CPU buffers). A consumer that asks
+        for the CPU (``dl_device=(1, 0)``) gets a host copy of a buffer on another device unless it
+        passes ``copy=False`` (the standard's cross-device export; namespace/dlpack.py)."""
         from .cuda_interop import to_dlpack
 
+        if dl_device is not None and tuple(dl_device) == (1, 0) and self._accelerator.backend != "cpu":
+            if copy is False:
+                raise BufferError(f"__dlpack__: the buffer is on {self._accelerator.id}; exporting it to the CPU "
+                                  "needs a copy, and copy=False forbids it")
+            on_cpu = _ops_hook("to_device")(self, "cpu:0")  # moving data is what the consumer asked for
+            return to_dlpack(on_cpu, stream, max_version, dl_device, None)
         if copy:  # a copy made on the device (the export then shares the copy's memory)
             from .array_hooks import hook
 

@@ -1,0 +1,92 @@
+"""DLPack both ways (namespace/dlpack.py, Buffer.__dlpack__): dc.from_dlpack from real producers (numpy,
+array_api_strict when installed; PyTorch/JAX/CuPy when installed) with the 2024.12 device=/copy=
+keywords, and Buffers exported to numpy (CPU shares memory; OpenCL has no DLPack device type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+DEVICES = [d.id for d in dc.devices() if d.backend in ("cpu", "opencl")]
+DATA = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+
+
+def _producers() -> list[Any]:
+    made = [pytest.param(lambda: DATA.copy(), id="numpy"),
+            pytest.param(lambda: DATA.copy()[:, ::2], id="numpy-strided")]
+    for name, make in (("array_api_strict", lambda m: m.asarray(DATA)),
+                       ("torch", lambda m: m.from_numpy(DATA.copy())),
+                       ("jax.numpy", lambda m: m.asarray(DATA))):
+        try:
+            module = __import__(name, fromlist=["_"])
+        except ImportError:
+            continue
+        made.append(pytest.param((lambda mod, mk: lambda: mk(mod))(module, make), id=name))
+    return made
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", _producers())
+def test_from_dlpack_copies_a_producer_onto_the_device(device: str, make: Any) -> None:
+    x = make()
+    expected = np.from_dlpack(x).copy()
+    b = dc.from_dlpack(x, device=device)
+    assert isinstance(b, dc.Buffer) and b.device.id == device
+    np.testing.assert_array_equal(b.numpy(), expected)
+    assert dc.from_dlpack(x, device=device, copy=True).numpy().tolist() == expected.tolist()
+    with pytest.raises(BufferError, match="copy=False"):
+        dc.from_dlpack(x, device=device, copy=False)
+
+
+def test_from_dlpack_default_device_and_errors() -> None:
+    with dc.default_device("cpu:0"):
+        assert dc.from_dlpack(DATA).device.id == "cpu:0"
+    with pytest.raises(TypeError, match="no __dlpack__"):
+        dc.from_dlpack([1.0, 2.0])
+    with pytest.raises(TypeError, match="copy must be"):
+        dc.from_dlpack(DATA, copy="yes")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_from_dlpack_of_a_buffer(device: str) -> None:
+    b = dc.asarray(DATA, device=device)
+    assert dc.from_dlpack(b) is b  # same device, no copy asked
+    c = dc.from_dlpack(b, copy=True)
+    assert c is not b and c.numpy().tolist() == DATA.tolist()
+    other = "opencl:0" if device == "cpu:0" else "cpu:0"
+    if other in DEVICES:
+        moved = dc.from_dlpack(b, device=other)
+        assert moved.device.id == other and moved.numpy().tolist() == DATA.tolist()
+        with pytest.raises(BufferError, match="copy=False"):
+            dc.from_dlpack(b, device=other, copy=False)
+
+
+def test_cpu_buffers_export_their_memory() -> None:
+    b = dc.asarray(DATA, device="cpu:0")
+    assert b.__dlpack_device__() == (1, 0)
+    view = np.from_dlpack(b)
+    np.testing.assert_array_equal(view, DATA)
+    with b.host() as h:
+        h[0, 0] = 42.0
+    assert view[0, 0] == 42.0  # shared, not copied
+    copied = np.from_dlpack(b, copy=True)
+    with b.host() as h:
+        h[0, 0] = 7.0
+    assert copied[0, 0] == 42.0
+
+
+@pytest.mark.skipif("opencl:0" not in DEVICES, reason="needs an OpenCL device")
+def test_opencl_has_no_dlpack_device_but_exports_a_host_copy_on_request() -> None:
+    b = dc.asarray(DATA, device="opencl:0")
+    with pytest.raises(BufferError, match="opencl:0"):
+        b.__dlpack_device__()
+    with pytest.raises(BufferError, match="opencl:0"):
+        np.from_dlpack(b)  # numpy asks for the buffer's own memory: there is no DLPack device for it
+    host = np.from_dlpack(b, device="cpu")  # the consumer asks for the CPU: a copy, as the standard allows
+    np.testing.assert_array_equal(host, DATA)
+    with pytest.raises(BufferError, match="copy=False"):
+        np.from_dlpack(b, device="cpu", copy=False)
