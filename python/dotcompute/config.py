@@ -28,6 +28,9 @@ VARIABLES: dict[str, str] = {
     "DOTCOMPUTE_BACKENDS": "comma list of backends to enable (default: all found)",
     "DOTCOMPUTE_CXX": "host C++ compiler used by the CPU backend (before CXX, c++, g++, clang++)",
     "DOTCOMPUTE_DEBUG": "1 turns on bounds checks in every kernel",
+    # read by dotcompute.lang.check (each launch tests whether it is set; the value is parsed on change)
+    "DOTCOMPUTE_CHECK": "kernel checks for every @dc.kernel launch: all, or a comma list of memcheck, racecheck, "
+                        "synccheck, initcheck; ':warn' logs instead of raising (docs/kernel-safety.md)",
     "DOTCOMPUTE_LOG": "log level of the 'dotcompute' logger (debug, info, warning, error)",
     "DOTCOMPUTE_CUDA_DRIVER": "explicit path of libcuda",
     "DOTCOMPUTE_NVRTC": "explicit path of libnvrtc",

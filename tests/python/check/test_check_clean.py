@@ -60,7 +60,8 @@ def test_whole_conformance_registry_is_clean(case, cpu):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("suite", ["realworld/test_rw_barriers.py", "realworld/test_rw_reduce.py",
-                                   "realworld/test_rw_stencil.py", "idioms/test_idioms_more.py"])
+                                   "realworld/test_rw_stencil.py", "idioms/test_idioms_more.py",
+                                   "types/test_vectors.py", "types/test_structs.py", "lang/test_subgroups.py"])
 def test_realworld_suites_pass_under_all_checks(suite):
     env = dict(os.environ, DOTCOMPUTE_CHECK="all")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-k", "cpu",

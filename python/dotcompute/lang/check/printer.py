@@ -25,7 +25,7 @@ import dataclasses
 from .. import ir
 from ..emit import cpu_regions as cr
 from ..emit.c_like import strip_parens
-from ..emit.cpu import _TYPES, CpuPrinter
+from ..emit.cpu import CpuPrinter
 from ..types import BufferType, ScalarType
 from .layout import SYNC_SUB
 from .runtime_cpp import CORE, access_helper
@@ -259,4 +259,4 @@ def emit_checked(module: ir.Module) -> tuple[str, CheckPrinter]:
     return p.source(), p
 
 
-__all__ = ["CheckPrinter", "CheckBarrier", "emit_checked", "slot_order", "with_barrier_marks", "_TYPES"]
+__all__ = ["CheckPrinter", "CheckBarrier", "emit_checked", "slot_order", "with_barrier_marks"]
