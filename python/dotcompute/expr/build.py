@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
+from .complex_math import COMPLEX_MATH, COMPLEX_OPS
 from .evaluate import run, store
 from .lazy import LazyBuffer, Scalar
 from .operands import accelerator_of, check_device_dtypes, operand
@@ -107,6 +108,9 @@ def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any
         ops = [Scalar(o.value, np.dtype(np.int64)) if isinstance(o, Scalar) and o.dtype is None
                and type(o.value) is int else o for o in ops]
         ins, out = loop_types(ufunc, tuple(_raw(o) for o in ops), what)
+    if any(t.kind == "c" for t in ins) and (op not in COMPLEX_OPS or op == "math" and extra not in COMPLEX_MATH):
+        # numpy orders complex numbers lexicographically; the standard leaves it out, and so do kernels
+        raise TypeError(f"{what} is not defined for complex operands in array expressions")
     shape = broadcast(*(o.shape for o in ops))
     check_device_dtypes(acc, (*ins, out), what)
     ops = [_typed(o, t) for o, t in zip(ops, ins, strict=True)]
@@ -211,6 +215,16 @@ def where(condition: Any, x: Any, y: Any) -> Any:
     return LazyBuffer.pending("where", tuple(ops), loop, out, shape, acc)
 
 
+def complex_part(x: Buffer, part: str) -> Any:
+    """``x.real`` or ``x.imag`` of a complex Buffer, elementwise and lazily (a real Buffer of its precision)."""
+    acc = x.accelerator
+    z = operand(x, acc)
+    real = np.dtype(z.dtype.char.lower())  # complex64 → float32, complex128 → float64
+    if isinstance(z, Scalar):
+        return acc.asarray(np.asarray(getattr(np.asarray(z.value, z.dtype), part)))
+    return LazyBuffer.pending("math", (z,), (z.dtype,), real, z.shape, acc, part)
+
+
 def minimum(a: Any, b: Any) -> Any:
     return apply("minimum", np.minimum, (a, b), "dc.minimum")
 
@@ -269,5 +283,5 @@ def math_call(fn: Any, args: tuple[Any, ...]) -> Any:
     return apply("math", ufunc, args, f"dc.{name}", extra=name)
 
 
-__all__ = ["binary", "unary", "inplace", "astype", "where", "minimum", "maximum", "clip", "math_call", "apply",
-           "broadcast", "BINARY_UFUNCS", "UNARY_UFUNCS"]
+__all__ = ["complex_part", "binary", "unary", "inplace", "astype", "where", "minimum", "maximum", "clip", "math_call",
+           "apply", "broadcast", "BINARY_UFUNCS", "UNARY_UFUNCS"]

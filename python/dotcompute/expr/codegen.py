@@ -23,11 +23,27 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from ..dtypes import (
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ..lang import global_id
 from ..lang.builtins import MATH
 from ..lang.kernel import Kernel
 from ..runtime import Buffer
+from . import complex_math
 from .lazy import LazyBuffer, Scalar
 
 # binary templates over operand variables already converted to the loop dtype
@@ -50,7 +66,7 @@ UNARY_TEMPLATES = {"neg": "-{a}", "pos": "{a}", "abs": "abs({a})", "invert": "~{
 BOOL_UNARY = {"invert": "not {a}", "abs": "{a}", "pos": "{a}"}
 
 CAST_NAMES = {np.dtype(t): t.__name__ for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                                                  float16, float32, float64)}
+                                                  float16, float32, float64, complex64, complex128)}
 
 
 def namespace() -> dict[str, Any]:
@@ -118,6 +134,9 @@ class Program:
         loop_bool = bool(node._loop) and node._loop[0] == np.dtype(bool)
         if op == "where":
             expr = f"{ins[1]} if {ins[0]} else {ins[2]}"
+        elif (op == "math" or op == "pow") and node._loop[0].kind == "c":
+            # complex functions: the language's exp/sqrt/conj or identities over the two parts
+            expr = complex_math.emit(self, node._extra or "pow", ins, node._loop[0], CAST_NAMES)
         elif op == "math":
             expr = f"m_{node._extra}({', '.join(ins)})"
         elif op == "floordiv" and node._loop[0].kind == "f":

@@ -19,7 +19,7 @@ from ..runtime import Buffer
 from .codegen import STATS, Program, compile_kernel, launch
 from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar
 from .operands import accelerator_of, operand
-from .types import SUPPORTED
+from .types import EXPR_DTYPES
 from .views import launch_argument
 
 
@@ -234,7 +234,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     if isinstance(value, Buffer):
         accelerator_of(base, value)  # a ValueError naming both devices, not a kernel's argument error
-    if base.dtype not in SUPPORTED or base.ndim > 3:  # complex, or more dimensions than kernels index
+    if base.dtype not in EXPR_DTYPES or base.ndim > 3:  # more dimensions than kernels index
         _store_on_host(base, index, shape, value, casting)
         return
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
@@ -295,7 +295,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
 def copy_view(view: LazyBuffer) -> Buffer:
     """A new buffer holding a view's elements as they are now."""
     acc = view.accelerator
-    if view.dtype not in SUPPORTED or view._view.base.ndim > 3:
+    if view.dtype not in EXPR_DTYPES or view._view.base.ndim > 3:
         # complex, or a base of more dimensions than kernels index: numpy picks the elements from a host copy
         host = view._view.base.numpy()
         return acc.asarray(np.asarray(host[host_index(view._view.index, view.shape)], order="C"))

@@ -22,7 +22,7 @@ from ..runtime.buffer import normalize_shape
 from .codegen import CAST_NAMES, compile_kernel, launch
 from .evaluate import before_write, concrete, host_index, run, store
 from .lazy import LazyBuffer, View
-from .types import SUPPORTED
+from .types import EXPR_DTYPES
 
 
 def _base_and_index(buf: Buffer) -> tuple[Buffer, tuple[tuple, ...]]:
@@ -173,8 +173,8 @@ def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
     pos = tuple(e[1] for e in index)
     if acc.unified_memory:
         return base._native.host_view(False)[pos]  # device memory is host memory: read in place
-    if base.dtype not in SUPPORTED or base.ndim == 0 or base.ndim > 3:
-        # complex: no generated kernel can copy it out; 0-d: kernels have no 0-d buffers (the
+    if base.dtype not in EXPR_DTYPES or base.ndim == 0 or base.ndim > 3:
+        # 0-d: kernels have no 0-d buffers (the
         # generated read would have no index at all). A host copy can do both
         return base.numpy()[host_index(index, ())]
     one = LazyBuffer.view(View(base, index), (), acc)
@@ -225,7 +225,7 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
         raise ValueError(f"reshape: buffers have 0 to 3 dimensions here, not {new}")
     acc = buf.accelerator
     src = concrete(buf)
-    if src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in SUPPORTED:
+    if src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in EXPR_DTYPES:
         return acc.asarray(np.asarray(src).reshape(new))  # nothing a kernel could index
     out = acc.empty(new, src.dtype)
     k, m = len(new), src.ndim

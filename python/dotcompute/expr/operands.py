@@ -36,7 +36,7 @@ def check_device_dtypes(acc: Any, dtypes: Any, what: str) -> None:
     if has is None:
         info = acc.info
         has = _FP64[acc.id] = "fp64" in (info.get("features") or ()) or bool(info.get("fp64"))
-    if not has and any(np.dtype(t) == np.float64 for t in dtypes):
+    if not has and any(np.dtype(t) in (np.float64, np.complex128) for t in dtypes):
         raise TypeError(f"{what}: {acc.id} ({acc.backend} backend) has no float64 arithmetic; "
                         "use float32 buffers (x.astype(dc.float32)) there")
 
@@ -72,7 +72,13 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
         if x.ndim > 3:
             raise ValueError(f"array expressions support 0 to 3 dimensions, got shape {x.shape}")
         return x
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        if dtype is not None and isinstance(x, complex):
+            dt = check_dtype(dtype, "value")
+            if dt.kind != "c":
+                raise TypeError(f"cannot store the complex number {x!r} into a {dt} buffer (numpy would drop the "
+                                "imaginary part); take .real or abs()")
+            return Scalar(np.asarray(x).astype(dt)[()].item(), dt)
         if dtype is not None:
             dt = check_dtype(dtype, "value")
             _check_fits(x, dt)

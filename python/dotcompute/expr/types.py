@@ -13,12 +13,15 @@ import numpy as np
 
 from ..dtypes import KERNEL_DTYPES
 
-# the dtypes the code generator spells (codegen.CAST_NAMES) and kernels compute with; complex is
-# in the language but the generator does not spell complex values yet
+# the dtypes the code generator spells (codegen.CAST_NAMES) and kernels compute with
 _GENERATED = tuple(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                                          "uint64", "float16", "float32", "float64"))
-SUPPORTED: frozenset[np.dtype] = frozenset(d for d in _GENERATED if d in KERNEL_DTYPES)
-_NAMES = ", ".join(str(d) for d in _GENERATED if d in SUPPORTED)
+                                          "uint64", "float16", "float32", "float64", "complex64", "complex128"))
+#: what array expressions compute with (complex through expr/complex_math.py)
+EXPR_DTYPES: frozenset[np.dtype] = frozenset(d for d in _GENERATED if d in KERNEL_DTYPES)
+#: the real dtypes: what the namespace's own device kernels (gathers, sorts, scans) and the
+#: element-by-element store and copy kernels of host memory take
+SUPPORTED: frozenset[np.dtype] = frozenset(d for d in EXPR_DTYPES if d.kind != "c")
+_NAMES = ", ".join(str(d) for d in _GENERATED if d in EXPR_DTYPES)
 
 
 def check_dtype(dtype: Any, what: str) -> np.dtype:
@@ -27,7 +30,7 @@ def check_dtype(dtype: Any, what: str) -> np.dtype:
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{what}: {dtype!r} is not a dtype") from None
-    if dt not in SUPPORTED:
+    if dt not in EXPR_DTYPES:
         raise TypeError(f"{what}: dtype {dt} is not supported by array expressions (supported: {_NAMES})")
     return dt
 
@@ -41,7 +44,7 @@ def operand_type(x: Any) -> Any:
     if isinstance(x, float):
         return float
     if isinstance(x, complex):
-        raise TypeError("complex numbers are not supported by array expressions yet")
+        return complex
     return x.dtype
 
 
@@ -69,4 +72,4 @@ def result_dtype_of_cast(dtype: Any) -> np.dtype:
     return check_dtype(dtype, "astype")
 
 
-__all__ = ["SUPPORTED", "check_dtype", "loop_types", "operand_type", "result_dtype_of_cast"]
+__all__ = ["EXPR_DTYPES", "SUPPORTED", "check_dtype", "loop_types", "operand_type", "result_dtype_of_cast"]

@@ -120,12 +120,12 @@ def astype(x: Buffer, dtype: Any, /, *, copy: bool = True, device: Accelerator |
 
 
 def _complex_astype(x: Buffer, dt: np.dtype) -> Buffer:
-    """Complex values have no generated kernels yet: a conversion on host memory (cpu:0) only."""
-    from ._common import host, no_device_path, on_host, wrap
+    """A conversion to or between complex dtypes: numpy on host memory (cpu:0), the generated cast
+    kernel on other devices."""
+    from ._common import host, on_host, wrap
 
-    if not on_host(x):
-        raise no_device_path("dc.astype", x.accelerator, f"a conversion from {x.dtype} to {dt}")
-    src = host(x)
-    if dt.kind != "c" and src.dtype.kind == "c":
+    if dt.kind != "c" and x.dtype.kind == "c":
         raise TypeError(f"dc.astype: casting {x.dtype} to {dt} would drop the imaginary part; use dc.real first")
-    return wrap(x.accelerator, src.astype(dt))
+    if not on_host(x):
+        return x.astype(dt)
+    return wrap(x.accelerator, host(x).astype(dt))

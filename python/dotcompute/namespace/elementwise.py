@@ -158,6 +158,9 @@ def sign(x: Buffer, /) -> Buffer:
         raise TypeError("dc.sign: x must have a numeric dtype, not bool")
     if x.dtype.kind == "u":
         return where(greater(x, 0), x.dtype.type(1), x.dtype.type(0))
+    if x.dtype.kind == "c":
+        # numpy 2: z / |z| (0 at 0)
+        return where(equal(x, 0), x.dtype.type(0), divide(x, abs(x).astype(x.dtype)))
     one, zero = x.dtype.type(1), x.dtype.type(0)
     # -0.0 gives +0 (the standard's special case); NaN stays x
     return where(greater(x, 0), one, where(less(x, 0), -one, where(equal(x, 0), zero, x)))
@@ -203,14 +206,16 @@ def nextafter(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
 def real(x: Buffer, /) -> Buffer:
     """The real part (of a real array: a copy of it)."""
     x, = _args("real", x)
-    return on_host(np.real, (x,)) if x.dtype.kind == "c" else x.astype(x.dtype)
+    if x.dtype.kind != "c":
+        return x.astype(x.dtype)
+    return on_host(np.real, (x,)) if beyond_kernels((x,)) else build.complex_part(x, "real")
 
 
 def imag(x: Buffer, /) -> Buffer:
     """The imaginary part (of a real array: zeros)."""
     x, = _args("imag", x)
     if x.dtype.kind == "c":
-        return on_host(np.imag, (x,))
+        return on_host(np.imag, (x,)) if beyond_kernels((x,)) else build.complex_part(x, "imag")
     return where(equal(x, x), x.dtype.type(0), x.dtype.type(0))
 
 

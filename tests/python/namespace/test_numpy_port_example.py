@@ -20,16 +20,7 @@ def _example():
 
 
 def _device_params():
-    params = []
-    for acc in dc.devices():
-        marks = []
-        if not acc.empty(1, "float32").host_visible:
-            # the FFT filter multiplies a complex64 spectrum: expressions have complex kernels only
-            # through numpy on host memory so far (docs/array-api.md)
-            marks.append(pytest.mark.xfail(raises=TypeError, strict=True,
-                                           reason="complex expressions have no device kernels yet"))
-        params.append(pytest.param(acc.id, marks=marks, id=acc.id))
-    return params
+    return [pytest.param(acc.id, id=acc.id) for acc in dc.devices()]
 
 
 @pytest.mark.parametrize("device", _device_params())
