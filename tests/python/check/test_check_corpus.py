@@ -29,8 +29,11 @@ def test_bug_found_by_its_check_at_its_line(b, cpu):
     assert any(line in (f.line, f.other_line) for f in findings), (line, [str(f) for f in findings])
     f = findings[0]
     assert f.message and str(line) in str(ei.value)
+    assert len(f.groups) == len(f.threads)
     if b.kind == "racecheck":
         assert len(f.threads) == 2 and f.threads[0] != f.threads[1] and f.hazard in ("write-write", "read-write")
+        if b.id == "r_across_groups":  # the barrier orders one work-group only
+            assert f.groups[0] != f.groups[1] and "different work-groups" in f.message
     elif b.kind == "synccheck":
         assert len(f.threads) == 2 and f.buffer is None
     else:

@@ -46,6 +46,7 @@ class Finding:
     other_line: int | None = None  # the race's first access, or the barrier a divergent branch holds
     hazard: str | None = None      # racecheck: "write-write" or "read-write"
     count: int = 1                 # how many accesses showed this same problem
+    groups: tuple[tuple[int, ...], ...] = ()  # the work-group (block) of each of ``threads``
 
     def __str__(self) -> str:
         return self.message
@@ -141,7 +142,7 @@ def run_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, 
     cpu = accelerator("cpu")
     entry.plan.launch(global_size, ls, tuple(call), None)
     cpu.synchronize()
-    return decode(kernel, entry, ctx, global_size, sizes), ls
+    return decode(kernel, entry, ctx, global_size, sizes, ls), ls
 
 
 def _context(kernel: Any, check: CheckSpec, k: Any, expanded: tuple[Any, ...], global_size: tuple[int, ...],
@@ -191,7 +192,10 @@ def _gid(tid: int, global_size: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tuple[int, ...],
-           sizes: dict[int, tuple[int, ...]]) -> list[Finding]:
+           sizes: dict[int, tuple[int, ...]], ls: tuple[int, ...]) -> list[Finding]:
+    def group(t: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(i // n for i, n in zip(t, ls, strict=False))
+
     module = entry.spec.module
     k = module.kernel
     out: list[Finding] = []
@@ -210,25 +214,27 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
             shape = sizes.get(did)
             ext = f" (shape {shape})" if shape is not None else ""
             msg = (f"{filename}:{line}: out-of-bounds {verb} of {what}{ext} at index {_fmt(idx)} "
-                   f"by work-item {_fmt(me)}{more}")
+                   f"by work-item {_fmt(me)} (work-group {_fmt(group(me))}){more}")
             out.append(Finding(kind, line, name, idx, (me,), _with_text(msg, filename, line), filename,
-                               count=count))
+                               count=count, groups=(group(me),)))
         elif kind == "initcheck":
             elem = rec[L.F_I0]
             msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem} before any work-item of its "
-                   f"work-group wrote it{more}")
+                   f"work-group ({_fmt(group(me))}) wrote it{more}")
             out.append(Finding(kind, line, name, (elem,), (me,), _with_text(msg, filename, line), filename,
-                               count=count))
+                               count=count, groups=(group(me),)))
         elif kind == "racecheck":
             other = _gid(rec[L.F_OTID], global_size)
             oline, elem = rec[L.F_OLINE], rec[L.F_I0]
             hazard = L.RACE_SUB[rec[L.F_SUB]]
             first, second = {1: ("wrote", "wrote"), 2: ("wrote", "read"), 3: ("read", "wrote")}[rec[L.F_SUB]]
+            g0, g1 = group(other), group(me)
+            apart = (f"from different work-groups ({_fmt(g0)} and {_fmt(g1)}), which no barrier orders"
+                     if g0 != g1 else f"in work-group {_fmt(g0)} with no barrier between them")
             msg = (f"{filename}:{line}: {hazard} race on {what} element {elem}: work-item {_fmt(other)} {first} it "
-                   f"at line {oline} and work-item {_fmt(me)} {second} it at line {line}, with no barrier between "
-                   f"them{more}")
+                   f"at line {oline} and work-item {_fmt(me)} {second} it at line {line}, {apart}{more}")
             out.append(Finding(kind, line, name, (elem,), (other, me), _with_text(msg, filename, line), filename,
-                               other_line=oline, hazard=hazard, count=count))
+                               other_line=oline, hazard=hazard, count=count, groups=(g0, g1)))
         else:
             other = _gid(rec[L.F_OTID], global_size)
             construct = L.SYNC_SUB.get(rec[L.F_SUB], "branch")
@@ -243,7 +249,7 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
                        f"line {bline}, but its {part} differs between work-items {_fmt(me)} and {_fmt(other)} of one "
                        "work-group, so not every item reaches that barrier")
             out.append(Finding(kind, line, None, None, (me, other), _with_text(msg, k.filename, line), k.filename,
-                               other_line=bline, count=count))
+                               other_line=bline, count=count, groups=(group(me), group(other))))
     dropped = int(ctx[L.H_DROPPED])
     if dropped:
         log.warning("%s: %d more distinct findings were not recorded", kernel.name, dropped)
