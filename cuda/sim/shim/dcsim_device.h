@@ -10,7 +10,7 @@
 #define clock() (static_cast<clock_t>(clock64()))
 
 // Texture objects: the type exists so that files with texture kernels compile (their other kernels
-// run); a fetch fails the launch, naming the feature (CUDA_ERROR_NOT_SUPPORTED). The simulator has
+// run); a fetch fails the launch, naming the feature (CUDA_ERROR_LAUNCH_FAILED). The simulator has
 // no texture units (filtering, address modes, normalised coordinates) and dotcompute no API that
 // creates texture objects (cuTexObjectCreate) for a launch to pass.
 typedef unsigned long long cudaTextureObject_t;
@@ -20,7 +20,7 @@ namespace dcsim {
 namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
 template <class T>
 T texture_refused(const char* what) {
-  fail(801, "%s: textures (cudaTextureObject_t) are not supported by the CUDA simulator%s (docs/cuda-simulator.md)",
+  fail(719, "%s: textures (cudaTextureObject_t) are not supported by the CUDA simulator%s (docs/cuda-simulator.md)",
        what, "");
   __builtin_unreachable();
 }

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 STRING_H = """#if !defined(DCSIM_ABI_VERSION) && !defined(DOTCOMPUTE_NVRTC_STRING_H)
 #define DOTCOMPUTE_NVRTC_STRING_H
-static __device__ __forceinline__ size_t strlen(const char* s) {
+__device__ __forceinline__ size_t strlen(const char* s) {
   size_t n = 0;
   while (s[n]) ++n;
   return n;
 }
-static __device__ __forceinline__ int strncmp(const char* a, const char* b, size_t n) {
+__device__ __forceinline__ int strncmp(const char* a, const char* b, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
     if (x != y) return x < y ? -1 : 1;
@@ -29,43 +29,43 @@ static __device__ __forceinline__ int strncmp(const char* a, const char* b, size
   }
   return 0;
 }
-static __device__ __forceinline__ int strcmp(const char* a, const char* b) { return strncmp(a, b, (size_t)-1); }
-static __device__ __forceinline__ char* strcpy(char* d, const char* s) {
+__device__ __forceinline__ int strcmp(const char* a, const char* b) { return strncmp(a, b, (size_t)-1); }
+__device__ __forceinline__ char* strcpy(char* d, const char* s) {
   size_t i = 0;
   for (; s[i]; ++i) d[i] = s[i];
   d[i] = 0;
   return d;
 }
-static __device__ __forceinline__ char* strncpy(char* d, const char* s, size_t n) {
+__device__ __forceinline__ char* strncpy(char* d, const char* s, size_t n) {
   size_t i = 0;
   for (; i < n && s[i]; ++i) d[i] = s[i];
   for (; i < n; ++i) d[i] = 0;
   return d;
 }
-static __device__ __forceinline__ char* strcat(char* d, const char* s) {
+__device__ __forceinline__ char* strcat(char* d, const char* s) {
   strcpy(d + strlen(d), s);
   return d;
 }
-static __device__ __forceinline__ char* strchr(const char* s, int c) {
+__device__ __forceinline__ char* strchr(const char* s, int c) {
   for (;; ++s) {
     if (*s == (char)c) return (char*)s;
     if (!*s) return 0;
   }
 }
-static __device__ __forceinline__ int memcmp(const void* a, const void* b, size_t n) {
+__device__ __forceinline__ int memcmp(const void* a, const void* b, size_t n) {
   const unsigned char* x = (const unsigned char*)a;
   const unsigned char* y = (const unsigned char*)b;
   for (size_t i = 0; i < n; ++i)
     if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
   return 0;
 }
-static __device__ __forceinline__ void* memchr(const void* s, int c, size_t n) {
+__device__ __forceinline__ void* memchr(const void* s, int c, size_t n) {
   const unsigned char* p = (const unsigned char*)s;
   for (size_t i = 0; i < n; ++i)
     if (p[i] == (unsigned char)c) return (void*)(p + i);
   return 0;
 }
-static __device__ __forceinline__ void* memmove(void* d, const void* s, size_t n) {
+__device__ __forceinline__ void* memmove(void* d, const void* s, size_t n) {
   unsigned char* to = (unsigned char*)d;
   const unsigned char* from = (const unsigned char*)s;
   if (to < from) {

@@ -354,9 +354,9 @@ class grid_group {
  public:
   bool is_valid() const { return true; }
   void sync() const {
-    ::dcsim::fail(801, "cooperative_groups::grid_group::sync() (this_grid().sync()) is not supported by the CUDA "
+    ::dcsim::fail(719, "cooperative_groups::grid_group::sync() (this_grid().sync()) is not supported by the CUDA "
                        "simulator%s%s: it runs a grid's blocks one after another, never all at once",
-                  "", "");  // CUDA_ERROR_NOT_SUPPORTED
+                  "", "");  // CUDA_ERROR_LAUNCH_FAILED, as any kernel fault
   }
   unsigned long long size() const { return num_blocks() * this_thread_block().size(); }
   unsigned long long num_threads() const { return size(); }

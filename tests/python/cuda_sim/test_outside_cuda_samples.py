@@ -1,0 +1,164 @@
+"""NVIDIA's cuda-samples kernels, read from the samples' own files, run unmodified on the simulated
+cuda:0 and checked against numpy (issue 23).
+
+The samples are not copied into this repository: set DOTCOMPUTE_CUDA_SAMPLES_DIR to a checkout (or
+``git archive``) of https://github.com/NVIDIA/cuda-samples at the commit below; without it every test
+skips and says so. Each test takes the device part of one sample file (the file up to its host code,
+with the sample's own local headers pasted in place of their ``#include``; its helper_*.h includes and
+the ``extern "C"`` host declarations and file-scope host variables, which NVRTC refuses on a GPU too,
+are commented out) and launches its kernels with the sample's geometry. The kernels' text is not changed.
+
+Not run here, with the reason (docs/cuda-simulator.md keeps the list):
+convolutionSeparable (its coefficients are a ``__constant__`` array written with
+cudaMemcpyToSymbol: dotcompute has no host access to module globals, cuModuleGetGlobal), and the
+grid-synchronising samples (this_grid().sync() is refused by the simulator).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sim_helpers import nvrtc_missing
+
+import dotcompute as dc
+from dotcompute.cuda import cuda_include_dirs
+
+#: the cuda-samples commit these tests were written against (the files are read, never copied)
+CUDA_SAMPLES_COMMIT = "c94ff366aed18c797b8a85dfaac7817b0228b420"
+
+_DIR = os.environ.get("DOTCOMPUTE_CUDA_SAMPLES_DIR", "")
+pytestmark = [
+    pytest.mark.slow,  # about 3 minutes on 2 busy cores: 20 kernels, each built by NVRTC and the host compiler
+    pytest.mark.skipif(not _DIR, reason="DOTCOMPUTE_CUDA_SAMPLES_DIR is not set: point it at a checkout of "
+                                        f"NVIDIA/cuda-samples at {CUDA_SAMPLES_COMMIT}"),
+    pytest.mark.skipif(not cuda_include_dirs() or nvrtc_missing(),
+                       reason="CUDA's headers or NVRTC are not installed (pip install dotcompute[cuda])"),
+]
+
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([\w./]+)"[^\n]*$', re.M)
+_HELPER_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<helper_\w+\.h>[^\n]*$", re.M)
+# the host functions and constants a shared header declares (`extern "C" void initScan(void);`): NVRTC
+# compiles device code only and refuses host declarations
+_HOST_DECLARATION = re.compile(
+    r'^[ \t]*extern[ \t]+"C"[ \t]+(?![^\n]*__(?:global|device|shared|constant)__)[^\n{]*;[ \t]*$', re.M)
+# host variables at file scope (`int MATRIX_SIZE_X = 1024;`, `const char *sSDKsample = "Transpose";`):
+# unindented definitions without a memory space, which NVRTC refuses as well
+_HOST_VARIABLE = re.compile(
+    r"^(?!(?:typedef|template|static|namespace|using)\b)(?![^\n]*__(?:device|constant|shared|managed)__)"
+    r"[A-Za-z_][\w \t*]*=[^\n;]*;[ \t]*$", re.M)
+_OPENS = re.compile(r"^[ \t]*#[ \t]*if(?:n?def)?\b", re.M)
+_CLOSES = re.compile(r"^[ \t]*#[ \t]*endif\b", re.M)
+
+
+def device_part(relative: str, stop: str | None = None) -> str:
+    """The text of a sample file up to `stop` (its first host-only line), with its local headers
+    pasted in and its helper_*.h includes commented out."""
+    path = Path(_DIR) / relative
+    if not path.is_file():
+        pytest.skip(f"{relative} is not in DOTCOMPUTE_CUDA_SAMPLES_DIR ({_DIR}); expected cuda-samples at "
+                    f"{CUDA_SAMPLES_COMMIT}")
+    text = path.read_text()
+    if stop is not None:
+        at = text.find(stop)
+        assert at >= 0, f"{relative} no longer contains {stop!r}: the samples are not at {CUDA_SAMPLES_COMMIT}"
+        text = text[:at]
+        # the include guard the cut left open
+        text += "\n#endif\n" * (len(_OPENS.findall(text)) - len(_CLOSES.findall(text)))
+    text = _HELPER_INCLUDE.sub(lambda m: "// " + m.group(0).strip(), text)
+    text = _HOST_DECLARATION.sub(lambda m: "// (host) " + m.group(0).strip(), text)
+    text = _HOST_VARIABLE.sub(lambda m: "// (host) " + m.group(0).strip(), text)
+    return _LOCAL_INCLUDE.sub(lambda m: device_part(str(Path(relative).parent / m.group(1))), text)
+
+
+def test_simple_atomic_intrinsics(sim):
+    src = device_part("Samples/0_Introduction/simpleAtomicIntrinsics/simpleAtomicIntrinsics_kernel.cuh")
+    threads, blocks = 256, 64
+    n = threads * blocks
+    data = np.zeros(11, np.int32)
+    data[8] = data[10] = 0xFF
+    out = sim.asarray(data)
+    sim.launch(dc.RawKernel(src, "testKernel", backend="cuda"), n, out, local_size=threads)
+    got = out.numpy()
+    tid = np.arange(n)
+    inc = dec = 0
+    for _ in range(n):  # the sample's own gold: the wrap-around counters
+        inc = 0 if inc >= 17 else inc + 1
+        dec = 137 if dec == 0 or dec > 137 else dec - 1
+    assert got[0] == 10 * n and got[1] == -10 * n
+    assert 0 <= got[2] < n and 0 <= got[7] < n
+    assert got[3] == n - 1 and got[4] == 0
+    assert got[5] == inc and got[6] == dec
+    assert got[8] == np.bitwise_and.reduce(2 * tid + 7) & 0xFF
+    assert got[9] == -1  # 1 << tid sets every bit (tid 0..31)
+    assert got[10] == 0xFF ^ np.bitwise_xor.reduce(tid)
+
+
+def test_histogram256(sim):
+    src = device_part("Samples/2_Concepts_and_Techniques/histogram/histogram256.cu", "// Host interface")
+    data = np.random.default_rng(3).integers(0, 256, 1 << 16, dtype=np.uint8)
+    partial_count, block = 240, 192  # PARTIAL_HISTOGRAM256_COUNT, HISTOGRAM256_THREADBLOCK_SIZE
+    partial = sim.zeros((partial_count * 256,), np.uint32)
+    hist = sim.zeros((256,), np.uint32)
+    sim.launch(dc.RawKernel(src, "histogram256Kernel", backend="cuda"), partial_count * block, partial,
+               sim.asarray(data.view(np.uint32)), np.uint32(data.size // 4), local_size=block)
+    sim.launch(dc.RawKernel(src, "mergeHistogram256Kernel", backend="cuda"), 256 * 256, hist, partial,
+               np.uint32(partial_count), local_size=256)
+    np.testing.assert_array_equal(hist.numpy(), np.bincount(data, minlength=256))
+
+
+REDUCTIONS = [("reduce0<int>", 1), ("reduce1<int>", 1), ("reduce2<int>", 1), ("reduce3<int>", 2),
+              ("reduce4<int, 256>", 2), ("reduce5<int, 256>", 2), ("reduce6<int, 256, true>", 2),
+              ("reduce7<int, 256, true>", 2), ("cg_reduce<int>", 1), ("multi_warp_cg_reduce<int, 256, 64>", 2)]
+
+
+@pytest.mark.parametrize(("name", "per_thread"), REDUCTIONS)
+def test_reduction(sim, name, per_thread):
+    src = device_part("Samples/2_Concepts_and_Techniques/reduction/reduction_kernel.cu",
+                      'extern "C" bool isPow2(unsigned int x);')
+    n, threads = 1 << 15, 256
+    blocks = n // (threads * per_thread)
+    x = np.random.default_rng(5).integers(-1000, 1000, n).astype(np.int32)
+    partial = sim.zeros((blocks,), np.int32)
+    k = dc.RawKernel(src, name, backend="cuda", shared_mem=threads * 4)
+    sim.launch(k, blocks * threads, sim.asarray(x), partial, np.uint32(n), local_size=threads)
+    assert int(partial.numpy().astype(np.int64).sum()) == int(x.astype(np.int64).sum())
+
+
+def test_scan_exclusive_shared(sim):
+    src = device_part("Samples/2_Concepts_and_Techniques/scan/scan.cu",
+                      "// Exclusive scan of top elements of bottom-level scans")
+    length, batch = 1024, 8  # arrays of MAX_SHORT_ARRAY_SIZE elements, 4 per thread of 256
+    x = np.random.default_rng(6).integers(0, 1000, length * batch).astype(np.uint32)
+    out = sim.zeros((length * batch,), np.uint32)
+    sim.launch(dc.RawKernel(src, "scanExclusiveShared", backend="cuda"), batch * length // 4, out,
+               sim.asarray(x), np.uint32(length), local_size=256)
+    rows = x.reshape(batch, length).astype(np.uint64)
+    np.testing.assert_array_equal(out.numpy(), (np.cumsum(rows, axis=1) - rows).reshape(-1))
+
+
+def test_shfl_scan(sim):
+    src = device_part("Samples/2_Concepts_and_Techniques/shfl_scan/shfl_scan.cu", "static unsigned int iDivUp")
+    block, blocks = 256, 16
+    x = np.random.default_rng(8).integers(0, 10, block * blocks).astype(np.int32)
+    data, sums = sim.asarray(x), sim.zeros((blocks,), np.int32)
+    k = dc.RawKernel(src, "shfl_scan_test", backend="cuda", shared_mem=block // 32 * 4)
+    sim.launch(k, block * blocks, data, np.int32(32), sums, local_size=block)
+    rows = x.reshape(blocks, block)
+    np.testing.assert_array_equal(data.numpy(), np.cumsum(rows, axis=1).reshape(-1))
+    np.testing.assert_array_equal(sums.numpy(), rows.sum(axis=1))
+
+
+@pytest.mark.parametrize("name", ["copy", "copySharedMem", "transposeNaive", "transposeCoalesced",
+                                  "transposeNoBankConflicts", "transposeDiagonal"])
+def test_transpose(sim, name):
+    src = device_part("Samples/6_Performance/transpose/transpose.cu", "void computeTransposeGold")
+    size = 256  # TILE_DIM 32, BLOCK_ROWS 16: each block moves a 32 x 32 tile, 16 rows at a time
+    a = np.random.default_rng(9).random((size, size), dtype=np.float32)
+    out = sim.zeros((size, size), np.float32)
+    sim.launch(dc.RawKernel(src, name, backend="cuda"), (size, size // 2), out, sim.asarray(a),
+               np.int32(size), np.int32(size), local_size=(32, 16))
+    np.testing.assert_array_equal(out.numpy(), a if name.startswith("copy") else a.T)
