@@ -129,3 +129,15 @@ def test_acc_launch_takes_check_and_profiles_note_it(cpu):
     notes = [n for n in p.notes if n.kind == "kernel_check"]
     assert [n.attrs["findings"] for n in notes] == [1, 0]
     assert notes[0].attrs["details"][0]["kind"] == "memcheck"
+
+
+def test_errors_and_checked_kernels_pickle(cpu):
+    import pickle
+
+    x, out = args()
+    with pytest.raises(dc.KernelCheckError) as ei:
+        dc.launch(overrun, 17, x, out, accelerator=cpu, check="memcheck")
+    err = pickle.loads(pickle.dumps(ei.value))  # Dask workers send errors back to the client
+    assert err.findings == ei.value.findings and str(err) == str(ei.value)
+    k = pickle.loads(pickle.dumps(overrun_checked))
+    assert k.check_spec == overrun_checked.check_spec
