@@ -134,7 +134,7 @@ def facts(kernel: ir.Kernel) -> tuple[Fact, ...]:
         for acc in _accesses(s):
             ref = acc.buffer
             p = params.get(ref.name)
-            if ref.space != "global" or p is None or acc.member or ref.struct is not None:
+            if ref.space != "global" or p is None or getattr(acc, "member", ()) or ref.struct is not None:
                 continue
             for dim, idx in enumerate(acc.indices):
                 a = _affine(idx, env)

@@ -133,3 +133,20 @@ def test_remembered_proof_follows_new_buffers_and_sizes(cpu):
     a.shape = (2, 4)  # numpy shapes can change: looked at every launch
     with pytest.raises((dc.LaunchError, dc.KernelTypeError)):
         dc.launch(copy, 8, np.ones(8, np.float32), a, accelerator=cpu)
+
+
+@dc.kernel
+def count_hits(hits: dc.Buffer[dc.int32, 2], total: dc.Buffer[dc.int64]):
+    i = dc.global_id(0)
+    j = dc.global_id(1)
+    dc.atomic_add(hits, (i, j), 1)
+    dc.atomic_add(total, 0, 1)
+
+
+def test_atomics_are_facts_too(cpu):
+    hits = np.zeros((5, 4), np.int32)
+    total = np.zeros(1, np.int64)
+    dc.launch(count_hits, (5, 4), hits, total, accelerator=cpu)
+    assert (hits == 1).all() and total[0] == 20
+    with pytest.raises(dc.LaunchError, match="hits"):
+        dc.launch(count_hits, (5, 5), hits, total, accelerator=cpu)
