@@ -64,6 +64,9 @@ std::string untrusted_file(const std::string& path) {
   if (!S_ISREG(st.st_mode)) return "it is not a regular file";
   if (st.st_uid != ::geteuid()) return "it is owned by uid " + std::to_string(st.st_uid);
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "other users can write it";
+  // never written this large (save_archive stops at the bound): a huge file is not ours to read
+  if (st.st_size > kMaxArchiveBytes) return std::to_string(st.st_size) + " bytes, over the limit of " +
+                                            std::to_string(kMaxArchiveBytes);
   return "";
 }
 

@@ -97,6 +97,22 @@ def test_an_archive_other_users_can_write_is_not_loaded(run_app, tmp_cache):
     assert _private(archive), oct(archive.stat().st_mode)  # replaced by this user's own file
 
 
+@pytest.mark.parametrize("make", ["fifo", "huge"])
+def test_a_fifo_or_huge_file_in_place_of_the_archive_is_not_loaded(run_app, tmp_cache, make):
+    # issue 22: state files are checked (regular file, size bound) before anything reads them
+    archive = Path(run_app()["archive"])
+    archive.unlink()
+    if make == "fifo":
+        os.mkfifo(archive, 0o600)
+    else:
+        with open(archive, "wb") as f:  # sparse: no disk used
+            f.truncate(50 << 30)
+    report = run_app()
+    why = "it is not a regular file" if make == "fifo" else "over the limit"
+    assert "not loaded (" in report["note"] and why in report["note"], report
+    assert _private(archive) and archive.stat().st_size < 1 << 30  # replaced by the new archive
+
+
 def test_without_binary_archives_pipelines_still_build(metal, run_app, tmp_cache):
     if not metal.info.get("test_double"):
         pytest.skip("an OS without binary archives is modelled by the test double's DC_METAL_DOUBLE_ARCHIVES=0")
