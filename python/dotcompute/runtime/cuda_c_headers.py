@@ -87,3 +87,12 @@ typedef long long time_t;
 
 C_LIBRARY_HEADERS = {"string.h": STRING_H, "cstring": STRING_H,
                      "time.h": TIME_H, "ctime": TIME_H}
+
+# Headers of CUDA libraries that dotcompute[cuda] does not install, with what a user needs to know
+# when NVRTC cannot open them (raw_kernel's missing-header message).
+LIBRARY_HEADER_HINTS = {
+    "curand_kernel.h": "cuRAND's device API: its headers come with nvidia-curand-cu12 or a CUDA toolkit, not with "
+                       "dotcompute[cuda]; the CUDA simulator refuses it (docs/cuda-simulator.md, Limitations)",
+}
+LIBRARY_HEADER_HINTS["curand.h"] = LIBRARY_HEADER_HINTS["curand_kernel.h"]
+LIBRARY_HEADER_HINTS["curand_philox4x32_x.h"] = LIBRARY_HEADER_HINTS["curand_kernel.h"]

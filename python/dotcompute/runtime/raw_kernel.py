@@ -14,7 +14,7 @@ from ..errors import CompilationError, DotComputeError, KernelTypeError, LaunchE
 from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
-from .cuda_c_headers import C_LIBRARY_HEADERS
+from .cuda_c_headers import C_LIBRARY_HEADERS, LIBRARY_HEADER_HINTS
 from .params import ParamSpec
 from .registry import KNOWN_BACKENDS
 from .registry import accelerator as _accelerator
@@ -148,6 +148,7 @@ class RawKernel:
                             f"be pasted into its source" if dirs else
                             "CUDA's headers come with `pip install dotcompute[cuda]` (nvidia-cuda-runtime-cu12, "
                             "nvidia-cuda-cccl-cu12) or a CUDA toolkit ($CUDA_HOME)")
+                    hint = LIBRARY_HEADER_HINTS.get(missing.group(1), hint)
                     raise CompilationError(f"{e}\nNVRTC could not find <{missing.group(1)}>: {hint}", e.log,
                                            e.source) from e
                 if "no kernel named" in str(e):  # (the core's CompilationError, as on every backend)
