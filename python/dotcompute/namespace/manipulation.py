@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..expr.indexing import reshape as _device_reshape
 from ..expr.lazy import LazyBuffer, View
 from ..runtime import Buffer
-from . import _kernels
+from . import _kernels, _layout
 from ._common import (
     as_buffer,
     device_copy,
@@ -48,12 +47,9 @@ def _reshaped(x: Buffer, shape: tuple[int, ...]) -> Buffer:
     if on_host(x):
         src = host(x)
         return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., src.reshape(shape)))
-    if x.size == 0 or kernel_ok(x) and 1 <= len(shape) <= 3:
-        return _device_reshape(x, shape)
-    if x.size == 1 and x.dtype in _kernel_dtypes() and len(shape) <= 3:
-        # to or from 0-d: kernels have no 0-d buffers, so the one element is copied through the
-        # host, as the full reductions of dotcompute.ops return their 0-d results
-        return _device_reshape(x, shape)
+    if _layout.takes(x):
+        # any number of dimensions: a copy between the two buffers' 1-d forms (namespace/_layout.py)
+        return _layout.reshape_copy(x, shape)
     raise no_device_path("dc.reshape", acc, f"a {x.ndim}-d buffer reshaped to {shape}")
 
 
@@ -108,14 +104,11 @@ def broadcast_to(x: Buffer, /, shape: tuple[int, ...]) -> Buffer:
     if on_host(x):
         src = host(x)
         return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., src))
-    if x.ndim == 0 or not shape:
-        if x.size == 1 and len(shape) <= 3 and x.dtype in _kernel_dtypes():
-            if not shape:
-                return _reshaped(x, ())
-            one = _reshaped(x, (1,) * len(shape))
-            return one if one.shape == shape else device_copy(acc, one, shape, x.dtype)
-    elif kernel_ok(x) and 1 <= len(shape) <= 3:
-        return device_copy(acc, x, shape, x.dtype)
+    if _layout.takes(x):
+        # any number of dimensions: those that broadcast alike merge (namespace/_layout.py)
+        out = _layout.broadcast_copy(acc, x, shape)
+        if out is not None:
+            return out
     raise no_device_path("dc.broadcast_to", acc, f"a {x.ndim}-d buffer broadcast to {shape}")
 
 
