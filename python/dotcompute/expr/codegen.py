@@ -19,6 +19,7 @@ import linecache
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -255,9 +256,28 @@ def kernels(keys: list[tuple]) -> list[Kernel]:
     return [_KERNELS[k][0] for k in dict.fromkeys(keys) if k in _KERNELS]
 
 
+#: (fastmath, contract) for the kernels compiled now. numpy's arithmetic (no contraction) unless
+#: ``@dc.fuse(fastmath=..., contract=...)`` is tracing its function (``math_mode``); a context
+#: variable, so other threads' expressions keep the default.
+_MATH_MODE: ContextVar[tuple[bool, bool]] = ContextVar("dotcompute_expr_math_mode", default=(False, False))
+
+
+@contextmanager
+def math_mode(fastmath: bool, contract: bool) -> Iterator[None]:
+    """Kernels compiled inside the block get ``@dc.kernel``'s ``fastmath`` and ``contract`` options."""
+    token = _MATH_MODE.set((fastmath, contract))
+    try:
+        yield
+    finally:
+        _MATH_MODE.reset(token)
+
+
 def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:
     """The kernel for structural ``key``: from the in-memory table, or made from ``source_lines``
     (the function body after a ``def {name}(...)`` header line at index 0, with ``{name}`` unfilled)."""
+    fastmath, contract = _MATH_MODE.get()
+    if fastmath or contract:  # another build of the same structure: its own kernel and cache entry
+        key = (*key, ("math", fastmath, contract))
     for seen in _RECORDING:
         seen.append(key)
     hit = _KERNELS.get(key)
@@ -272,7 +292,7 @@ def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Ke
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns = namespace()
     exec(compile(text, filename, "exec"), ns)  # noqa: S102 -- our own generated kernel source
-    kernel = Kernel(ns[name], name=name)
+    kernel = Kernel(ns[name], name=name, fastmath=fastmath, contract=contract)
     STATS["kernels_generated"] += 1
     _KERNELS[key] = (kernel, text, filename)
     while len(_KERNELS) > MAX_KERNELS:

@@ -9,6 +9,10 @@ recorded kernels with the new arrays. A function whose trace had to evaluate som
 way (a reduction, ``float(x)``, a branch on data) cannot be replayed and is traced on every call
 (its kernels are still compiled only once). numpy arrays in → numpy arrays out; Buffers in →
 Buffers out.
+
+Like every expression, the kernels compute numpy's arithmetic bit for bit by default (no ``a*b+c``
+fused into one rounding). ``@dc.fuse(contract=True)`` and ``@dc.fuse(fastmath=True)`` compile the
+kernels of the function's trace with ``@dc.kernel``'s options of those names (lang/compile_options.py).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from ..runtime import accelerator as _accelerator
-from .codegen import STATS, launch
+from .codegen import STATS, launch, math_mode
 from .evaluate import concrete, run
 from .lazy import LazyBuffer
 
@@ -59,11 +63,17 @@ class _Replay:
 class FusedFunction:
     """The callable ``@dc.fuse`` returns."""
 
-    def __init__(self, fn: Callable[..., Any], accelerator: Any = "auto") -> None:
+    def __init__(self, fn: Callable[..., Any], accelerator: Any = "auto", fastmath: bool = False,
+                 contract: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"@dc.fuse decorates a function, not {fn!r}")
+        for name, value in (("fastmath", fastmath), ("contract", contract)):
+            if not isinstance(value, bool):
+                raise TypeError(f"@dc.fuse({name}=...) must be True or False, not {value!r}")
         self.fn = fn
         self.accelerator = accelerator
+        self.fastmath = fastmath
+        self.contract = contract
         self._replays: dict[tuple, _Replay | None] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
@@ -89,9 +99,10 @@ class FusedFunction:
         key = self._signature(bound)
         replay = self._replays.get(key, False) if key is not None else None
         if replay:
-            result = replay(acc, bound)
+            result = replay(acc, bound)  # the recorded kernels were built in this function's math mode
         else:
-            result = self._trace(bound, key, acc)
+            with math_mode(self.fastmath, self.contract):
+                result = self._trace(bound, key, acc)
         if numpy_out:
             result = tuple(_host(o) for o in result) if isinstance(result, tuple) else _host(result)
         return result
@@ -156,11 +167,12 @@ def _host(x: Any) -> Any:
     return x
 
 
-def fuse(fn: Callable[..., Any] | None = None, *, accelerator: Any = "auto") -> Any:
-    """``@dc.fuse`` or ``@dc.fuse(accelerator="opencl")``: see the module docstring."""
+def fuse(fn: Callable[..., Any] | None = None, *, accelerator: Any = "auto", fastmath: bool = False,
+         contract: bool = False) -> Any:
+    """``@dc.fuse`` or ``@dc.fuse(accelerator="opencl", fastmath=True)``: see the module docstring."""
     if fn is None:
-        return lambda f: FusedFunction(f, accelerator)
-    return FusedFunction(fn, accelerator)
+        return lambda f: FusedFunction(f, accelerator, fastmath, contract)
+    return FusedFunction(fn, accelerator, fastmath, contract)
 
 
 __all__ = ["fuse", "FusedFunction"]
