@@ -90,3 +90,12 @@ def test_opencl_has_no_dlpack_device_but_exports_a_host_copy_on_request() -> Non
     np.testing.assert_array_equal(host, DATA)
     with pytest.raises(BufferError, match="copy=False"):
         np.from_dlpack(b, device="cpu", copy=False)
+
+
+def test_round_trip_with_jax() -> None:
+    jnp = pytest.importorskip("jax.numpy", reason="JAX is not installed")
+    b = dc.asarray(DATA, device="cpu:0")
+    j = jnp.from_dlpack(b)  # JAX reads the CPU buffer through __dlpack__/__dlpack_device__
+    np.testing.assert_array_equal(np.asarray(j), DATA)
+    back = dc.from_dlpack(j * 2, device="cpu:0")
+    np.testing.assert_array_equal(back.numpy(), DATA * 2)
