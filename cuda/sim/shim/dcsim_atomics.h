@@ -4,7 +4,8 @@
 // value arguments the way C++ does: atomicAdd(unsigned*, 1), atomicAdd(float*, 1.0) and
 // atomicExch(int*, threadIdx.x) compile on nvcc. A template `T atomicAdd(T*, T)` would deduce T
 // twice and refuse them, so the same overload set is declared here:
-//   atomicAdd   int, unsigned, unsigned long long, float, double   (__half, __nv_bfloat16: their headers)
+//   atomicAdd   int, unsigned, unsigned long long, float, double, float2, float4 (sm_90)
+//               (__half, __half2, __nv_bfloat16, __nv_bfloat162: their headers)
 //   atomicSub   int, unsigned
 //   atomicExch  int, unsigned, unsigned long long, float
 //   atomicMin/Max  int, unsigned, unsigned long long, long long
@@ -101,6 +102,19 @@ DCSIM_ATOMIC2(atomicMax, long, ::dcsim::atomic_max(p, v))
 DCSIM_ATOMIC2(atomicAdd, float, ::dcsim::atomic_update(p, [v](float old) { return old + v; }))
 DCSIM_ATOMIC2(atomicAdd, double, ::dcsim::atomic_update(p, [v](double old) { return old + v; }))
 DCSIM_ATOMIC2(atomicExch, float, ::dcsim::atomic_exchange(p, v))
+
+// float2 and float4 (sm_90+): each element is one atomic add; the vector as a whole is not (as CUDA
+// documents: atomicity is guaranteed separately for each element)
+inline float2 atomicAdd(float2* p, float2 v) {
+  return float2{atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y)};
+}
+inline float4 atomicAdd(float4* p, float4 v) {
+  return float4{atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y), atomicAdd(&p->z, v.z), atomicAdd(&p->w, v.w)};
+}
+inline float2 atomicAdd_block(float2* p, float2 v) { return atomicAdd(p, v); }
+inline float2 atomicAdd_system(float2* p, float2 v) { return atomicAdd(p, v); }
+inline float4 atomicAdd_block(float4* p, float4 v) { return atomicAdd(p, v); }
+inline float4 atomicAdd_system(float4* p, float4 v) { return atomicAdd(p, v); }
 
 // 16-bit compare-and-swap (sm_70+)
 inline unsigned short atomicCAS(unsigned short* p, unsigned short c, unsigned short v) {

@@ -116,6 +116,26 @@ def test_half_and_bfloat16_atomic_add(sim):
     assert np.array([int(b.numpy()[0]) << 16], np.uint32).view(np.float32)[0] == 256.0
 
 
+VECTOR_ATOMICS = r"""
+extern "C" __global__ void vector_sums(const float* in, float2* pair, float4* quad)
+{
+    const float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    atomicAdd(pair, make_float2(v, 2.0f * v));            // sm_90: one atomic add per element
+    atomicAdd(quad, make_float4(1.0f, v, -v, 0.5f));
+}
+"""
+
+
+def test_float2_float4_atomic_add(sim):
+    x = np.random.default_rng(4).integers(0, 64, 512).astype(np.float32)  # integers: every order sums exactly
+    pair, quad = sim.zeros((2,), np.float32), sim.zeros((4,), np.float32)
+    sim.launch(dc.RawKernel(VECTOR_ATOMICS, "vector_sums", backend="cuda"), 512, sim.asarray(x), pair, quad,
+               local_size=128)
+    s = float(x.sum())
+    np.testing.assert_array_equal(pair.numpy(), [s, 2 * s])
+    np.testing.assert_array_equal(quad.numpy(), [512.0, s, -s, 256.0])
+
+
 STRINGS = r"""
 #include <cuda_runtime.h>
 #include <string.h>
