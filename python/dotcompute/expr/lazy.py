@@ -195,12 +195,16 @@ class LazyBuffer(Buffer):
         if self._view is not None:
             # a launch decided beforehand what it passes (evaluate.before_launch, expr/views.py: the
             # base's memory as a native view, or a copy of a strided view it only reads) and holds
-            # it. Elsewhere (operations, downloads) each use copies the window as it is now, kept
-            # until the next use: the native side takes only the pointer of the buffer this
-            # returns, so a copy dropped here would be freed while still in use
+            # it. Elsewhere (operations, downloads, DLPack) a contiguous view is the base's memory
+            # where the backend's handles allow it (expr/views.py, memory_of); otherwise each use
+            # copies the window as it is now. Either is kept until the next use: the native side
+            # takes only the pointer of the buffer this returns, so one dropped here would be freed
+            # while still in use
             copy = EVALUATE["pinned"](self)
             if copy is None:
-                copy = EVALUATE["copy"](self)
+                copy = EVALUATE["alias"](self)
+                if copy is None:
+                    copy = EVALUATE["copy"](self)
                 self._copy = copy
             return copy._native
         if self._op is not None:

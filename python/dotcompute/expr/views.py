@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import LaunchError
 from ..runtime import Buffer
-from .lazy import LazyBuffer
+from .lazy import EVALUATE, LazyBuffer
 
 
 def contiguous_region(view: LazyBuffer) -> tuple[int, tuple[int, ...]] | None:
@@ -120,4 +120,26 @@ def launch_argument(kernel: Any, args: tuple[Any, ...], index: int, view: LazyBu
     return Buffer._wrap(base._native.view(offset, shape), view.accelerator)
 
 
-__all__ = ["contiguous_region", "launch_argument"]
+#: backends whose buffer handles are addresses or offset-bound buffers, so that a native view can
+#: stand for the view everywhere (vendor libraries get the address plus the offset); an OpenCL
+#: view would need a sub-buffer (aligned) for CLBlast/clFFT's cl_mem arguments: it stays a copy
+#: outside launches
+_ALIAS_EVERYWHERE = frozenset(("cpu", "cuda", "metal"))
+
+
+def memory_of(view: LazyBuffer) -> Buffer | None:
+    """The view as a Buffer on its base's memory, for uses outside launches (an operation's host
+    path, ``np.asarray``, ``.numpy()``, DLPack), or None where it must be copied (a strided view,
+    an OpenCL device)."""
+    if view.accelerator.backend not in _ALIAS_EVERYWHERE or view._view.base.ndim > 3:  # type: ignore[union-attr]
+        return None
+    region = contiguous_region(view)
+    if region is None:
+        return None
+    base = view._view.base  # type: ignore[union-attr]
+    return Buffer._wrap(base._native.view(region[0], region[1]), view.accelerator)
+
+
+EVALUATE["alias"] = memory_of
+
+__all__ = ["contiguous_region", "launch_argument", "memory_of"]

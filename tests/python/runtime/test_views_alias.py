@@ -172,6 +172,20 @@ def test_operations_on_views(accelerator: dc.Accelerator) -> None:
     np.testing.assert_array_equal(b.numpy(), want)
 
 
+def test_contiguous_view_is_the_base_memory_outside_launches(accelerator: dc.Accelerator) -> None:
+    host = np.arange(64, dtype=np.float32)
+    b = accelerator.asarray(host)
+    v = b[8:24]
+    if accelerator.backend == "opencl":  # CLBlast/clFFT take whole cl_mem handles: a copy (docs/views.md)
+        assert not v._native.is_view
+    else:
+        assert v._native.is_view and v._native.byte_offset == 32
+    if accelerator.host_visible_memory:  # numpy reads the base's memory in place
+        assert np.shares_memory(np.asarray(v), np.asarray(b))
+    np.testing.assert_array_equal(v.numpy(), host[8:24])
+    assert not b[::2]._native.is_view  # strided: its elements, copied
+
+
 def test_misaligned_opencl_view_is_refused(accelerator: dc.Accelerator) -> None:
     if accelerator.backend != "opencl":
         pytest.skip("sub-buffer alignment is OpenCL's rule")
