@@ -114,6 +114,10 @@ def _flat(x: Buffer) -> Buffer:
 _NO_VALUE = getattr(np, "_NoValue", None)
 
 
+def _kd(keepdims: Any) -> bool:
+    return False if keepdims is _NO_VALUE else bool(keepdims)
+
+
 def _given(v: Any) -> bool:
     return v is not None and v is not _NO_VALUE
 
@@ -127,7 +131,7 @@ def _reduction(name: str, with_dtype: bool) -> Callable[..., Any]:
         if _given(initial) or (where is not True and where is not _NO_VALUE):
             raise Unsupported("initial=/where=")
         x = _buf(a, None)
-        kd = bool(keepdims) if keepdims is not _NO_VALUE else False
+        kd = _kd(keepdims)
         if with_dtype:
             result = fn(x, axis=_axis(axis), dtype=dtype, keepdims=kd)
         else:
@@ -149,7 +153,7 @@ def _mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims
     if where is not True and where is not _NO_VALUE:
         raise Unsupported("where=")
     x = _buf(a, None)
-    result = statistics.mean(x, axis=_axis(axis), dtype=dtype, keepdims=keepdims is True)
+    result = statistics.mean(x, axis=_axis(axis), dtype=dtype, keepdims=_kd(keepdims))
     return _finish(result, out, "np.mean")
 
 
@@ -164,7 +168,7 @@ def _spread(name: str) -> Callable[..., Any]:
         if dtype is not None:
             x = x.astype(dtype)
         corr = correction if _given(correction) else ddof
-        return _finish(fn(x, axis=_axis(axis), correction=corr, keepdims=keepdims is True), out, f"np.{name}")
+        return _finish(fn(x, axis=_axis(axis), correction=corr, keepdims=_kd(keepdims)), out, f"np.{name}")
 
     return impl
 
@@ -179,7 +183,7 @@ def _bool_reduction(name: str) -> Callable[..., Any]:
     def impl(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False, *, where: Any = True) -> Any:
         if where is not True and where is not _NO_VALUE:
             raise Unsupported("where=")
-        return _finish(fn(_buf(a, None), axis=_axis(axis), keepdims=keepdims is True), out, f"np.{name}")
+        return _finish(fn(_buf(a, None), axis=_axis(axis), keepdims=_kd(keepdims)), out, f"np.{name}")
 
     return impl
 
@@ -192,7 +196,7 @@ def _arg_reduction(name: str) -> Callable[..., Any]:
     fn = ns(name)
 
     def impl(a: Any, axis: Any = None, out: Any = None, *, keepdims: Any = False) -> Any:
-        return _finish(fn(_buf(a, None), axis=axis, keepdims=keepdims is True), out, f"np.{name}")
+        return _finish(fn(_buf(a, None), axis=axis, keepdims=_kd(keepdims)), out, f"np.{name}")
 
     return impl
 
@@ -239,7 +243,7 @@ def _count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
 @_implements(np.ptp)
 def _ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) -> Any:
     x = _buf(a, None)
-    kd = keepdims is True
+    kd = _kd(keepdims)
     return _finish(statistics.max(x, axis=_axis(axis), keepdims=kd) - statistics.min(x, axis=_axis(axis), keepdims=kd),
                    out, "np.ptp")
 
@@ -247,7 +251,7 @@ def _ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) -> An
 @_implements(np.average)
 def _average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: Any = False) -> Any:
     x = _buf(a, None)
-    kd = keepdims is True
+    kd = _kd(keepdims)
     if weights is None:
         avg = statistics.mean(x, axis=_axis(axis), keepdims=kd)
         scale = creation.full_like(avg, x.size // max(avg.size, 1), dtype=avg.dtype)

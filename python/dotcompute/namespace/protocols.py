@@ -180,6 +180,15 @@ def _write_out(what: str, result: Any, out: tuple[Any, ...]) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+def _operand_type(x: Any) -> Any:
+    """What ``ufunc.resolve_dtypes`` takes for an operand: a dtype, or a Python scalar's type (weak)."""
+    if isinstance(x, Buffer):
+        return x.dtype
+    if isinstance(x, (bool, int, float, complex)):
+        return type(x)
+    return np.asarray(x).dtype
+
+
 def _ufunc_call(ufunc: np.ufunc, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     fn = ufunc_function(ufunc)
     if fn is None:
@@ -191,11 +200,20 @@ def _ufunc_call(ufunc: np.ufunc, inputs: tuple[Any, ...], kwargs: dict[str, Any]
         raise Unsupported("where= (a mask)")
     if kwargs.get("casting", "same_kind") != "same_kind" or kwargs.get("order", "K") != "K":
         raise Unsupported("casting=/order=")
+    if not any(isinstance(x, Buffer) for x in inputs):
+        raise Unsupported("a Buffer only as out=")
     dtype = kwargs.get("dtype")
     if dtype is not None:
-        # numpy's dtype= picks the loop: the operands are converted to it first
+        # numpy's dtype= picks the loop (the result dtype); numpy itself says which input dtypes that
+        # loop takes (np.greater(..., dtype=bool) compares floats), and the operands are converted to those
         dtype = np.dtype(dtype)
-        inputs = tuple(x.astype(dtype) if isinstance(x, Buffer) else x for x in inputs)
+        try:
+            loop = ufunc.resolve_dtypes(tuple(_operand_type(x) for x in inputs) + (None,) * ufunc.nout,
+                                        signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout)
+        except (TypeError, ValueError) as exc:
+            raise Unsupported(f"dtype={dtype} ({exc})") from None
+        inputs = tuple(x.astype(t) if isinstance(x, Buffer) and x.dtype != t else x
+                       for x, t in zip(inputs, loop[:ufunc.nin], strict=True))
     result = fn(*inputs)
     if dtype is not None and isinstance(result, Buffer) and result.dtype != dtype:
         raise Unsupported(f"dtype={dtype} for a loop with {result.dtype} results")

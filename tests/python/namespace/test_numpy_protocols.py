@@ -45,6 +45,7 @@ CASES: list[tuple[str, tuple[np.ndarray, ...], Any]] = [
     ("deg2rad", (A,), lambda np, a: np.deg2rad(a)),
     ("divmod", (A, P), lambda np, a, b: np.divmod(a, b)),
     ("add_dtype", (A, B), lambda np, a, b: np.add(a, b, dtype=np.float64)),
+    ("greater_dtype", (A, B), lambda np, a, b: np.greater(a, b, dtype=bool)),
     ("add_reduce", (A,), lambda np, a: np.add.reduce(a)),
     ("maximum_reduce_axis1", (A,), lambda np, a: np.maximum.reduce(a, axis=1, keepdims=True)),
     ("multiply_accumulate", (P,), lambda np, a: np.multiply.accumulate(a, axis=1)),
