@@ -31,7 +31,7 @@ class LaunchEntry:
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
                  "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain",
-                 "bounds")
+                 "bounds", "proved")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -58,6 +58,9 @@ class LaunchEntry:
         self.plain = False  # set by prepare(): see there
         # unguarded global_id indexings whose range each launch checks against the buffers (lang/bounds.py)
         self.bounds: Any = ()
+        # set by prepare() when the bounds proof is all that keeps the entry from being plain: its
+        # Prover.holds, which the hot path asks (the same Buffers and global_size as the last proof)
+        self.proved: Any = None
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -133,6 +136,12 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     # unguarded indexing to prove in range.
     entry.plain = not (spec.captures or entry.expand is not None or entry.uses_barrier or entry.cpu_inner
                        or entry.debug or entry.gs_params or entry.hw_swap or entry.bounds)
+    if not entry.plain and entry.bounds and not (spec.captures or entry.expand is not None or entry.uses_barrier
+                                                 or entry.cpu_inner or entry.debug or entry.gs_params
+                                                 or entry.hw_swap):
+        # plain once proved: an unguarded x[i] kernel relaunched on the same Buffers (issue 24: the
+        # slow path's checks cost ~1 us per launch, a third of it)
+        entry.proved = entry.bounds.holds
     return entry
 
 
@@ -149,7 +158,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         kernel.decls()
     key = (acc, signature_key(kernel, args) if kernel._generic else None, debug)
     entry = kernel._launches.get(key)
-    if entry is not None and entry.plain and len(args) == entry.nparams:  # the hot path: one test
+    if entry is not None and len(args) == entry.nparams and (
+            entry.plain or (entry.proved is not None and entry.proved(global_size, args))):  # the hot path
         try:
             try:
                 entry.plan.launch(global_size, local_size, args, stream)
