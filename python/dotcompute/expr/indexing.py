@@ -84,8 +84,15 @@ def _host_view(buf: Buffer) -> tuple[np.ndarray, Any]:
     return whole, (base, None)
 
 
+#: device implementations of mask and integer-array indexing ("get", "put"), installed by the
+#: namespace (namespace/advanced.py: they use its nonzero and gather kernels, a layer above)
+DEVICE_ADVANCED: dict[str, Any] = {}
+
+
 def _advanced_get(buf: Buffer, key: Any) -> Buffer:
     acc = buf.accelerator
+    if not acc.unified_memory and not buf.host_visible and "get" in DEVICE_ADVANCED:
+        return DEVICE_ADVANCED["get"](buf, key)
     if not acc.unified_memory and not buf.host_visible:
         raise TypeError(f"boolean-mask and integer-array indexing have no device implementation on {acc.id} "
                         "yet (dotcompute does not copy through the host silently); see docs/array-api.md")
@@ -96,6 +103,11 @@ def _advanced_get(buf: Buffer, key: Any) -> Buffer:
 
 def _advanced_set(buf: Buffer, key: Any, value: Any) -> None:
     acc = buf.accelerator
+    if not acc.unified_memory and not buf.host_visible and "put" in DEVICE_ADVANCED:
+        if type(buf) is LazyBuffer and buf._op is not None:
+            raise TypeError("cannot assign into a pending expression (it has no memory of its own)")
+        DEVICE_ADVANCED["put"](buf, key, value)
+        return
     if not acc.unified_memory and not buf.host_visible:
         raise TypeError(f"boolean-mask and integer-array assignment have no device implementation on {acc.id} "
                         "yet (dotcompute does not copy through the host silently); see docs/array-api.md")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..runtime.buffer import OPS_HOOKS
 from . import (
+    advanced,  # noqa: F401 -- installs the device paths of mask and integer-array indexing (expr.indexing)
     creation,
     datatypes,
     devices,

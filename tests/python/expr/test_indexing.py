@@ -19,11 +19,8 @@ def test_element_reads(accelerator: dc.Accelerator) -> None:
         b[3, 0]
     with pytest.raises(IndexError, match="too many indices"):
         b[0, 0, 0]
-    if b.host_visible:  # integer-array indexing: numpy on host memory (docs/array-api.md)
-        np.testing.assert_array_equal(b[[0, 2]].numpy(), h[[0, 2]])
-    else:
-        with pytest.raises(TypeError, match="no device implementation"):
-            b[[0, 1]]
+    # integer-array indexing: numpy on host memory, a gather kernel elsewhere (docs/array-api.md)
+    np.testing.assert_array_equal(b[[0, 2]].numpy(), h[[0, 2]])
 
 
 def test_slices_are_views(accelerator: dc.Accelerator) -> None:

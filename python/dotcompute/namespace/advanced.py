@@ -1,0 +1,165 @@
+"""Boolean-mask and integer-array indexing of Buffers on devices (host memory uses numpy in place).
+
+The forms the Array API standard asks for, each in kernels on the buffer's device:
+
+- ``x[mask]`` (a bool array over the leading dimensions of ``x``, or a bool scalar): the positions
+  of the true elements (``nonzero``'s flags and prefix sum; one number, the count, read back) and
+  a gather of those rows of ``x`` seen as a 2-d buffer (``(mask.size, rest)``).
+- ``x[mask] = value`` (a scalar or 0-d value): ``where(mask, value, x)`` written into ``x``, one
+  fused kernel, the mask seen with trailing extents of 1 so it broadcasts over the rest of ``x``.
+- ``x[i0, i1, ...]`` with one integer (array) per dimension: the flat position
+  ``sum(ik * stride_k)`` of every element (an expression over the broadcast index arrays), then a
+  gather from ``x``'s 1-d form. Indices are checked first (two device reductions per array).
+
+Other mixes (slices beside arrays, integer-array assignment) raise DeviceSupportError.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..expr import build
+from ..expr.indexing import DEVICE_ADVANCED
+from ..runtime import Buffer
+from . import _kernels
+from ._common import concrete, no_device_path, same_device
+from ._layout import alias, flat, takes
+
+
+def _mask_of(buf: Buffer, key: Any) -> Any:
+    """The mask of a ``x[mask]`` / ``x[mask, ...]`` key (a bool Buffer or a bool), or None."""
+    items = key if isinstance(key, tuple) else (key,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    if len(items) != 1:
+        return None
+    m = items[0]
+    if isinstance(m, (bool, np.bool_)):
+        return bool(m)
+    if isinstance(m, Buffer) and m.dtype.kind == "b":
+        if m.shape != buf.shape[:m.ndim]:
+            raise IndexError(f"boolean index of shape {m.shape} does not match the leading dimensions of the "
+                             f"indexed array, {buf.shape}")
+        return m
+    return None
+
+
+def _rows(buf: Buffer, lead: int) -> Buffer:
+    """``buf``'s memory as ``lead`` rows (1-d when each row is one element)."""
+    inner = math.prod(buf.shape) // lead if lead else 0
+    return alias(buf, (lead,) if inner == 1 or buf.size == 0 else (lead, inner))
+
+
+def _gather_rows(buf: Buffer, rows: Buffer, lead: int, rest: tuple[int, ...]) -> Buffer:
+    acc = buf.accelerator
+    count = rows.size
+    if count == 0 or buf.size == 0:
+        return acc.empty((count, *rest), buf.dtype)
+    got = _kernels.take_flat(_rows(buf, lead), concrete(rows), 0)
+    return alias(got, (count, *rest))
+
+
+def _mask_get(buf: Buffer, mask: Any) -> Buffer:
+    acc = buf.accelerator
+    if isinstance(mask, bool) or mask.ndim == 0:
+        keep = mask if isinstance(mask, bool) else bool(mask)  # one element back
+        if not keep:
+            return acc.empty((0, *buf.shape), buf.dtype)
+        out = acc.empty((1, *buf.shape), buf.dtype)
+        flat(out)[...] = flat(buf)
+        return out
+    same_device("boolean-mask indexing", buf, mask)
+    from .searching import nonzero
+
+    lead = mask.size
+    rows = nonzero(flat(mask))[0] if lead else acc.empty((0,), np.int64)
+    return _gather_rows(buf, rows, lead, buf.shape[mask.ndim:])
+
+
+def _int_arrays_get(buf: Buffer, key: tuple) -> Buffer:
+    from .indexing import _check_indices
+
+    acc = buf.accelerator
+    arrays = [k for k in key if isinstance(k, Buffer)]
+    same_device("integer-array indexing", buf, *arrays)
+    shape = np.broadcast_shapes(*(k.shape for k in arrays))
+    if len(shape) > 3:
+        raise no_device_path("integer-array indexing", acc, f"index arrays broadcast to {shape}")
+    stride = buf.size
+    pos: Any = None
+    for k, n in zip(key, buf.shape, strict=True):
+        stride //= n
+        if isinstance(k, Buffer):
+            _check_indices("integer-array indexing", k, n)
+            term = build.where(build.binary("lt", k, 0), build.binary("add", k, n), k).astype(np.int64)
+        else:
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for an axis of size {n}")
+            term = i % n
+        if stride != 1:
+            term = term * stride if isinstance(term, int) else build.binary("mul", term, stride)
+        pos = term if pos is None else build.binary("add", pos, term) if isinstance(pos, Buffer) or isinstance(
+            term, Buffer) else pos + term
+    if not isinstance(pos, Buffer) or pos.shape != shape:
+        pos = build.binary("add", acc.zeros(shape, np.int64), pos)
+    if math.prod(shape) == 0:
+        return acc.empty(shape, buf.dtype)
+    got = _kernels.take_flat(flat(buf), flat(concrete(pos)), 0)
+    return alias(got, shape)
+
+
+def get(buf: Buffer, key: Any) -> Buffer:
+    """``buf[key]`` for a mask or integer-array key, on ``buf``'s device."""
+    acc = buf.accelerator
+    if not takes(buf):
+        raise no_device_path("advanced indexing", acc, f"a buffer of {buf.dtype}")
+    mask = _mask_of(buf, key)
+    if mask is not None:
+        return _mask_get(buf, mask)
+    items = tuple(acc.asarray(np.asarray(k)) if isinstance(k, (list, np.ndarray)) else k
+                  for k in (key if isinstance(key, tuple) else (key,)))
+    if len(items) == 1 and isinstance(items[0], Buffer) and items[0].dtype.kind in "iu" and buf.ndim > 1:
+        # x[idx]: whole rows (numpy's integer array over the first dimension)
+        from .indexing import _check_indices
+
+        idx = items[0]
+        same_device("integer-array indexing", buf, idx)
+        _check_indices("integer-array indexing", idx, buf.shape[0])
+        rows = build.where(build.binary("lt", idx, 0), build.binary("add", idx, buf.shape[0]), idx)
+        got = _gather_rows(buf, flat(concrete(rows.astype(np.int64))), buf.shape[0], buf.shape[1:])
+        return alias(got, idx.shape + buf.shape[1:])
+    if (len(items) == buf.ndim and all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+                                       or isinstance(k, Buffer) and k.dtype.kind in "iu" for k in items)):
+        return _int_arrays_get(buf, items)
+    raise no_device_path("advanced indexing", acc, "this mix of slices, masks and integer arrays")
+
+
+def put(buf: Buffer, key: Any, value: Any) -> None:
+    """``buf[mask] = value`` for a scalar or 0-d ``value``, on ``buf``'s device."""
+    acc = buf.accelerator
+    mask = _mask_of(buf, key) if takes(buf) else None
+    if mask is None or isinstance(value, Buffer) and value.ndim != 0 or isinstance(value, np.ndarray) and value.ndim:
+        raise no_device_path("boolean-mask assignment", acc, "this key or value (a scalar or 0-d value is taken)")
+    if isinstance(mask, bool) or mask.ndim == 0:
+        if bool(mask):
+            buf[...] = value
+        return
+    same_device("boolean-mask assignment", buf, mask)
+    if buf.size == 0:
+        return
+    m = alias(mask, mask.shape + (1,) * (buf.ndim - mask.ndim))
+    if isinstance(value, np.ndarray):
+        value = value[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    buf[...] = build.where(m, value, buf)
+
+
+DEVICE_ADVANCED["get"] = get
+DEVICE_ADVANCED["put"] = put
+
+__all__: list[str] = []
