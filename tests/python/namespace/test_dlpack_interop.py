@@ -99,3 +99,29 @@ def test_round_trip_with_jax() -> None:
     np.testing.assert_array_equal(np.asarray(j), DATA)
     back = dc.from_dlpack(j * 2, device="cpu:0")
     np.testing.assert_array_equal(back.numpy(), DATA * 2)
+
+
+class _Producer:
+    """Another library's array as DLPack sees it: only __dlpack__ and __dlpack_device__ (here a
+    Buffer's own export, the one CUDA producer this machine has: the simulator's)."""
+
+    def __init__(self, buf: dc.Buffer) -> None:
+        self._buf = buf
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._buf.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._buf.__dlpack_device__()
+
+
+@pytest.mark.skipif(not any(d.backend == "cuda" for d in dc.devices()),
+                    reason="no CUDA device (DOTCOMPUTE_CUDA_SIM=1 gives the simulated one)")
+def test_cuda_producer_imports_and_exports() -> None:
+    b = dc.asarray(DATA, device="cuda:0")
+    assert b.__dlpack_device__() == (2, 0)
+    for target in ("cuda:0", "cpu:0"):
+        c = dc.from_dlpack(_Producer(b), device=target)  # a kDLCUDA producer: read through a CPU export
+        assert c.device.id == target
+        np.testing.assert_array_equal(c.numpy(), DATA)
+    np.testing.assert_array_equal(np.from_dlpack(b, device="cpu"), DATA)
