@@ -135,9 +135,12 @@ dc::ArgValue to_arg(py::handle obj, const dc::LaunchPlan& plan, size_t i, py::ob
 }
 
 void launch(dc::LaunchPlan& plan, py::handle global_size, py::handle local_size, py::handle args,
-            py::handle stream, uint32_t shared_bytes) {
-  const dc::LaunchConfig config =
+            py::handle stream, uint32_t shared_bytes, bool cooperative) {
+  dc::LaunchConfig config =
       dc::LaunchConfig::make(to_sizes(global_size, "global_size"), to_sizes(local_size, "local_size"), shared_bytes);
+  // every block resident at once (CUDA's cuLaunchCooperativeKernel, for grid-wide synchronisation):
+  // the backend refuses a grid that cannot be, with the driver's own error
+  if (cooperative) config.flags |= DC_LAUNCH_COOPERATIVE;
   dc::Stream* s = as_stream(stream);
 
   py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
@@ -196,7 +199,8 @@ void bind_launch(py::module_& m) {
 
   py::class_<dc::LaunchPlan, std::shared_ptr<dc::LaunchPlan>>(m, "LaunchPlan")
       .def("launch", &launch, py::arg("global_size"), py::arg("local_size") = py::none(),
-           py::arg("args") = py::tuple(), py::arg("stream") = py::none(), py::arg("shared_bytes") = 0)
+           py::arg("args") = py::tuple(), py::arg("stream") = py::none(), py::arg("shared_bytes") = 0,
+           py::arg("cooperative") = false)
       .def_property_readonly("params",
                              [](const dc::LaunchPlan& p) {
                                py::list out;

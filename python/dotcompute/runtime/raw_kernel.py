@@ -67,11 +67,15 @@ class RawKernel:
     NVRTC instantiates it and the kernel is looked up under its lowered (mangled)
     name, on a GPU and on the CUDA simulator alike. ``shared_mem`` is the dynamic
     (``extern __shared__``) shared memory of each block in bytes, the third value of
-    ``<<<grid, block, shared_mem>>>``.
+    ``<<<grid, block, shared_mem>>>``. ``cooperative=True`` launches it as
+    ``cuLaunchCooperativeKernel`` does (on a GPU and on the simulator alike): every
+    block resident at once, for kernels that synchronise the grid; a grid larger
+    than the device can hold is refused with ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``
+    (a ``LaunchError``).
     """
 
     def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "",
-                 read_only: Iterable[int | str] = (), shared_mem: int = 0) -> None:
+                 read_only: Iterable[int | str] = (), shared_mem: int = 0, cooperative: bool = False) -> None:
         if not isinstance(source, str) or not source.strip():
             raise ValueError("RawKernel: source is empty")
         if backend not in KNOWN_BACKENDS:
@@ -88,8 +92,15 @@ class RawKernel:
         if shared_mem and backend != "cuda":
             raise ValueError(f"RawKernel: shared_mem (dynamic `extern __shared__` memory) is for CUDA kernels, "
                              f"not {backend}")
+        if not isinstance(cooperative, bool):
+            raise ValueError(f"RawKernel: cooperative must be True or False, got {cooperative!r}")
+        if cooperative and backend != "cuda":
+            raise ValueError(f"RawKernel: cooperative launches (cuLaunchCooperativeKernel) are for CUDA kernels, "
+                             f"not {backend}")
         self._source = source
         self.name = name
+        # every launch is cooperative: all blocks resident at once, or CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+        self.cooperative = cooperative
         # bytes of `extern __shared__` memory every launch gets (what <<<grid, block, shared_mem>>> says)
         self.shared_mem = int(shared_mem)
         self.backend = backend
@@ -214,7 +225,7 @@ class RawKernel:
             args = tuple(converted)
         plan = self._typed_plan(acc, args) if typed else (self._plans.get(acc) or self._untyped_plan(acc))
         try:
-            plan.launch(global_size, local_size, args, stream, self.shared_mem)
+            plan.launch(global_size, local_size, args, stream, self.shared_mem, self.cooperative)
         except NeedsStaging:  # host arrays the device cannot read in place (or non-contiguous ones)
             host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
             self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
@@ -224,7 +235,7 @@ class RawKernel:
         staged = list(args)
         for i in host:
             staged[i] = acc.asarray(args[i])
-        plan.launch(global_size, local_size, staged, stream, self.shared_mem)
+        plan.launch(global_size, local_size, staged, stream, self.shared_mem, self.cooperative)
         # Raw kernels do not say what they write: every writable array gets its results back.
         for i in host:
             out = args[i]
@@ -241,7 +252,7 @@ class RawKernel:
     def __reduce__(self) -> tuple[Any, ...]:
         # the source travels; compiled kernels and plans are per process (Dask workers compile their own)
         return (RawKernel, (self._source, self.name, self.backend, self.options, tuple(sorted(self.read_only)),
-                            self.shared_mem))
+                            self.shared_mem, self.cooperative))
 
 
 def _read_only_positions(source: str, name: str, backend: str, read_only: Iterable[int | str]) -> frozenset[int]:

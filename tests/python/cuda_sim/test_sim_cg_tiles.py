@@ -150,3 +150,33 @@ def test_grid_sync_and_textures_fail_the_launch_by_name(sim):
         sim.synchronize()
     sim.launch(dc.RawKernel(REFUSED, "plain", backend="cuda"), 64, out, local_size=64)
     np.testing.assert_array_equal(out.numpy(), np.arange(64))
+
+
+GRID_RANKS = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void grid_ranks(unsigned long long* rank, unsigned long long* size)
+{
+    cg::grid_group grid = cg::this_grid();
+    rank[grid.thread_rank()] = grid.thread_rank() * 1000 + grid.block_rank();
+    if (grid.thread_rank() == 0) size[0] = grid.size() * 1000 + grid.num_blocks();
+}
+"""
+
+
+def test_cooperative_launch_runs_or_refuses_as_the_driver(sim):
+    k = dc.RawKernel(GRID_RANKS, "grid_ranks", backend="cuda", cooperative=True)
+    assert k.cooperative
+    rank, size = sim.zeros((512,), np.uint64), sim.zeros((1,), np.uint64)
+    sim.launch(k, 512, rank, size, local_size=64)  # 8 blocks: resident at once
+    t = np.arange(512, dtype=np.uint64)
+    np.testing.assert_array_equal(rank.numpy(), t * 1000 + t // 64)
+    assert size.numpy()[0] == 512 * 1000 + 8
+    # the driver's bound: as many blocks as the multiprocessors hold at once (threads per SM / block)
+    resident = sim.info["multiprocessors"] * max(1, sim.info["max_threads_per_multiprocessor"] // 1024)
+    big = sim.zeros(((resident + 1) * 1024,), np.uint64)
+    with pytest.raises(dc.LaunchError, match="CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"):
+        sim.launch(k, (resident + 1) * 1024, big, size, local_size=1024)
+    with pytest.raises(ValueError, match="cooperative launches.*for CUDA kernels"):
+        dc.RawKernel("void f() {}", "f", backend="cpu", cooperative=True)
