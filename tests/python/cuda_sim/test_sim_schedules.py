@@ -22,6 +22,15 @@ extern "C" __global__ void shift_racy(const float* x, float* y) {
   // BUG: no __syncthreads() here -- thread t reads what thread t-1 wrote
   y[blockIdx.x * 256 + t] = t > 0 ? s[t - 1] : 0.0f;
 }
+extern "C" __global__ void double_shift_racy(const float* x, float* y) {
+  __shared__ float s[256];
+  const unsigned t = threadIdx.x;
+  s[t] = x[blockIdx.x * 256 + t];
+  __syncthreads();
+  s[t] *= 2.0f;
+  // BUG: no __syncthreads() here either -- thread t-1 may not have doubled its value yet
+  y[blockIdx.x * 256 + t] = t > 0 ? s[t - 1] : 0.0f;
+}
 extern "C" __global__ void shift_fixed(const float* x, float* y) {
   __shared__ float s[256];
   const unsigned t = threadIdx.x;
@@ -148,6 +157,24 @@ def test_a_warp_reduction_without_syncwarp_is_exposed(sim, schedule):
     for name in SCHEDULES:
         schedule(name)
         np.testing.assert_array_equal(_warp_sum(sim, "warp_sum_fixed", xs), expected, err_msg=name)
+
+
+def test_threads_run_in_schedule_order_between_barriers(sim, schedule):
+    # with a barrier in the kernel every thread is a fiber; the schedule orders each barrier interval
+    xs = np.arange(1, 513, dtype=np.float32)
+    doubled = 2 * np.concatenate([[0], xs[:255], [0], xs[256:511]]).astype(np.float32)
+    schedule("forward")
+    np.testing.assert_array_equal(_shift(sim, "double_shift_racy", xs), doubled)
+    schedule("reverse")  # every reader runs before its neighbour doubled: the undoubled values
+    np.testing.assert_array_equal(_shift(sim, "double_shift_racy", xs), doubled / 2)
+    runs = []
+    for seed in (9, 9, 10):
+        schedule(f"random:{seed}")
+        runs.append(_shift(sim, "double_shift_racy", xs))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])
+    stale = runs[0] != doubled
+    assert stale.any() and (runs[0][stale] == doubled[stale] / 2).all()
 
 
 def test_random_is_deterministic_for_a_seed_and_differs_between_seeds(sim, schedule):
