@@ -25,11 +25,11 @@ print(json.dumps({"python": config.cache_max_bytes(), "native": nat.cache_max_by
 """
 
 
+# one fresh interpreter per value (a few seconds each): the issue's value, other whitespace, and two
+# spellings both sides refuse (Python int() would take "60_000"; neither side does)
 @pytest.mark.parametrize("value, expected", [
-    (" 60000", 60000), ("60000\n", 60000), ("\t60000 ", 60000), ("60000", 60000),
-    ("6e4", None), ("60_000", None), ("-1", None), ("60 000", None), ("   ", None),
-], ids=["leading-space", "newline", "tab-and-space", "plain", "exponent", "underscore", "negative",
-        "inner-space", "blank"])
+    (" 60000", 60000), ("\t60000\n", 60000), ("60_000", None), ("60 000", None),
+], ids=["leading-space", "tab-and-newline", "underscore", "inner-space"])
 def test_cache_max_bytes_is_read_alike(run_python, tmp_path, value, expected):
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
