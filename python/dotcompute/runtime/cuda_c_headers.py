@@ -78,6 +78,19 @@ __device__ __forceinline__ void* memmove(void* d, const void* s, size_t n) {
 #endif
 """
 
+# <cstring> also declares the functions in std (std::memcpy): NVRTC gets using-declarations, the
+# simulator's host build the C++ header itself.
+CSTRING = STRING_H + """#if defined(DCSIM_ABI_VERSION)
+#include <cstring>
+#elif !defined(DOTCOMPUTE_NVRTC_CSTRING)
+#define DOTCOMPUTE_NVRTC_CSTRING
+namespace std {
+using ::memchr; using ::memcmp; using ::memcpy; using ::memmove; using ::memset; using ::strcat; using ::strchr;
+using ::strcmp; using ::strcpy; using ::strlen; using ::strncmp; using ::strncpy;
+}
+#endif
+"""
+
 # clock() and clock_t are NVRTC built-ins; time_t is the type a copied kernel may still name.
 TIME_H = """#if !defined(DCSIM_ABI_VERSION) && !defined(DOTCOMPUTE_NVRTC_TIME_H)
 #define DOTCOMPUTE_NVRTC_TIME_H
@@ -85,7 +98,7 @@ typedef long long time_t;
 #endif
 """
 
-C_LIBRARY_HEADERS = {"string.h": STRING_H, "cstring": STRING_H,
+C_LIBRARY_HEADERS = {"string.h": STRING_H, "cstring": CSTRING,
                      "time.h": TIME_H, "ctime": TIME_H}
 
 # Headers of CUDA libraries that dotcompute[cuda] does not install, with what a user needs to know

@@ -145,7 +145,7 @@ extern "C" __global__ void strings(const float* in, float* out, long long* clock
 {
     const int i = threadIdx.x;
     float v;
-    memcpy(&v, in + i, sizeof v);
+    std::memcpy(&v, in + i, sizeof v);          // <cstring> declares them in std too
     char word[16];
     strcpy(word, "cuda");
     strcat(word, "sim");
