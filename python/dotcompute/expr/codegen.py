@@ -71,7 +71,8 @@ CAST_NAMES = {np.dtype(t): t.__name__ for t in (bool_, int8, int16, int32, int64
 
 
 def namespace() -> dict[str, Any]:
-    ns: dict[str, Any] = {"Buffer": Buffer, "gid": global_id}
+    ns: dict[str, Any] = {"Buffer": Buffer, "gid": global_id, "C_INF": complex_math.C_INF,
+                          "C_NAN": complex_math.C_NAN}
     for dt, name in CAST_NAMES.items():
         ns[name] = dt.type
     for name, fn in MATH.items():

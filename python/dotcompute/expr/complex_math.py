@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+C_INF = math.inf  # named in generated kernel source (codegen.namespace)
+C_NAN = math.nan
+
 #: the math functions (the expression's ``extra`` name) with a complex spelling here
 COMPLEX_MATH = frozenset({"sqrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
                           "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "arcsin",
@@ -44,7 +47,19 @@ class _Emit:
         return name
 
     def r(self, value: float) -> str:
+        if math.isinf(value):
+            return f"{self.R}({'-' if value < 0 else ''}C_INF)"
+        if math.isnan(value):
+            return f"{self.R}(C_NAN)"
         return f"{self.R}({value!r})"
+
+    def special(self, rules: list[tuple[str, str, str]], general: str) -> str:
+        """``general`` unless one of ``rules`` (condition, real part, imaginary part) applies, the
+        first that does: the C99 Annex G values where the identities give 0 * inf or inf - inf."""
+        out = general
+        for cond, re, im in reversed(rules):
+            out = self.let(f"{self.make(re, im)} if ({cond}) else {out}")
+        return out
 
     def make(self, re: str, im: str) -> str:
         return self.let(f"{self.C}({self.R}({re}), {self.R}({im}))")
@@ -53,6 +68,23 @@ class _Emit:
         return self.let(f"{z}.real"), self.let(f"{z}.imag")
 
     # --- the functions, each returning the variable holding the complex (or bool) result
+    def exp(self, z: str) -> str:
+        x, y = self.parts(z)
+        inf, nan, zero = self.r(math.inf), self.r(math.nan), self.r(0.0)
+        fin = f"m_isfinite({y})"
+        return self.special([(f"{x} == -{inf} and not {fin}", zero, zero),
+                             (f"{x} == {inf} and not {fin}", inf, nan),
+                             (f"{y} == {zero}", f"m_exp({x})", y)], self.let(f"m_exp({z})"))
+
+    def sqrt(self, z: str) -> str:
+        x, y = self.parts(z)
+        inf, nan, zero = self.r(math.inf), self.r(math.nan), self.r(0.0)
+        return self.special([(f"m_isinf({y})", inf, y),
+                             (f"{x} == -{inf} and m_isnan({y})", nan, inf),
+                             (f"{x} == -{inf}", zero, f"m_copysign({inf}, {y})"),
+                             (f"{x} == {inf} and m_isnan({y})", inf, nan),
+                             (f"{x} == {inf}", inf, f"m_copysign({zero}, {y})")], self.let(f"m_sqrt({z})"))
+
     def log(self, z: str) -> str:
         x, y = self.parts(z)
         return self.make(f"m_log(abs({z}))", f"m_atan2({y}, {x})")
@@ -74,7 +106,11 @@ class _Emit:
         # Re: e^x cos y - 1 = expm1(x) cos y - 2 sin²(y/2), exact near 0 where e^x cos y - 1 cancels
         x, y = self.parts(z)
         s = self.let(f"m_sin({y} * {self.r(0.5)})")
-        return self.make(f"m_expm1({x}) * m_cos({y}) - {self.r(2.0)} * {s} * {s}", f"m_exp({x}) * m_sin({y})")
+        inf, nan, zero = self.r(math.inf), self.r(math.nan), self.r(0.0)
+        general = self.make(f"m_expm1({x}) * m_cos({y}) - {self.r(2.0)} * {s} * {s}", f"m_exp({x}) * m_sin({y})")
+        return self.special([(f"{x} == -{inf} and not m_isfinite({y})", self.r(-1.0), zero),
+                             (f"{x} == {inf} and not m_isfinite({y})", inf, nan),
+                             (f"{y} == {zero}", f"m_expm1({x})", y)], general)
 
     def exp2(self, z: str) -> str:
         x, y = self.parts(z)
@@ -90,11 +126,19 @@ class _Emit:
 
     def sinh(self, z: str) -> str:
         x, y = self.parts(z)
-        return self.make(f"m_sinh({x}) * m_cos({y})", f"m_cosh({x}) * m_sin({y})")
+        nan, zero = self.r(math.nan), self.r(0.0)
+        general = self.make(f"m_sinh({x}) * m_cos({y})", f"m_cosh({x}) * m_sin({y})")
+        return self.special([(f"m_isinf({x}) and not m_isfinite({y})", x, nan),
+                             (f"{y} == {zero}", f"m_sinh({x})", y),
+                             (f"{x} == {zero}", x, f"m_sin({y})")], general)
 
     def cosh(self, z: str) -> str:
         x, y = self.parts(z)
-        return self.make(f"m_cosh({x}) * m_cos({y})", f"m_sinh({x}) * m_sin({y})")
+        inf, nan, zero = self.r(math.inf), self.r(math.nan), self.r(0.0)
+        general = self.make(f"m_cosh({x}) * m_cos({y})", f"m_sinh({x}) * m_sin({y})")
+        return self.special([(f"m_isinf({x}) and not m_isfinite({y})", inf, nan),
+                             (f"{y} == {zero}", f"m_cosh({x})", f"{y} * m_copysign({self.r(1.0)}, {x})"),
+                             (f"{x} == {zero} and not m_isfinite({y})", nan, x)], general)
 
     def tanh(self, z: str) -> str:
         # (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); past |x| = 20 tanh is ±1 to every digit of
@@ -105,7 +149,10 @@ class _Emit:
         re = f"m_copysign({self.r(1.0)}, {x}) if ({big}) else m_sinh({self.r(2.0)} * {x}) / {d}"
         im = (f"m_copysign({self.r(0.0)}, m_sin({self.r(2.0)} * {y})) if ({big}) "
               f"else m_sin({self.r(2.0)} * {y}) / {d}")
-        return self.make(re, im)
+        nan, zero = self.r(math.nan), self.r(0.0)
+        return self.special([(f"{y} == {zero}", f"m_tanh({x})", y),
+                             (f"{x} == {zero} and not m_isfinite({y})", x, nan),
+                             (f"m_isfinite({x}) and not m_isfinite({y})", nan, nan)], self.make(re, im))
 
     def _rotated(self, fn: Callable[[str], str], z: str) -> str:
         """-i f(iz): how tan, asin and atan come from tanh, asinh and atanh."""
@@ -123,27 +170,49 @@ class _Emit:
         neg = self.let(f"{x} < {self.r(0.0)}")
         w = self.let(f"-{z} if {neg} else {z}")
         one = self.make(self.r(1.0), self.r(0.0))
-        v = self.log(self.let(f"{w} + m_sqrt({w} * {w} + {one})"))
+        wx, wy = self.parts(w)
+        inf, zero = self.r(math.inf), self.r(0.0)
+        v = self.special([(f"m_isinf({wx}) or m_isinf({wy})", inf, f"m_atan2({wy}, {wx})"),
+                          (f"{wy} == {zero}", f"m_asinh({wx})", wy)],
+                         self.log(self.let(f"{w} + m_sqrt({w} * {w} + {one})")))
         return self.let(f"-{v} if {neg} else {v}")
 
     def acosh(self, z: str) -> str:
         one = self.make(self.r(1.0), self.r(0.0))
-        return self.log(self.let(f"{z} + m_sqrt({z} + {one}) * m_sqrt({z} - {one})"))
+        x, y = self.parts(z)
+        inf, nan, zero = self.r(math.inf), self.r(math.nan), self.r(0.0)
+        return self.special([(f"m_isinf({x}) or m_isinf({y})", inf, f"m_atan2({y}, {x})"),
+                             (f"{x} == {zero} and m_isnan({y})", nan, self.r(math.pi / 2))],
+                            self.log(self.let(f"{z} + m_sqrt({z} + {one}) * m_sqrt({z} - {one})")))
 
     def atanh(self, z: str) -> str:
         one = self.make(self.r(1.0), self.r(0.0))
         a = self.log(self.let(f"{one} + {z}"))
-        b = self.log(self.let(f"{one} - {z}"))
+        zx, zy = self.parts(z)
+        b = self.log(self.make(f"{self.r(1.0)} - {zx}", f"-{zy}"))  # 1 - (x + 0j) keeps Im = -0
         d = self.let(f"{a} - {b}")
-        x, y = self.parts(d)
-        return self.make(f"{x} * {self.r(0.5)}", f"{y} * {self.r(0.5)}")
+        dx, dy = self.parts(d)
+        x, y = self.parts(z)
+        nan, zero, half_pi = self.r(math.nan), self.r(0.0), self.r(math.pi / 2)
+        return self.special([(f"m_isinf({x}) and m_isnan({y})", f"m_copysign({zero}, {x})", nan),
+                             (f"m_isinf({x}) or m_isinf({y})", f"m_copysign({zero}, {x})",
+                              f"m_copysign({half_pi}, {y})"),
+                             (f"{x} == {zero} and m_isnan({y})", x, nan)],
+                            self.make(f"{dx} * {self.r(0.5)}", f"{dy} * {self.r(0.5)}"))
 
     def asin(self, z: str) -> str:
         return self._rotated(self.asinh, z)
 
     def acos(self, z: str) -> str:
-        x, y = self.parts(self.asin(z))
-        return self.make(f"{self.r(math.pi / 2)} - {x}", f"-{y}")
+        # π/2 - asin z; the imaginary part has the opposite sign of Im z (also at Im z = ±0)
+        x, y = self.parts(z)
+        ax, ay = self.parts(self.asin(z))
+        inf, nan, zero, half_pi = self.r(math.inf), self.r(math.nan), self.r(0.0), self.r(math.pi / 2)
+        return self.special([(f"(m_isinf({x}) or m_isinf({y})) and (m_isnan({x}) or m_isnan({y}))", nan,
+                              f"m_copysign({inf}, -{y})"),
+                             (f"m_isinf({x}) or m_isinf({y})", f"m_atan2(abs({y}), {x})", f"m_copysign({inf}, -{y})"),
+                             (f"{x} == {zero} and m_isnan({y})", half_pi, nan)],
+                            self.make(f"{half_pi} - {ax}", f"m_copysign(abs({ay}), -{y})"))
 
     def atan(self, z: str) -> str:
         return self._rotated(self.atanh, z)
@@ -163,8 +232,12 @@ def emit(prog: Any, name: str, args: list[str], ctype: np.dtype, names: dict[np.
     ``ctype``), lines for its intermediate values appended to ``prog``."""
     e = _Emit(prog, ctype, names)
     z = args[0]
-    if name in ("sqrt", "exp", "conj"):
-        return f"m_{name}({z})"
+    if name == "exp":
+        return e.exp(z)
+    if name == "sqrt":
+        return e.sqrt(z)
+    if name == "conj":
+        return f"m_conj({z})"
     if name in ("real", "imag"):
         return f"{z}.{name}"
     if name in ("round", "rint"):
@@ -186,4 +259,4 @@ def emit(prog: Any, name: str, args: list[str], ctype: np.dtype, names: dict[np.
     return getattr(e, fn)(z)
 
 
-__all__ = ["COMPLEX_MATH", "COMPLEX_OPS", "emit"]
+__all__ = ["COMPLEX_MATH", "COMPLEX_OPS", "C_INF", "C_NAN", "emit"]
