@@ -34,6 +34,12 @@ def takes(x: Buffer) -> bool:
     return x.dtype in EXPR_DTYPES
 
 
+def copies_ok(*xs: Buffer) -> bool:
+    """Whether the copy and gather kernels take these buffers: 1 to 3 dimensions, any dtype the
+    expression generator spells (complex too: they move elements, never compare them)."""
+    return all(takes(x) and 1 <= x.ndim <= 3 for x in xs)
+
+
 def reshape_copy(x: Buffer, shape: tuple[int, ...]) -> Buffer:
     """A new buffer of ``shape`` holding ``x``'s elements in C order, copied on ``x``'s device."""
     out = x.accelerator.empty(shape, x.dtype)
@@ -76,4 +82,4 @@ def broadcast_copy(acc: Accelerator, x: Buffer, shape: tuple[int, ...]) -> Buffe
     return out
 
 
-__all__ = ["alias", "broadcast_copy", "collapse", "flat", "reshape_copy", "takes"]
+__all__ = ["alias", "broadcast_copy", "collapse", "copies_ok", "flat", "reshape_copy", "takes"]

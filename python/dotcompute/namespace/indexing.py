@@ -12,6 +12,7 @@ import numpy as np
 from ..runtime import Buffer
 from . import _kernels
 from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, normalize_axis, on_host, same_device
+from ._layout import copies_ok
 
 __all__ = ["take", "take_along_axis"]
 
@@ -56,7 +57,7 @@ def take(x: Buffer, indices: Buffer, /, *, axis: int | None = None) -> Buffer:
         # numpy buffers out= in mode="raise", a second copy of the result
         return fill(acc, shape, x.dtype, lambda v: np.take(src, where, axis=ax, out=v, mode="wrap"))
     _check_indices("dc.take", idx, n)
-    if not kernel_ok(x) or not kernel_ok(idx):
+    if not copies_ok(x) or not kernel_ok(idx):
         raise no_device_path("dc.take", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     return _kernels.take_flat(concrete(x), concrete(idx), ax)
 
@@ -76,7 +77,7 @@ def take_along_axis(x: Buffer, indices: Buffer, /, *, axis: int = -1) -> Buffer:
         out = np.take_along_axis(src, where, axis=ax)
         return fill(acc, out.shape, out.dtype, lambda v: v.__setitem__(..., out))
     _check_indices("dc.take_along_axis", idx, x.shape[ax])
-    if not kernel_ok(x) or not kernel_ok(idx):
+    if not copies_ok(x) or not kernel_ok(idx):
         raise no_device_path("dc.take_along_axis", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     # broadcast both to one shape outside the axis (numpy's rule), then one gather kernel
     from .manipulation import broadcast_to

@@ -22,7 +22,6 @@ from ._common import (
     device_copy,
     fill,
     host,
-    kernel_ok,
     no_device_path,
     normalize_axis,
     on_host,
@@ -152,7 +151,7 @@ def concat(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int | None = 0
     if all(on_host(b) for b in bufs):
         views = [host(b) for b in bufs]
         return fill(acc, shape, dtype, lambda v: np.concatenate(views, axis=ax, out=v, casting="unsafe"))
-    if not (kernel_ok(*bufs) and dtype in _kernel_dtypes()):
+    if not (_layout.copies_ok(*bufs) and dtype in _kernel_dtypes()):
         raise no_device_path("dc.concat", acc, f"arrays of dtype {dtype} and {len(shape)} dimension(s)")
     out = acc.empty(shape, dtype)
     start = 0
@@ -165,9 +164,9 @@ def concat(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int | None = 0
 
 
 def _kernel_dtypes() -> frozenset[np.dtype]:
-    from ..expr.types import SUPPORTED
+    from ..expr.types import EXPR_DTYPES
 
-    return SUPPORTED
+    return EXPR_DTYPES
 
 
 def stack(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int = 0) -> Buffer:
@@ -203,7 +202,7 @@ def unstack(x: Buffer, /, *, axis: int = 0) -> tuple[Buffer, ...]:
         src = host(x)
         return tuple(fill(acc, rest, x.dtype, lambda v, i=i: v.__setitem__(..., np.take(src, i, axis=ax)))
                      for i in range(x.shape[ax]))
-    if not kernel_ok(x):
+    if not _layout.copies_ok(x):
         raise no_device_path("dc.unstack", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if not rest:  # 0-d pieces: each element through a one-element buffer (kernels have no 0-d ones)
         return tuple(_reshaped(device_copy(acc, x[i:i + 1], (1,), x.dtype), ()) for i in range(x.shape[0]))
@@ -218,7 +217,7 @@ def _take_index(name: str, x: Buffer, idx: np.ndarray, axis: int) -> Buffer:
         src = host(x)
         shape = x.shape[:axis] + (len(idx),) + x.shape[axis + 1:]
         return fill(acc, shape, x.dtype, lambda v: np.take(src, idx, axis=axis, out=v))
-    if not kernel_ok(x):
+    if not _layout.copies_ok(x):
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     return _kernels.take_flat(x, _kernels.index_buffer(acc, idx), axis)
 
@@ -234,7 +233,7 @@ def flip(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None) -> Buffer:
         return fill(acc, x.shape, x.dtype, lambda v: v.__setitem__(..., np.flip(src, axis=tuple(axes))))
     if x.ndim == 0 or x.size == 0:
         return _reshaped(x, x.shape)
-    if not kernel_ok(x):
+    if not _layout.copies_ok(x):
         raise no_device_path("dc.flip", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     view = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
     return device_copy(acc, view, x.shape, x.dtype)
@@ -286,7 +285,7 @@ def permute_dims(x: Buffer, /, axes: tuple[int, ...]) -> Buffer:
         return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., np.transpose(src, perm)))
     if x.size == 0 or perm == tuple(range(x.ndim)):
         return _reshaped(x, shape)
-    if not kernel_ok(x):
+    if not _layout.copies_ok(x):
         raise no_device_path("dc.permute_dims", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     # a view whose base dimension d is read by result dimension where[d]: reading it is the copy kernel
     from ..expr.indexing import _base_and_index

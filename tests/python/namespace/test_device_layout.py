@@ -47,3 +47,15 @@ def test_mask_assignment(accelerator: dc.Accelerator) -> None:
     y[accelerator.asarray(a > 5)] = accelerator.asarray(np.float32(7))
     a[a > 5] = 7
     np.testing.assert_array_equal(y.numpy(), a)
+
+
+def test_complex_manipulation_on_the_device(accelerator: dc.Accelerator) -> None:
+    a = (np.arange(12).reshape(3, 4) + 1j).astype(np.complex64)
+    x = accelerator.asarray(a)
+    idx = accelerator.asarray(np.array([2, 0]))
+    for got, want in [(dc.flip(x), np.flip(a)), (dc.roll(x, 1, axis=1), np.roll(a, 1, axis=1)),
+                      (dc.permute_dims(x, (1, 0)), a.T), (dc.concat([x, x]), np.concatenate([a, a])),
+                      (dc.stack([x, x], axis=1), np.stack([a, a], axis=1)), (dc.tile(x, (2, 1)), np.tile(a, (2, 1))),
+                      (dc.unstack(x)[1], a[1]), (dc.take(x, idx, axis=0), a[[2, 0]])]:
+        assert got.device is accelerator
+        np.testing.assert_array_equal(np.asarray(got), want)
