@@ -17,7 +17,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from .codegen import STATS, Program, compile_kernel, launch
-from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar
+from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar, alias_root
 from .operands import accelerator_of, operand
 from .types import EXPR_DTYPES
 from .views import launch_argument
@@ -151,7 +151,9 @@ def concrete(buf: Buffer) -> Buffer:
 
 
 def _reads(node: Any, base: Buffer, same: tuple | None) -> bool:
-    """Whether ``node`` reads ``base`` other than elementwise through the view index ``same``."""
+    """Whether ``node`` reads ``base`` other than elementwise through the view index ``same``
+    (a reshaped alias of the same memory always counts: its elements lie elsewhere)."""
+    root = alias_root(base)
     stack, seen = [node], set()
     while stack:
         n = stack.pop()
@@ -165,8 +167,12 @@ def _reads(node: Any, base: Buffer, same: tuple | None) -> bool:
             if n._view is not None:
                 if n._view.base is base and n._view.index != same:
                     return True
+                if n._view.base is not base and alias_root(n._view.base) is root:
+                    return True
                 continue
         if n is base and same != tuple(("map", d, 0, 1) for d in range(base.ndim)):
+            return True
+        if n is not base and isinstance(n, Buffer) and alias_root(n) is root:
             return True
     return False
 
@@ -315,6 +321,9 @@ def before_write(buf: Buffer, exclude: Any = None) -> None:
 
 
 def _reads_at_all(node: LazyBuffer, buf: Buffer) -> bool:
+    """Whether ``node`` reads ``buf``'s memory: ``buf``, a view of it, or a reshaped alias of the
+    same root (docs/views.md)."""
+    root = alias_root(buf)
     stack, seen = list(node._args), set()
     while stack:
         n = stack.pop()
@@ -326,8 +335,13 @@ def _reads_at_all(node: LazyBuffer, buf: Buffer) -> bool:
         if type(n) is LazyBuffer:
             if n._op is not None:
                 stack.extend(n._args)
-            elif n._view is not None and n._view.base is buf:
+            elif n._view is not None:
+                if alias_root(n._view.base) is root:
+                    return True
+            elif alias_root(n) is root:
                 return True
+        elif n is root:
+            return True
     return False
 
 

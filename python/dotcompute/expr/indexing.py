@@ -23,6 +23,7 @@ from .codegen import CAST_NAMES, compile_kernel, launch
 from .evaluate import before_write, concrete, host_index, run, store
 from .lazy import LazyBuffer, View
 from .types import EXPR_DTYPES
+from .views import reshaped
 
 
 def _base_and_index(buf: Buffer) -> tuple[Buffer, tuple[tuple, ...]]:
@@ -220,8 +221,9 @@ def transpose(buf: Buffer) -> Buffer:
 
 
 def reshape(buf: Buffer, shape: Any) -> Buffer:
-    """The elements in a new shape, C order, as a new buffer (a copy made by a kernel on the
-    device: the runtime has no aliasing buffers yet); ``-1`` infers one extent."""
+    """The elements in a new shape, C order; ``-1`` infers one extent. A buffer or a contiguous
+    view is reshaped in place: the result is the same memory (expr/views.py, docs/views.md), as
+    numpy's reshape is a view; otherwise a new buffer, copied by a kernel on the device."""
     dims = list(shape) if isinstance(shape, (tuple, list)) else [shape]
     if dims.count(-1) > 1:
         raise ValueError("reshape: only one extent can be -1")
@@ -235,6 +237,9 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
         raise ValueError(f"reshape: cannot reshape a buffer of shape {buf.shape} (size {buf.size}) into shape {new}")
     if len(new) > 3:
         raise ValueError(f"reshape: buffers have 0 to 3 dimensions here, not {new}")
+    same_memory = reshaped(buf, new)
+    if same_memory is not None:
+        return same_memory
     acc = buf.accelerator
     src = concrete(buf)
     if src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in EXPR_DTYPES:

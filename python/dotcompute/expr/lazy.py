@@ -100,7 +100,7 @@ def _size_of(args: tuple[Any, ...]) -> tuple[int, int]:
 
 class LazyBuffer(Buffer):
     __slots__ = ("_op", "_args", "_loop", "_shape", "_dtype", "_backing", "_view", "_extra", "_depth", "_weight",
-                 "_copy")
+                 "_copy", "_alias_of")
 
     _op: str | None
     _args: tuple[Any, ...]
@@ -125,7 +125,7 @@ class LazyBuffer(Buffer):
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = op, args, loop, extra
         obj._dtype, obj._shape = np.dtype(dtype), tuple(shape)
-        obj._backing, obj._view = None, None
+        obj._backing, obj._view, obj._alias_of = None, None, None
         obj._depth, obj._weight = depth, weight
         PENDING.add(obj)
         return obj
@@ -138,7 +138,7 @@ class LazyBuffer(Buffer):
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
         obj._dtype, obj._shape = np.dtype(dtype), ()
-        obj._backing, obj._view = backing, None
+        obj._backing, obj._view, obj._alias_of = backing, None, None
         return obj
 
     @classmethod
@@ -148,7 +148,21 @@ class LazyBuffer(Buffer):
         _ACC.__set__(obj, accelerator)
         obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
         obj._dtype, obj._shape = view.base.dtype, tuple(shape)
-        obj._backing, obj._view = None, view
+        obj._backing, obj._view, obj._alias_of = None, view, None
+        return obj
+
+    @classmethod
+    def alias(cls, native: Any, root: Buffer, accelerator: Any) -> LazyBuffer:
+        """A buffer on ``root``'s memory in another shape (``b.reshape``): ``native`` is the native
+        view. It behaves as an evaluated buffer; ``_alias_of`` lets writes to either one run the
+        pending expressions that read the other first (evaluate.before_write)."""
+        obj = object.__new__(cls)
+        _array_hooks.lazy_made = True
+        _ACC.__set__(obj, accelerator)
+        _NATIVE.__set__(obj, native)
+        obj._op, obj._args, obj._loop, obj._extra = None, (), (), None
+        obj._dtype, obj._shape = np.dtype(native.dtype), tuple(native.shape)
+        obj._backing, obj._view, obj._alias_of = None, None, root
         return obj
 
     # -- description without evaluating ------------------------------------------------------------
@@ -263,4 +277,11 @@ def is_pending(x: Any) -> bool:
     return type(x) is LazyBuffer and x._op is not None
 
 
-__all__ = ["LazyBuffer", "Scalar", "View", "PENDING", "EVALUATE", "is_pending"]
+def alias_root(x: Any) -> Any:
+    """The buffer owning ``x``'s memory: ``x`` itself, or the root of a reshaped alias."""
+    if type(x) is LazyBuffer and x._alias_of is not None:
+        return x._alias_of
+    return x
+
+
+__all__ = ["LazyBuffer", "Scalar", "View", "PENDING", "EVALUATE", "is_pending", "alias_root"]

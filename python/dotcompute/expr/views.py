@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import LaunchError
 from ..runtime import Buffer
-from .lazy import EVALUATE, LazyBuffer
+from .lazy import EVALUATE, LazyBuffer, alias_root
 
 
 def contiguous_region(view: LazyBuffer) -> tuple[int, tuple[int, ...]] | None:
@@ -140,6 +140,32 @@ def memory_of(view: LazyBuffer) -> Buffer | None:
     return Buffer._wrap(base._native.view(region[0], region[1]), view.accelerator)
 
 
+def reshaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer | None:
+    """``buf.reshape(shape)`` on ``buf``'s memory (numpy's view), or None where it must be a copy:
+    a strided view, a 0-d buffer or result, an empty one, or an OpenCL buffer at an offset (its
+    cl_mem handle for vendor libraries would be the whole allocation)."""
+    if not shape or buf.ndim == 0 or buf.size == 0:
+        return None
+    if type(buf) is LazyBuffer and buf._view is not None:
+        region = contiguous_region(buf)
+        if region is None:
+            return None
+        base = buf._view.base
+        native = base._native.view(region[0], shape)
+        root = alias_root(base)
+    else:
+        if type(buf) is LazyBuffer:
+            if buf._op is not None:
+                EVALUATE["run"]([buf])  # a pending value gets its memory first
+            if buf._backing is not None:
+                return None
+        native = buf._native.view(0, shape)
+        root = alias_root(buf)
+    if native.byte_offset and buf.accelerator.backend not in _ALIAS_EVERYWHERE:
+        return None
+    return LazyBuffer.alias(native, root, buf.accelerator)
+
+
 EVALUATE["alias"] = memory_of
 
-__all__ = ["contiguous_region", "launch_argument", "memory_of"]
+__all__ = ["contiguous_region", "launch_argument", "memory_of", "reshaped"]

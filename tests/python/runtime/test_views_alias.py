@@ -2,7 +2,8 @@
 2-d buffer reach @dc.kernel and dc.RawKernel launches as a region of the same allocation (a pointer
 offset on cpu and cuda, an OpenCL sub-buffer, a Metal buffer offset), so writes land in ``b``;
 strided views the kernel may write, and OpenCL views misaligned for sub-buffers, are refused with
-an error naming the parameter, and nothing is written."""
+an error naming the parameter, and nothing is written. ``b.reshape`` of a contiguous buffer is the
+same memory too."""
 
 from __future__ import annotations
 
@@ -184,6 +185,40 @@ def test_contiguous_view_is_the_base_memory_outside_launches(accelerator: dc.Acc
         assert np.shares_memory(np.asarray(v), np.asarray(b))
     np.testing.assert_array_equal(v.numpy(), host[8:24])
     assert not b[::2]._native.is_view  # strided: its elements, copied
+
+
+def test_reshape_is_the_same_memory(accelerator: dc.Accelerator) -> None:
+    k = _aligned(accelerator)
+    host = np.arange(3 * k, dtype=np.float32)
+    b = accelerator.asarray(host)
+    r = b.reshape(3, k)
+    assert r._native.is_view and r.shape == (3, k)
+    dc.launch(_rows_plus, (1, k), r[1:2], 5.0, accelerator=accelerator)  # a kernel writes the alias
+    r[2] = -1.0  # so does an assignment
+    want = host.copy()
+    want[k:2 * k] += 5
+    want[2 * k:] = -1
+    np.testing.assert_array_equal(b.numpy(), want)
+    # pending expressions that read one of the two run before the other is written
+    before = b * 2.0
+    r[0, 0] = 42.0
+    np.testing.assert_array_equal(before.numpy(), want * 2)
+    want[0] = 42.0
+    later = r + 1.0
+    b[...] = 0.0
+    np.testing.assert_array_equal(later.numpy(), want.reshape(3, k) + 1)
+    # a strided view cannot be reshaped in place: a copy, as in numpy
+    m = accelerator.asarray(host.reshape(3, k))
+    t = m.T.reshape(3 * k)
+    assert not t._native.is_view
+    np.testing.assert_array_equal(t.numpy(), host.reshape(3, k).T.reshape(-1))
+    # a view at an offset: the same memory where handles allow it (on OpenCL a copy, docs/views.md)
+    tail = m[1:].reshape(2 * k)
+    if accelerator.backend == "opencl":
+        assert not tail._native.is_view
+    else:
+        tail[...] = 7.0
+        np.testing.assert_array_equal(m.numpy()[1:], np.full((2, k), 7.0, np.float32))
 
 
 def test_misaligned_opencl_view_is_refused(accelerator: dc.Accelerator) -> None:
