@@ -88,6 +88,14 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan --output-on-failure
 
+# pytest runs the test files on as many worker processes as there are cores (at most 4; pytest-xdist,
+# whole files per worker so a file's kernels compile once): kernel compiles are separate processes
+# and most tests wait on them, so a second worker keeps the second core busy.
+# DOTCOMPUTE_TEST_WORKERS=1 runs everything in one process.
+workers=${DOTCOMPUTE_TEST_WORKERS:-$(n=$(nproc 2>/dev/null || echo 1); echo $((n > 4 ? 4 : n)))}
+xdist=()
+if [ "$workers" -gt 1 ]; then xdist=(-n "$workers" --dist loadfile); fi
+
 step "Python tests (pytest, in Python's development mode)"
 cd "$root"
 # The CUDA driver test double and the plugin built above let the CUDA host logic run without a GPU.
@@ -95,7 +103,7 @@ export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
 # The whole suite runs once in development mode (PYTHONDEVMODE: debug allocator hooks, every warning
 # shown) with unclosed resources as errors: a ResourceWarning in a test, or one raised in a
 # destructor (which pytest reports as PytestUnraisableExceptionWarning), fails the run.
-PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs tests/python --ignore=tests/python/metal "${extra[@]}" \
+PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs "${xdist[@]}" tests/python --ignore=tests/python/metal "${extra[@]}" \
   -W error::ResourceWarning -W error::pytest.PytestUnraisableExceptionWarning \
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
@@ -126,8 +134,8 @@ if [ "$full" = 1 ]; then
 else
   sim_k="$sim_k and not portable-cuda:0"
 fi
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs -k "$sim_k" "${sim_suites[@]}"
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" -k "$sim_k" "${sim_suites[@]}"
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
   --deselect tests/python/cuda_sim/test_sim_devices.py
 
 step "Metal plugin on the Metal test double (pytest)"
