@@ -16,9 +16,10 @@
 // CUDA also requires in practice (a tile's collective is a barrier of its threads, and kernels
 // call it uniformly); a tile that syncs alone ends as the simulator's deadlock error, not a hang.
 //
-// Not provided: grid groups' sync() (this_grid() gives ranks and sizes; its sync() fails the
-// launch with CUDA_ERROR_NOT_SUPPORTED: the simulator runs a grid's blocks one after another on
-// each worker thread, never all at once), multi-grid groups, labeled_partition, memcpy_async.
+// Not provided: grid groups' sync() (this_grid() gives ranks and sizes, under a cooperative launch
+// too; its sync() fails the launch with CUDA_ERROR_LAUNCH_FAILED naming itself: the simulator runs a
+// grid's blocks one after another on each worker thread, never all at once), multi-grid groups,
+// labeled_partition, memcpy_async.
 #pragma once
 
 namespace cooperative_groups {
@@ -57,17 +58,18 @@ namespace dcsim_cg {
 namespace {  // internal linkage, as the shim's own state (no GNU unique symbols)
 
 // A trivially-copyable value moved through warp shuffles 8 bytes at a time (CUDA's tile.shfl of
-// structs and double2 does the same); `source(lane)` gives the lane each word is read from.
-template <class T, class Source>
-T shfl_words(unsigned mask, const T& v, Source source, int width) {
+// structs and double2 does the same); `shuffle(mask, word, width)` is the one shuffle applied to
+// each word (every lane shuffles the same number of words, so the exchanges pair up).
+template <class T, class Shuffle>
+T shfl_words(unsigned mask, const T& v, Shuffle shuffle, int width) {
   static_assert(std::is_trivially_copyable_v<T>, "cooperative groups shuffle trivially-copyable types only");
   if constexpr (sizeof(T) <= 8) {
-    return source(mask, v, width);
+    return shuffle(mask, v, width);
   } else {
     constexpr size_t words = (sizeof(T) + 7) / 8;
     unsigned long long in[words] = {}, out[words];
     memcpy(in, &v, sizeof(T));
-    for (size_t i = 0; i < words; ++i) out[i] = source(mask, in[i], width);
+    for (size_t i = 0; i < words; ++i) out[i] = shuffle(mask, in[i], width);
     T r = v;  // (T need not be default-constructible)
     memcpy(&r, out, sizeof(T));
     return r;
