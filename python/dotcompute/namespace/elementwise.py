@@ -191,16 +191,49 @@ def logaddexp(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
 
 
 def nextafter(x1: Buffer | float, x2: Buffer | float, /) -> Buffer:
-    """The next representable value after ``x1`` towards ``x2``. No generated kernel yet: numpy on
-    host memory (cpu:0); elsewhere a TypeError."""
+    """The next representable value after ``x1`` towards ``x2``: numpy on host memory (cpu:0), one
+    generated kernel elsewhere (the spacing of ``x1`` from its binade, no bit casts needed)."""
     x1, x2 = _args("nextafter", x1, x2)
     buffers = [a for a in (x1, x2) if isinstance(a, Buffer)]
-    if not all(b.host_visible for b in buffers):
-        raise TypeError(f"dc.nextafter has no device implementation on {buffers[0].accelerator.id} yet")
     dtypes = {b.dtype for b in buffers}
     if len(dtypes) > 1 or any(d.kind != "f" for d in dtypes):
         raise TypeError(f"dc.nextafter: both arguments must have one real floating-point dtype, got {dtypes}")
-    return on_host(np.nextafter, (x1, x2))
+    if all(b.host_visible for b in buffers):
+        return on_host(np.nextafter, (x1, x2))
+    t = buffers[0].dtype
+    if t not in (np.float32, np.float64):
+        raise TypeError(f"dc.nextafter: float32 or float64 arguments, got {t}")
+    x1, x2 = (a if isinstance(a, Buffer) else t.type(a) for a in (x1, x2))
+    if not isinstance(x1, Buffer):
+        x1 = where(equal(x2, x2), x1, x1)  # x1 broadcast to x2's shape, on its device
+    if not isinstance(x2, Buffer) and np.isnan(x2):
+        return where(equal(x1, x1), t.type(np.nan), t.type(np.nan))
+    return _nextafter_kernel(x1, x2, np.finfo(t))
+
+
+def _nextafter_kernel(x1: Any, x2: Any, info: np.finfo) -> Buffer:
+    """``nextafter`` as an expression: the binade's power of two ``p`` (log2, corrected by one step
+    either way where log2 rounds), the spacing ``p * eps`` there (at least the smallest subnormal),
+    half of it when stepping towards zero from an exact power of two."""
+    t = info.dtype.type
+    f, m = MATH, build
+    ax = abs(x1)
+    e = f["floor"](f["log2"](ax))
+    e = where(greater(f["exp2"](e), ax), subtract(e, t(1)), e)  # exponents, not powers: 2**128 is inf
+    e = where(less_equal(f["exp2"](add(e, t(1))), ax), add(e, t(1)), e)
+    p = f["exp2"](e)
+    tiny = t(info.smallest_subnormal)
+    spacing = m.maximum(multiply(p, t(info.eps)), tiny)
+    away = equal(greater(x2, x1), greater(x1, 0))  # moving away from zero
+    down = where(equal(ax, p), m.maximum(multiply(spacing, t(0.5)), tiny), spacing)
+    step = where(away, spacing, down)
+    moved = where(greater(x1, 0), add(x1, where(away, step, negative(step))),
+                  subtract(x1, where(away, step, negative(step))))
+    nan = not_equal(x1, x1) | not_equal(x2, x2) if isinstance(x2, Buffer) else not_equal(x1, x1)
+    out = where(f["isinf"](x1), f["copysign"](t(info.max), x1), moved)
+    out = where(equal(x1, 0), f["copysign"](tiny, subtract(x2, x1)), out)
+    out = where(equal(x1, x2), x2, out)
+    return where(nan, t(np.nan), out)
 
 
 def real(x: Buffer, /) -> Buffer:
