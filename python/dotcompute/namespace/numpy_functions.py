@@ -482,23 +482,34 @@ def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> 
     return datatypes.astype(_buf(x, None), dtype, copy=copy)
 
 
-def _like(name: str) -> Callable[..., Any]:
-    fn = ns(name)
+def _made_like(name: str, prototype: Any, fill: tuple[Any, ...], dtype: Any, order: str, shape: Any,
+               device: Any) -> Any:
+    if order not in ("K", "A", "C"):
+        raise Unsupported(f"order={order!r}")
+    x = _buf(prototype, None)
+    acc = x.accelerator if device is None else device
+    if shape is None:
+        return ns(name)(x, *fill, dtype=dtype, device=acc)
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    return ns(name[: -len("_like")])(shape, *fill, dtype=dtype or x.dtype, device=acc)
 
-    def impl(prototype: Any, *args: Any, dtype: Any = None, order: str = "K", subok: bool = True,
-             shape: Any = None, device: Any = None) -> Any:
-        x = _buf(prototype, None)
-        kw: dict[str, Any] = {"dtype": dtype}
-        if shape is not None:
-            shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
-            maker = ns(name[: -len("_like")])
-            return maker(shape, *args, dtype=dtype or x.dtype, device=x.accelerator)
-        return fn(x, *args, **kw)
+
+def _like(name: str) -> Callable[..., Any]:
+    # numpy's zeros_like/ones_like/empty_like(prototype, dtype, order, subok, shape, *, device)
+    def impl(prototype: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None, *,
+             device: Any = None) -> Any:
+        return _made_like(name, prototype, (), dtype, order, shape, device)
 
     return impl
 
 
-for _fname in ("zeros_like", "ones_like", "empty_like", "full_like"):
+@_implements(np.full_like)
+def _full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
+               *, device: Any = None) -> Any:
+    return _made_like("full_like", a, (fill_value,), dtype, order, shape, device)
+
+
+for _fname in ("zeros_like", "ones_like", "empty_like"):
     FUNCTIONS[getattr(np, _fname)] = _like(_fname)
 
 

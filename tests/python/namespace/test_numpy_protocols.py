@@ -101,6 +101,8 @@ CASES: list[tuple[str, tuple[np.ndarray, ...], Any]] = [
     ("zeros_like", (A,), lambda np, a: np.zeros_like(a)),
     ("ones_like", (I,), lambda np, a: np.ones_like(a, dtype=np.float32)),
     ("full_like", (A,), lambda np, a: np.full_like(a, 7.0)),
+    ("zeros_like_positional", (A,), lambda np, a: np.zeros_like(a, np.int32)),
+    ("full_like_shape", (A,), lambda np, a: np.full_like(a, 2, np.int16, shape=(2, 2))),
     ("tril", (A,), lambda np, a: np.tril(a)),
     ("triu", (A,), lambda np, a: np.triu(a, 1)),
     ("diff", (A,), lambda np, a: np.diff(a, axis=1)),
