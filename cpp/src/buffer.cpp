@@ -67,8 +67,15 @@ std::shared_ptr<Buffer> Buffer::view(const std::shared_ptr<Buffer>& parent, uint
   if (!parent) throw InvalidArgumentError("view of no buffer", "parent");
   const std::shared_ptr<Buffer>& root = parent->parent_ ? parent->parent_ : parent;
   const uint64_t offset = parent->offset_ + byte_offset;
-  // The owning constructor would allocate: build the view from a zero-element buffer's fields instead.
+  // The owning constructor would allocate: the view constructor takes the root's fields instead.
   std::shared_ptr<Buffer> v(new Buffer(root, offset, std::move(shape), 0));
+  // A view of a view stays inside that view, not only inside the root.
+  if (byte_offset > parent->nbytes_ || v->nbytes_ > parent->nbytes_ - byte_offset) {
+    throw InvalidArgumentError("a view of " + std::to_string(v->nbytes_) + " bytes from byte " +
+                                   std::to_string(byte_offset) + " does not fit in its buffer of " +
+                                   std::to_string(parent->nbytes_) + " bytes",
+                               "shape");
+  }
   return v;
 }
 

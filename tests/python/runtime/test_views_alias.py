@@ -244,16 +244,18 @@ def test_misaligned_opencl_view_is_refused(accelerator: dc.Accelerator) -> None:
 
 def test_native_views_check_their_region(accelerator: dc.Accelerator) -> None:
     b = accelerator.asarray(np.arange(64, dtype=np.float32))
-    v = b._native.view(128, (16,))
-    assert v.is_view and v.byte_offset == 128 and v.shape == (16,)
-    w = v.view(64, (4,))  # a view of a view is a view of the root
-    assert w.byte_offset == 192
+    v = b._native.view(64, (32,))  # elements 16..47
+    assert v.is_view and v.byte_offset == 64 and v.shape == (32,)
+    w = v.view(64, (4,))  # a view of a view is a view of the root: elements 32..35
+    assert w.byte_offset == 128
     out = np.empty(4, np.float32)
     w.copy_to_host(out)
-    np.testing.assert_array_equal(out, [48, 49, 50, 51])
+    np.testing.assert_array_equal(out, [32, 33, 34, 35])
     w.copy_from_host(np.full(4, -1.0, np.float32))
-    assert b.numpy()[48:52].tolist() == [-1.0] * 4 and b.numpy()[47] == 47 and b.numpy()[52] == 52
+    assert b.numpy()[32:36].tolist() == [-1.0] * 4 and b.numpy()[31] == 31 and b.numpy()[36] == 36
     with pytest.raises(dc.KernelTypeError, match="does not fit"):
         b._native.view(128, (64,))
+    with pytest.raises(dc.KernelTypeError, match="does not fit in its buffer of 128 bytes"):
+        v.view(96, (16,))  # inside the root, not inside the view
     with pytest.raises(dc.KernelTypeError, match="start on an element"):
         b._native.view(2, (4,))
