@@ -185,6 +185,10 @@ def test_contiguous_view_is_the_base_memory_outside_launches(accelerator: dc.Acc
         assert np.shares_memory(np.asarray(v), np.asarray(b))
     np.testing.assert_array_equal(v.numpy(), host[8:24])
     assert not b[::2]._native.is_view  # strided: its elements, copied
+    if accelerator.backend == "cpu":  # DLPack shares the view's memory, so writes reach b
+        shared = np.from_dlpack(v)
+        shared[0] = 99.0
+        assert b.numpy()[8] == 99.0 and b.numpy()[7] == 7.0
 
 
 def test_reshape_is_the_same_memory(accelerator: dc.Accelerator) -> None:
