@@ -110,8 +110,9 @@ void execute(Stream& s, const PackedLaunch& p) {
   std::string error;
   std::atomic<bool> failed{false};
   const bool fibers = p.function->module->fibers;
-  std::unique_ptr<Watch> watch;
-  if (p.exec.timeout_s > 0) watch = std::make_unique<Watch>(p.exec.timeout_s);
+  if (s.cancelled()) return;  // dropped by Ctrl-C in synchronize() before it started
+  auto watch = std::make_unique<Watch>(p.exec.timeout_s);
+  s.set_running(watch.get());
   parallel_for(tasks, [&](uint64_t t) {
     if (failed.load(std::memory_order_relaxed)) return;
     dcsim_launch L{};
@@ -146,6 +147,8 @@ void execute(Stream& s, const PackedLaunch& p) {
       }
     }
   });
+  s.set_running(nullptr);
+  if (watch->interrupted()) return;  // the KeyboardInterrupt that follows is the report
   if (error_code) s.record_error(error_code, "kernel " + p.function->symbol + ": " + error);
 }
 

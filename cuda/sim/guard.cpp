@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -67,20 +68,37 @@ void on_timeout(int sig, siginfo_t*, void*) {
   }
 }
 
+// Installs the handlers, and installs them again whenever someone replaced the SIGSEGV one: a
+// library's crash handler (LLVM's, loaded by a JIT beside us, puts itself in front of SIGSEGV,
+// SIGINT, ... and on any of them -- a Ctrl-C included -- puts back what it found, the default)
+// must not leave the next faulting kernel to kill the process. One sigaction query per call.
 void install() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < 4; ++i) sigaction(kFaultSignals[i], &sa, &g_previous[i]);
+  static std::mutex mutex;
+  static std::atomic<bool> timeout_installed{false};
+  struct sigaction current {};
+  if (sigaction(SIGSEGV, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+      current.sa_sigaction == on_fault && timeout_installed)
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < 4; ++i) {
+    struct sigaction old {};
+    if (sigaction(kFaultSignals[i], nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_fault) continue;  // still ours
+    g_previous[i] = old;
+    sigaction(kFaultSignals[i], &sa, nullptr);
+  }
+  if (!timeout_installed) {
     struct sigaction st {};
     st.sa_sigaction = on_timeout;
     st.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&st.sa_mask);
     sigaction(timeout_signal(), &st, nullptr);
-  });
+    timeout_installed = true;
+  }
 }
 
 // A fiber stack overflow faults on a guard page with no stack left: the handler needs its own.
@@ -132,12 +150,8 @@ class Watchdog {
       else
         cv_.wait_until(lock, next);
       const auto now = std::chrono::steady_clock::now();
-      for (Watch* w : watches_) {
-        if (w->expired_ || now < w->deadline_) continue;
-        std::lock_guard<std::mutex> threads(w->mutex_);
-        w->expired_ = true;
-        for (pthread_t t : w->threads_) pthread_kill(t, timeout_signal());
-      }
+      for (Watch* w : watches_)
+        if (!w->expired_ && now >= w->deadline_) w->expire();
     }
   }
   std::mutex mutex_;
@@ -150,11 +164,28 @@ Watch::Watch(double seconds)
     : seconds_(seconds),
       deadline_(std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds))) {
-  install();
-  Watchdog::get().add(this);
+  if (seconds > 0) {
+    install();
+    watched_ = true;
+    Watchdog::get().add(this);
+  }
 }
 
-Watch::~Watch() { Watchdog::get().remove(this); }
+Watch::~Watch() {
+  if (watched_) Watchdog::get().remove(this);
+}
+
+void Watch::expire() {
+  std::lock_guard<std::mutex> threads(mutex_);
+  expired_ = true;
+  for (pthread_t t : threads_) pthread_kill(t, timeout_signal());
+}
+
+void Watch::interrupt() {
+  install();
+  interrupted_ = true;
+  expire();
+}
 
 bool run_guarded(dcsim_run_fn run, dcsim_launch* L, Watch* watch) {
   install();
@@ -186,6 +217,11 @@ bool run_guarded(dcsim_run_fn run, dcsim_launch* L, Watch* watch) {
   t_jump = nullptr;
   t_watch = nullptr;
   leave();
+  if (sig == timeout_signal() && watch && watch->interrupted()) {
+    std::snprintf(L->error, sizeof L->error, "the launch was interrupted (Ctrl-C while synchronizing)");
+    L->error_code = CUDA_ERROR_LAUNCH_FAILED;
+    return false;
+  }
   if (sig == timeout_signal()) {
     std::snprintf(L->error, sizeof L->error,
                   "the launch ran longer than DOTCOMPUTE_CUDA_SIM_TIMEOUT_S=%g seconds and was stopped (as a "

@@ -109,6 +109,7 @@ struct Context {
 
 // ---- streams, events, graphs ----
 using Task = std::function<void(Stream&)>;
+class Watch;
 
 struct Graph {
   int device = 0;
@@ -125,6 +126,10 @@ struct Stream {
   void wait_for(uint64_t ticket);
   uint64_t ticket() const;  // the number of tasks enqueued so far
   void record_error(CUresult code, const std::string& message);
+  // The launch running on the stream's worker now (execute() sets it), so that Ctrl-C during
+  // synchronize() can stop it; and whether the running task was dropped by such an interrupt.
+  void set_running(Watch* w);
+  bool cancelled() const;
 
   const int device;
   const unsigned flags;
@@ -132,6 +137,10 @@ struct Stream {
 
  private:
   void worker();
+  void interrupt(uint64_t through);
+  std::mutex run_mutex_;
+  Watch* running_ = nullptr;
+  std::atomic<uint64_t> current_{0}, cancel_through_{0};
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
@@ -182,19 +191,24 @@ class Watch;
 // CUDA_ERROR_LAUNCH_TIMEOUT (guard.cpp).
 class Watch {
  public:
-  explicit Watch(double seconds);
+  explicit Watch(double seconds);  // 0: no deadline (the launch can still be interrupted)
   ~Watch();
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
   bool expired() const { return expired_.load(); }
   double seconds() const { return seconds_; }
+  // Stops the launch now (Ctrl-C in synchronize): its blocks end as on a timeout.
+  void interrupt();
+  void expire();  // marks it expired and signals the threads running its blocks
+  bool interrupted() const { return interrupted_.load(); }
 
  private:
   friend class Watchdog;
   friend bool run_guarded(dcsim_run_fn, dcsim_launch*, Watch*);
   double seconds_;
   std::chrono::steady_clock::time_point deadline_;
-  std::atomic<bool> expired_{false};
+  std::atomic<bool> expired_{false}, interrupted_{false};
+  bool watched_ = false;
   std::mutex mutex_;
   std::vector<pthread_t> threads_;  // the threads running its blocks now
 };

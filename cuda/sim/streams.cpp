@@ -1,4 +1,5 @@
 // Streams as in-order worker threads, and the pool that runs a launch's blocks.
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -45,10 +46,96 @@ void Stream::wait_for(uint64_t ticket) {
   cv_.wait(lock, [&] { return done_ >= ticket; });
 }
 
+// Ctrl-C while a thread waits in synchronize(): the wait is native code that Python's signal
+// handler cannot end, so while anyone waits the simulator puts a handler in front of the one that
+// was there (Python's), which notes the signal and calls it (Python still raises KeyboardInterrupt
+// once the call returns). Only when a handler other than the default or "ignore" was installed:
+// a process that would have died of SIGINT still does.
+namespace {
+std::mutex g_sigint_mutex;
+int g_sigint_users = 0;
+struct sigaction g_sigint_previous;
+std::atomic<uint64_t> g_sigint_count{0};
+
+void on_sigint(int sig, siginfo_t* info, void* context) {
+  g_sigint_count.fetch_add(1);
+  const struct sigaction& old = g_sigint_previous;
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction) old.sa_sigaction(sig, info, context);
+  } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+  }
+}
+
+class InterruptScope {
+ public:
+  InterruptScope() : start_(g_sigint_count.load()) {
+    std::lock_guard<std::mutex> lock(g_sigint_mutex);
+    if (g_sigint_users++ > 0) return;
+    struct sigaction current {};
+    if (sigaction(SIGINT, nullptr, &current) != 0) return;
+    const bool has_handler = (current.sa_flags & SA_SIGINFO) ? current.sa_sigaction != nullptr
+                                                             : current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+    if (!has_handler) return;
+    g_sigint_previous = current;
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigint;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    g_installed = sigaction(SIGINT, &sa, nullptr) == 0;
+  }
+  ~InterruptScope() {
+    std::lock_guard<std::mutex> lock(g_sigint_mutex);
+    if (--g_sigint_users > 0 || !g_installed) return;
+    g_installed = false;
+    // Put the previous handler back unless someone replaced ours meanwhile (theirs stays).
+    struct sigaction current {};
+    if (sigaction(SIGINT, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+        current.sa_sigaction == on_sigint)
+      sigaction(SIGINT, &g_sigint_previous, nullptr);
+  }
+  bool fired() const { return g_sigint_count.load() != start_; }
+
+ private:
+  static inline bool g_installed = false;
+  uint64_t start_;
+};
+}  // namespace
+
+void Stream::set_running(Watch* w) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  running_ = w;
+}
+
+bool Stream::cancelled() const { return current_.load() <= cancel_through_.load(); }
+
+// Drops the tasks up to `through` that have not started and stops the launch running now.
+void Stream::interrupt(uint64_t through) {
+  cancel_through_ = through;
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (running_) running_->interrupt();
+}
+
 CUresult Stream::synchronize() {
+  InterruptScope interrupts;
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t target = enqueued_;
-  cv_.wait(lock, [&] { return done_ >= target; });
+  bool interrupted = false;
+  while (!cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done_ >= target; })) {
+    if (!interrupts.fired()) continue;
+    interrupted = true;
+    lock.unlock();
+    interrupt(target);
+    lock.lock();
+    cv_.wait(lock, [&] { return done_ >= target; });
+    break;
+  }
+  if (interrupted) {
+    // The stopped work's own failure is not reported: Python raises KeyboardInterrupt on return.
+    error_ = CUDA_SUCCESS;
+    error_message_.clear();
+    return CUDA_SUCCESS;
+  }
   const CUresult e = error_;
   const std::string message = error_message_;
   error_ = CUDA_SUCCESS;
@@ -74,6 +161,7 @@ void Stream::worker() {
       if (queue_.empty()) return;  // stopping, and everything ran
       task = std::move(queue_.front());
       queue_.pop_front();
+      current_ = done_ + 1;  // the 1-based number of the task about to run
     }
     task(*this);
     {

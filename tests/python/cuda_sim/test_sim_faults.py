@@ -5,6 +5,11 @@ Each case is followed by a correct launch on the same device: the context stays 
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -60,6 +65,9 @@ extern "C" __global__ void smash(int* y, int n) {
   volatile char buf[16];
   for (int i = 0; i < n; ++i) buf[i] = 1;  // past its end: up the stack
   y[threadIdx.x] = buf[0];
+}
+extern "C" __global__ void read_far(const float* x, float* y, long long stride) {
+  y[threadIdx.x] = x[threadIdx.x * stride];
 }
 extern "C" __global__ void spin(const volatile int* flag, int* y) {
   while (flag[0] != 12345) {
@@ -152,3 +160,34 @@ def test_the_cache_identity_names_the_shim_text(sim):
     assert "shim " in compiler, compiler
     digest = compiler.rsplit("shim ", 1)[1].split()[0]
     assert len(digest) == 16 and int(digest, 16) >= 0
+
+
+def test_ctrl_c_in_synchronize_stops_the_kernel_and_the_device_stays_usable(sim, monkeypatch):
+    monkeypatch.delenv("DOTCOMPUTE_CUDA_SIM_TIMEOUT_S", raising=False)  # no watchdog: only Ctrl-C ends it
+    k = dc.RawKernel(TRAPS, "spin", backend="cuda")
+    never = sim.zeros((1,), np.int32)
+    y = sim.zeros((64,), np.int32)
+    sim.synchronize()
+    sim.launch(k, 64, never, y, local_size=32)
+    waiting = threading.Event()
+
+    def ctrl_c() -> None:  # a real Ctrl-C (any thread of the process may take it) once synchronize() waits
+        waiting.wait(30)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        waiting.set()
+        sim.synchronize()
+        time.sleep(5)  # the interrupt is raised as soon as synchronize() returns, before this ends
+    go = sim.asarray(np.array([12345], np.int32))
+    sim.launch(k, 64, go, y, local_size=32)
+    sim.synchronize()  # nothing left over from the interrupted launch: no error, no wait
+    np.testing.assert_array_equal(y.numpy(), np.ones(64, np.int32))
+    # a crash handler that a Ctrl-C made step aside (LLVM's puts the default SIGSEGV action back)
+    # does not leave the next faulting kernel to kill the process
+    far = dc.RawKernel(TRAPS, "read_far", backend="cuda")
+    x = sim.zeros((32,), np.float32)
+    _fails(sim, "illegal memory access", lambda: sim.launch(far, 32, x, sim.zeros((32,), np.float32),
+                                                            np.int64(1 << 28), local_size=32))
