@@ -183,6 +183,14 @@ def store(target: Buffer, value: Any, casting: str = "unsafe") -> None:
         _store(target, value, casting)
 
 
+def _kernel_writes(buf: Buffer) -> bool:
+    """Whether stores and view copies of ``buf`` are generated kernels: every dtype the generator
+    spells, except complex in host memory (cpu:0, Metal), which numpy writes in place as before."""
+    if buf.dtype.kind == "c":
+        return buf.dtype in EXPR_DTYPES and not buf.accelerator.host_visible_memory
+    return buf.dtype in EXPR_DTYPES
+
+
 def host_index(index: tuple[tuple, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
     """A view index as a numpy index into the base array (integer arrays, one per mapped base
     dimension, shaped to broadcast into the view's shape)."""
@@ -240,7 +248,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     if isinstance(value, Buffer):
         accelerator_of(base, value)  # a ValueError naming both devices, not a kernel's argument error
-    if base.dtype not in EXPR_DTYPES or base.ndim > 3:  # more dimensions than kernels index
+    if not _kernel_writes(base) or base.ndim > 3:  # more dimensions than kernels index
         _store_on_host(base, index, shape, value, casting)
         return
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
@@ -301,7 +309,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
 def copy_view(view: LazyBuffer) -> Buffer:
     """A new buffer holding a view's elements as they are now."""
     acc = view.accelerator
-    if view.dtype not in EXPR_DTYPES or view._view.base.ndim > 3:
+    if not _kernel_writes(view) or view._view.base.ndim > 3:
         # complex, or a base of more dimensions than kernels index: numpy picks the elements from a host copy
         host = view._view.base.numpy()
         return acc.asarray(np.asarray(host[host_index(view._view.index, view.shape)], order="C"))

@@ -242,7 +242,8 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
         return same_memory
     acc = buf.accelerator
     src = concrete(buf)
-    if src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in EXPR_DTYPES:
+    if (src.ndim == 0 or len(new) == 0 or src.size == 0 or src.dtype not in EXPR_DTYPES
+            or src.dtype.kind == "c" and acc.host_visible_memory):
         return acc.asarray(np.asarray(src).reshape(new))  # nothing a kernel could index
     out = acc.empty(new, src.dtype)
     k, m = len(new), src.ndim
