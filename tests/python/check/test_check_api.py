@@ -141,3 +141,11 @@ def test_errors_and_checked_kernels_pickle(cpu):
     assert err.findings == ei.value.findings and str(err) == str(ei.value)
     k = pickle.loads(pickle.dumps(overrun_checked))
     assert k.check_spec == overrun_checked.check_spec
+
+
+def test_environment_checks_user_kernels_not_the_librarys(cpu, monkeypatch):
+    monkeypatch.setenv("DOTCOMPUTE_CHECK", "all")
+    x = cpu.asarray(np.arange(100, dtype=np.float32))
+    np.testing.assert_allclose(dc.cumsum(x).numpy(), np.cumsum(np.arange(100, dtype=np.float32)))
+    with pytest.raises(dc.KernelCheckError):  # while a user kernel is still checked
+        dc.launch(overrun, 17, *args(), accelerator=cpu)

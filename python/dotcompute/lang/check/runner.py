@@ -284,11 +284,26 @@ def report(kernel: Any, check: CheckSpec, findings: list[Finding]) -> None:
     raise KernelCheckError(f"{head}; the launch did not run\n{body}", findings)
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def _internal(kernel: Any) -> bool:
+    """Whether ``kernel`` is one of dotcompute's own (array operations, expressions, random): those are
+    checked by the project's tests, and ``DOTCOMPUTE_CHECK`` is for the user's kernels (``check=``
+    passed explicitly still applies)."""
+    got = kernel.__dict__.get("_check_internal")
+    if got is None:
+        code = getattr(getattr(kernel, "pyfunc", None), "__code__", None)
+        got = bool(code is not None and os.path.abspath(code.co_filename).startswith(_PACKAGE))
+        kernel.__dict__["_check_internal"] = got
+    return got
+
+
 def checked_launch(kernel: Any, check: CheckSpec | None, acc: Any, global_size: tuple[int, ...],
                    local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
     """The launch runner for a language kernel under ``check`` (None: ``DOTCOMPUTE_CHECK``'s value)."""
     state = _launching.CHECK_STATE
-    if check is None and not state.busy:
+    if check is None and not state.busy and not _internal(kernel):
         check = env_check(os.environ.get("DOTCOMPUTE_CHECK"))
     if check is not None and not state.busy:
         if kernel._decls is None:
