@@ -87,7 +87,10 @@ def _int_arrays_get(buf: Buffer, key: tuple) -> Buffer:
     same_device("integer-array indexing", buf, *arrays)
     shape = np.broadcast_shapes(*(k.shape for k in arrays))
     if len(shape) > 3:
-        raise no_device_path("integer-array indexing", acc, f"index arrays broadcast to {shape}")
+        # expressions index 3 dimensions: each array broadcast (namespace/_layout.py), then 1-d
+        from .manipulation import broadcast_to
+
+        key = tuple(flat(broadcast_to(k, shape)) if isinstance(k, Buffer) else k for k in key)
     stride = buf.size
     pos: Any = None
     for k, n in zip(key, buf.shape, strict=True):
@@ -104,8 +107,9 @@ def _int_arrays_get(buf: Buffer, key: tuple) -> Buffer:
             term = term * stride if isinstance(term, int) else build.binary("mul", term, stride)
         pos = term if pos is None else build.binary("add", pos, term) if isinstance(pos, Buffer) or isinstance(
             term, Buffer) else pos + term
-    if not isinstance(pos, Buffer) or pos.shape != shape:
-        pos = build.binary("add", acc.zeros(shape, np.int64), pos)
+    grid = shape if len(shape) <= 3 else (math.prod(shape),)
+    if not isinstance(pos, Buffer) or pos.shape != grid:
+        pos = build.binary("add", acc.zeros(grid, np.int64), pos)
     if math.prod(shape) == 0:
         return acc.empty(shape, buf.dtype)
     got = _kernels.take_flat(flat(buf), flat(concrete(pos)), 0)

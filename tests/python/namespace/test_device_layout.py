@@ -33,6 +33,9 @@ def test_mask_and_integer_array_indexing(accelerator: dc.Accelerator) -> None:
     assert x[True].shape == (1, 2, 3, 4) and x[False].shape == (0, 2, 3, 4)
     i0, i2 = np.array([1, 0, -1]), np.array([[3], [0]])
     np.testing.assert_array_equal(x[accelerator.asarray(i0), 2, accelerator.asarray(i2)].numpy(), a[i0, 2, i2])
+    i4 = np.array([[[[1, 2]]], [[[0, 0]]]])  # index arrays of 4 dimensions
+    np.testing.assert_array_equal(x[accelerator.asarray(i4 % 2), 1, accelerator.asarray(np.array([3]))].numpy(),
+                                  a[i4 % 2, 1, np.array([3])])
     with pytest.raises(IndexError):
         x[accelerator.asarray(np.array([2])), 0, 0].numpy()
     with pytest.raises(IndexError):
