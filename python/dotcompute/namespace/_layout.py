@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..expr.types import EXPR_DTYPES
 from ..runtime import Accelerator, Buffer
 from ._common import concrete
@@ -71,13 +73,21 @@ def collapse(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> tuple[tup
 
 def broadcast_copy(acc: Accelerator, x: Buffer, shape: tuple[int, ...]) -> Buffer | None:
     """A new buffer of ``shape`` holding ``x`` broadcast (numpy's rules, checked by the caller), or
-    None when the broadcast needs more than 3 merged dimensions."""
+    None when no kernel takes ``x``'s dtype."""
     out = acc.empty(shape, x.dtype)
     if out.size == 0:
         return out
     cin, cout = collapse(x.shape, shape)
     if len(cout) > 3:
-        return None
+        if not copies_ok(flat(x)):
+            return None
+        # dimensions that alternate between broadcast and not ((2, 1, 2, 1) → (2, 2, 2, 2)): one
+        # gather from the 1-d view, positions computed on the host from the shapes (as roll/tile do)
+        from . import _kernels
+
+        where = np.broadcast_to(np.arange(x.size, dtype=np.int64).reshape(x.shape), shape).reshape(-1)
+        got = _kernels.take_flat(flat(x), _kernels.index_buffer(acc, np.ascontiguousarray(where)), 0)
+        return alias(got, shape)
     alias(out, cout)[...] = alias(x, cin)
     return out
 

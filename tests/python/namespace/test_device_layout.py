@@ -17,7 +17,8 @@ def test_reshape_and_broadcast_past_three_dimensions(accelerator: dc.Accelerator
         assert got.device is accelerator
         np.testing.assert_array_equal(got.numpy(), a.reshape(shape))
     np.testing.assert_array_equal(dc.reshape(dc.sum(x), (1, 1, 1, 1)).numpy(), np.full((1, 1, 1, 1), a.sum()))
-    for src, shape in [((3, 1), (2, 2, 3, 5)), ((), (2, 2, 2, 2)), ((2, 1, 1, 3), (2, 2, 5, 3)), ((1,), (0,))]:
+    for src, shape in [((3, 1), (2, 2, 3, 5)), ((), (2, 2, 2, 2)), ((2, 1, 1, 3), (2, 2, 5, 3)), ((1,), (0,)),
+                       ((2, 1, 2, 1), (2, 2, 2, 2))]:
         b = (np.arange(int(np.prod(src)), dtype=np.float32).reshape(src) + 1j).astype(np.complex64)
         got = dc.broadcast_to(accelerator.asarray(b), shape)
         np.testing.assert_array_equal(got.numpy(), np.broadcast_to(b, shape))
