@@ -42,6 +42,11 @@ def library() -> ctypes.CDLL | None:
     return _lib.load()
 
 
+def identity() -> str:
+    """The loaded library's file (path, size, modification time): the self-check's verdicts are per file."""
+    return _lib.identity()
+
+
 def applies(acc: Accelerator, dtype: np.dtype) -> bool:
     """Whether CLBlast can run a float32/float64 matmul on ``acc`` (an OpenCL device with native handles)."""
     return (acc.backend == "opencl" and np.dtype(dtype) in (np.float32, np.float64)
@@ -66,4 +71,4 @@ def gemm(a: Buffer, b: Buffer, c: Buffer, batch: int, m: int, n: int, k: int, st
     native.written(c)
 
 
-__all__ = ["CLBlastError", "NAMES", "applies", "gemm", "library"]
+__all__ = ["NAMES", "CLBlastError", "applies", "gemm", "identity", "library"]

@@ -5,13 +5,16 @@ Debian/Ubuntu: ``apt install libclfft2``. Never required: without it, or with
 on CPU-type devices). clFFT works on interleaved complex64/complex128 buffers as they are (no
 split into planes), out of place, on the accelerator's default command queue (ops/native.py).
 Plans are made per (device, lengths, batch, precision, scales), baked once and kept, up to
-``MAX_PLANS`` of them (the oldest is destroyed beyond that); ``release()`` destroys them all.
+``MAX_PLANS`` of them (the oldest is destroyed beyond that); ``release()`` destroys them all. A
+transform leases its plan (ops/vendor.py): an evicted plan is destroyed only after the queue its
+transforms went to has finished them, and never while another thread is enqueueing with it.
 """
 
 from __future__ import annotations
 
 import atexit
 import ctypes
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -96,6 +99,11 @@ def plannable(n: int) -> bool:
     return n == 1
 
 
+def identity() -> str:
+    """The loaded library's file (path, size, modification time): the self-check's verdicts are per file."""
+    return _lib.identity()
+
+
 def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool:
     """Whether clFFT can transform complex ``dtype`` rows of ``lengths`` (1-D or 2-D) on ``acc``."""
     return (acc.backend == "opencl" and np.dtype(dtype) in (np.complex64, np.complex128)
@@ -103,7 +111,9 @@ def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool
             and library() is not None and native.context(acc) is not None)
 
 
-def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool, scales: tuple[float, float]) -> int:
+def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool,
+          scales: tuple[float, float]) -> AbstractContextManager[int]:
+    """The plan, leased for a ``with`` block that enqueues on the default queue."""
     key = (native.context(acc), native.stream(acc), lengths, batch, double, scales)
 
     def make() -> int:
@@ -127,7 +137,7 @@ def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool, 
             raise
         return handle.value
 
-    return _plans.get(key, make)
+    return _plans.lease(key, make, native.stream_object(acc))
 
 
 def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool, scale: float) -> Buffer:
@@ -140,11 +150,11 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool, scale: float) 
     out = acc.empty(x.shape, x.dtype)
     # both directions' scales are part of the plan: the unused one is left at clFFT's default
     scales = (1.0, float(scale)) if inverse else (float(scale), 1.0 / total)
-    plan = _plan(acc, lengths, batch, x.dtype == np.complex128, scales)
-    queue = ctypes.c_void_p(native.stream(acc))
-    src, dst = ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out))
-    _check(_lib["enqueue"](ctypes.c_size_t(plan), _BACKWARD if inverse else _FORWARD, 1, ctypes.byref(queue), 0,
-                             None, None, ctypes.byref(src), ctypes.byref(dst), None), "enqueue transform")
+    with _plan(acc, lengths, batch, x.dtype == np.complex128, scales) as plan:
+        queue = ctypes.c_void_p(native.stream(acc))
+        src, dst = ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out))
+        _check(_lib["enqueue"](ctypes.c_size_t(plan), _BACKWARD if inverse else _FORWARD, 1, ctypes.byref(queue), 0,
+                                 None, None, ctypes.byref(src), ctypes.byref(dst), None), "enqueue transform")
     native.written(out)
     return out
 
@@ -157,4 +167,5 @@ def release(teardown: bool = False) -> None:
         _lib.close()
 
 
-__all__ = ["CLFFTError", "MAX_PLANS", "NAMES", "RADICES", "applies", "library", "plannable", "release", "transform"]
+__all__ = ["MAX_PLANS", "NAMES", "RADICES", "CLFFTError", "applies", "identity", "library", "plannable", "release",
+           "transform"]

@@ -54,6 +54,11 @@ def library() -> ctypes.CDLL | None:
     return _lib.load()
 
 
+def identity() -> str:
+    """The loaded library's file (path, size, modification time): the self-check's verdicts are per file."""
+    return _lib.identity()
+
+
 def applies(acc: Accelerator, dtype: np.dtype) -> bool:
     """Whether cuBLAS can run a float32/float64 matmul on ``acc`` (a real CUDA device, native handles)."""
     return (acc.backend == "cuda" and np.dtype(dtype) in (np.float32, np.float64)
@@ -96,4 +101,4 @@ def gemm(a: Buffer, b: Buffer, c: Buffer, batch: int, m: int, n: int, k: int, st
     native.written(c)
 
 
-__all__ = ["SONAMES", "CuBLASError", "applies", "candidates", "gemm", "library"]
+__all__ = ["SONAMES", "CuBLASError", "applies", "candidates", "gemm", "identity", "library"]

@@ -4,12 +4,15 @@
 Never required: without it, with ``DOTCOMPUTE_OPS_DISABLE=cufft``, and always on simulated devices
 (no native handles there), FFTs on CUDA run the portable kernels. Plans (cufftPlanMany over the
 last 1 or 2 axes, batched) are kept per (context, lengths, batch, type), at most ``MAX_PLANS``;
-cuFFT does not scale, so numpy's normalisation is a kernel launch after the transform.
+cuFFT does not scale, so numpy's normalisation is a kernel launch after the transform. A transform
+leases its plan (ops/vendor.py): an evicted plan is destroyed only after the stream its transforms
+went to has finished them, and never while another thread is between cufftSetStream and the exec.
 """
 
 from __future__ import annotations
 
 import ctypes
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -52,6 +55,11 @@ def library() -> ctypes.CDLL | None:
     return _lib.load()
 
 
+def identity() -> str:
+    """The loaded library's file (path, size, modification time): the self-check's verdicts are per file."""
+    return _lib.identity()
+
+
 def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool:
     """Whether cuFFT can transform complex ``dtype`` rows of ``lengths`` (1-D or 2-D) on ``acc``."""
     return (acc.backend == "cuda" and np.dtype(dtype) in (np.complex64, np.complex128)
@@ -59,7 +67,8 @@ def applies(acc: Accelerator, dtype: np.dtype, lengths: tuple[int, ...]) -> bool
             and native.context(acc) is not None and library() is not None)
 
 
-def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool) -> int:
+def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool) -> AbstractContextManager[int]:
+    """The plan, leased for a ``with`` block that enqueues on the default stream."""
     def make() -> int:
         handle = ctypes.c_int()
         dims = (ctypes.c_int * len(lengths))(*lengths)  # cuFFT takes C order: the last length varies fastest
@@ -70,7 +79,7 @@ def _plan(acc: Accelerator, lengths: tuple[int, ...], batch: int, double: bool) 
             raise CuFFTError(f"cufftPlanMany({lengths}, batch {batch}) on {acc.id} failed with status {status}")
         return handle.value
 
-    return _plans.get((native.context(acc), lengths, batch, double), make)
+    return _plans.lease((native.context(acc), lengths, batch, double), make, native.stream_object(acc))
 
 
 def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
@@ -80,14 +89,14 @@ def transform(x: Buffer, lengths: tuple[int, ...], inverse: bool) -> Buffer:
     acc = x.accelerator
     native.make_current(acc)
     total = int(np.prod(lengths))
-    plan = _plan(acc, lengths, x.size // total, x.dtype == np.complex128)
-    status = _lib["set_stream"](plan, ctypes.c_void_p(native.stream(acc)))
-    if status != 0:
-        raise CuFFTError(f"cufftSetStream on {acc.id} failed with status {status}")
     out = acc.empty(x.shape, x.dtype)
     run = _lib["Z2Z" if x.dtype == np.complex128 else "C2C"]
-    status = run(plan, ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out)),
-                 _INVERSE if inverse else _FORWARD)
+    with _plan(acc, lengths, x.size // total, x.dtype == np.complex128) as plan:
+        status = _lib["set_stream"](plan, ctypes.c_void_p(native.stream(acc)))
+        if status != 0:
+            raise CuFFTError(f"cufftSetStream on {acc.id} failed with status {status}")
+        status = run(plan, ctypes.c_void_p(native.read(x)), ctypes.c_void_p(native.read(out)),
+                     _INVERSE if inverse else _FORWARD)
     if status != 0:
         raise CuFFTError(f"cuFFT transform of {lengths} on {acc.id} failed with status {status}")
     native.written(out)
@@ -99,4 +108,5 @@ def release() -> None:
     _plans.release()
 
 
-__all__ = ["MAX_PLANS", "SONAMES", "CuFFTError", "applies", "candidates", "library", "release", "transform"]
+__all__ = ["MAX_PLANS", "SONAMES", "CuFFTError", "applies", "candidates", "identity", "library", "release",
+           "transform"]

@@ -65,6 +65,19 @@ def preferred() -> str:
     return getattr(_state, "path", "auto")
 
 
+@contextmanager
+def internal(path: str) -> Iterator[None]:
+    """``prefer(path)`` for work dotcompute does for itself (a vendor library's self-check): its
+    choices are not profile notes, log lines or listener calls, which describe the user's calls."""
+    old = getattr(_state, "quiet", False)
+    _state.quiet = True
+    try:
+        with prefer(path):
+            yield
+    finally:
+        _state.quiet = old
+
+
 #: The dtypes the portable kernels are written and tested for; as the kernel language grows
 #: (small ints, float16, complex), each joins here once the operations are tested with it.
 PORTABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.uint32, np.float32, np.float64))
@@ -140,6 +153,8 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     else:
         path = "host"
     lib = library if (path == "vendor" and library) else ("numpy" if path in ("vendor", "threads", "host") else None)
+    if getattr(_state, "quiet", False):
+        return path
     # the log line, profile note and listeners each want acc.id: only read when one of them is there
     if _log.isEnabledFor(logging.DEBUG):
         _log.debug("%s on %s: %s%s", operation, acc.id, path, f" ({lib})" if lib else "")
@@ -154,4 +169,4 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
 
 
 __all__ = ["HOST_FASTER_ON_CPU_DEVICES", "PATHS", "PORTABLE_DTYPES", "choose", "device_vendor", "host_cpu",
-           "kernel_dtype", "listeners", "prefer", "preferred", "vendor_failed"]
+           "internal", "kernel_dtype", "listeners", "prefer", "preferred", "vendor_failed"]

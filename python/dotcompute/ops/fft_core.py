@@ -5,7 +5,8 @@ Paths (ops/dispatch.py): on host-memory (CPU) buffers scipy.fft (pocketfft, ``wo
 core) when SciPy is installed, else numpy.fft, both zero-copy; complex fft/ifft/fft2/ifft2 over the
 last axes on OpenCL devices by clFFT where it is installed (ops/clfft.py; lengths of factors 2, 3,
 5, 7; on CPU-type OpenCL devices only when preferred), by cuFFT on real CUDA devices
-(ops/cufft.py), both on interleaved complex buffers as they are; elsewhere, or when forced, the
+(ops/cufft.py), both on interleaved complex buffers as they are (each checks itself against the kernels below at
+its first use per device, dtype and number of axes: ops/selfcheck.py); elsewhere, or when forced, the
 Stockham/Bluestein kernels of fft_kernels.py. Those work on separate real and imaginary planes
 because the kernel language has no complex type in them yet: a complex Buffer on a non-host device
 is split into planes (and the result joined) through the host; real input goes to the device as
@@ -24,7 +25,7 @@ import numpy as np
 
 from ..runtime import Accelerator, Buffer
 from ..runtime.array_hooks import HOOKS
-from . import clfft, cufft, dispatch
+from . import clfft, cufft, dispatch, selfcheck
 from . import fft_kernels as fk
 from . import sort_kernels as sk
 from .arrays import normalize_axis, operand, result
@@ -320,7 +321,9 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
                            vendor=dispatch.device_vendor(f"fft.{name}", o.acc, lib is not None))
     if path == "vendor" and lib is not None:
         try:
-            return result(o, _library_fft(lib, o.device(), lengths, inverse, norm, cdt))
+            if _fft_trusted(lib, o.acc, cdt, len(lengths)):
+                return result(o, _library_fft(lib, o.device(), lengths, inverse, norm, cdt))
+            path = dispatch.choose(f"fft.{name}", o.acc, rdt, vendor=False)  # failed its self-check: warned
         except (clfft.CLFFTError, cufft.CuFFTError) as exc:
             path = dispatch.vendor_failed(f"fft.{name}", o.acc, lib, exc, rdt)
     if path in ("vendor", "host"):
@@ -351,6 +354,29 @@ def _run(name: str, x: Any, axes: tuple[Any, ...], sizes: tuple[Any, ...], norm:
     if conj_out:
         _scale(planes.im, -1.0)
     return result(o, planes.complex(cdt))
+
+
+def _fft_trusted(lib: str, acc: Accelerator, cdt: np.dtype, ndim: int) -> bool:
+    """The vendor FFT's self-check (ops/selfcheck.py) for complex ``cdt`` over ``ndim`` trailing axes
+    on ``acc``: a batch of mixed-radix lengths (distinct per axis: a swapped axis order shows),
+    forward and inverse with numpy's normalisation, against the Stockham kernels."""
+    shape = (3, 12) if ndim == 1 else (2, 4, 6)
+    lengths = shape[-ndim:]
+    rng = np.random.default_rng(29)
+    x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cdt)
+
+    def vendor() -> np.ndarray:
+        b = acc.asarray(x)
+        return np.concatenate([_library_fft(lib, b, lengths, inv, None, cdt).numpy() for inv in (False, True)])
+
+    def portable() -> np.ndarray:
+        forward, inverse = (fft, ifft) if ndim == 1 else (fft2, ifft2)
+        with dispatch.internal("portable"):
+            b = acc.asarray(x)
+            return np.concatenate([forward(b).numpy(), inverse(b).numpy()])
+
+    return selfcheck.trusted(lib, f"c2c {ndim}-D FFT", acc, cdt, clfft.identity() if lib == "clfft" else
+                             cufft.identity(), vendor, portable)
 
 
 def _library_fft(lib: str, x: Buffer, lengths: tuple[int, ...], inverse: bool, norm: Any, cdt: np.dtype) -> Buffer:

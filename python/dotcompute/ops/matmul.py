@@ -4,7 +4,8 @@ Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; CLB
 devices where it is installed (ops/clblast.py; on CPU-type OpenCL devices only when preferred:
 numpy on a host copy is faster there), cuBLAS on real CUDA devices (ops/cublas.py); the
 register-blocked tiled kernel of matmul_kernels.py elsewhere or when forced; numpy on a host copy
-for dtypes kernels lack (complex on devices).
+for dtypes kernels lack (complex on devices). A vendor GEMM checks itself against the tiled kernel
+at its first use per device and dtype (ops/selfcheck.py) and is not used where it fails.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from ..runtime.buffer import OPS_HOOKS
-from . import clblast, cublas, dispatch
+from . import clblast, cublas, dispatch, selfcheck
 from . import matmul_kernels as mk
 from .arrays import flat, operand, result, shaped
 
@@ -75,9 +76,11 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
     path = dispatch.choose("matmul", oa.acc, dtype, vendor=dispatch.device_vendor("matmul", oa.acc, lib is not None),
                            library=lib)
     if path == "vendor" and lib is not None:
+        mod = clblast if lib == "clblast" else cublas
         try:
-            return result(ro, _vendor_gemm(clblast if lib == "clblast" else cublas, oa, ob, shape, np.dtype(dtype),
-                                           out))
+            if _gemm_trusted(mod, lib, oa.acc, np.dtype(dtype)):
+                return result(ro, _vendor_gemm(mod, oa, ob, shape, np.dtype(dtype), out))
+            path = dispatch.choose("matmul", oa.acc, dtype, vendor=False)  # failed its self-check: warned
         except (clblast.CLBlastError, cublas.CuBLASError) as exc:
             path = dispatch.vendor_failed("matmul", oa.acc, lib, exc, dtype)
     if path in ("vendor", "host"):
@@ -96,6 +99,31 @@ def matmul(a: Any, b: Any, out: Buffer | None = None, *, accelerator: Any = "aut
         # a vector @ vector is 0-d: np.ascontiguousarray would make it shape (1,)
         return result(ro, np.asarray(value, order="C"))
     return result(ro, _portable(oa, ob, shape, np.dtype(dtype), out, kernel))
+
+
+def _gemm_trusted(mod: Any, lib: str, acc: Any, dtype: np.dtype) -> bool:
+    """The vendor GEMM's self-check (ops/selfcheck.py) on ``acc`` for ``dtype``: a batched product
+    with distinct m, n, k (a swapped leading dimension or transpose shows) and one whose second
+    operand is shared by the batch (stride 0), against the portable tiled kernel."""
+    rng = np.random.default_rng(23)
+    batch, m, k, n = 2, 5, 7, 3
+    a = rng.standard_normal((batch, m, k)).astype(dtype)
+    b = rng.standard_normal((batch, k, n)).astype(dtype)
+    b2 = rng.standard_normal((k, n)).astype(dtype)
+
+    def vendor() -> np.ndarray:
+        ba, bb, bb2 = acc.asarray(a), acc.asarray(b), acc.asarray(b2)
+        c, c2 = acc.empty((batch, m, n), dtype), acc.empty((batch, m, n), dtype)
+        mod.gemm(ba, bb, c, batch, m, n, k, m * k, k * n)
+        mod.gemm(ba, bb2, c2, batch, m, n, k, m * k, 0)
+        return np.concatenate([c.numpy(), c2.numpy()])
+
+    def portable() -> np.ndarray:
+        with dispatch.internal("portable"):
+            ba = acc.asarray(a)
+            return np.concatenate([matmul(ba, acc.asarray(b)).numpy(), matmul(ba, acc.asarray(b2)).numpy()])
+
+    return selfcheck.trusted(lib, "gemm", acc, dtype, mod.identity(), vendor, portable)
 
 
 def _vendor_gemm(lib: Any, oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Buffer | None) -> Buffer:

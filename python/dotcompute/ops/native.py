@@ -30,6 +30,14 @@ def disabled(library: str) -> bool:
     return library.lower() in names or "all" in names
 
 
+def library_override(library: str) -> str | None:
+    """``DOTCOMPUTE_<LIBRARY>_LIBRARY`` (e.g. DOTCOMPUTE_CLFFT_LIBRARY): the one file to load for
+    ``library`` instead of the usual sonames and wheels, or None when unset. Read at the library's
+    first use in the process."""
+    value = os.environ.get(f"DOTCOMPUTE_{library.upper()}_LIBRARY", "").strip()
+    return value or None
+
+
 def context(acc: Accelerator) -> int | None:
     """The device's cl_context / CUcontext, or None where the plugin gives no native handles."""
     if acc in _context:
@@ -45,6 +53,12 @@ def context(acc: Accelerator) -> int | None:
 def stream(acc: Accelerator) -> int:
     """The cl_command_queue / CUstream of the accelerator's default stream."""
     return int(acc._native.default_stream.native_handle())  # noqa: SLF001
+
+
+def stream_object(acc: Accelerator) -> Any:
+    """The accelerator's default stream (the native object, with ``synchronize()``): what a leased
+    vendor plan waits for before it is destroyed (ops/vendor.py, PlanCache)."""
+    return acc._native.default_stream  # noqa: SLF001
 
 
 def read(buf: Buffer) -> int:
@@ -116,5 +130,5 @@ def fn(lib: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Any:
     return f
 
 
-__all__ = ["DISABLE_ENV", "context", "disabled", "fn", "load_library", "make_current", "nvidia_wheel_candidates",
-           "read", "stream", "written"]
+__all__ = ["DISABLE_ENV", "context", "disabled", "fn", "library_override", "load_library", "make_current",
+           "nvidia_wheel_candidates", "read", "stream", "stream_object", "written"]
