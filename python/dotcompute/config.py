@@ -44,6 +44,13 @@ VARIABLES: dict[str, str] = {
     # listed here so `dotcompute info` does not call a documented setting "unknown to dotcompute"
     "DOTCOMPUTE_OPS_DISABLE": "comma list of vendor libraries never loaded by dc.matmul/dc.fft "
                               "(clblast, clfft, cublas, cufft, or all)",
+    # read by dotcompute.ops.selfcheck and ops.native at a vendor library's first use
+    "DOTCOMPUTE_VENDOR_SELFCHECK": "0 skips the check of cuBLAS/cuFFT/CLBlast/clFFT against the portable kernels "
+                                   "at their first use per device and routine (default 1)",
+    "DOTCOMPUTE_CLBLAST_LIBRARY": "explicit path of libclblast (the only file tried)",
+    "DOTCOMPUTE_CLFFT_LIBRARY": "explicit path of libclFFT (the only file tried)",
+    "DOTCOMPUTE_CUBLAS_LIBRARY": "explicit path of libcublas (the only file tried)",
+    "DOTCOMPUTE_CUFFT_LIBRARY": "explicit path of libcufft (the only file tried)",
     "DOTCOMPUTE_PROFILE": "a path: profile the whole program (dc.profile) and write a Chrome/Perfetto trace there "
                           "at exit",
     "DOTCOMPUTE_DEFAULT_DEVICE": "the Array API functions' default device (dc.asarray, dc.zeros, ...): an accelerator "
