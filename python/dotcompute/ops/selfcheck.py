@@ -65,6 +65,9 @@ class Verdict:
     cached: bool = False  # read from the verdict file rather than computed in this process
 
 
+#: how the warning names each library
+NAMES = {"clblast": "CLBlast", "clfft": "clFFT", "cublas": "cuBLAS", "cufft": "cuFFT"}
+
 _lock = threading.Lock()
 _key_locks: dict[tuple[str, ...], threading.Lock] = {}
 _verdicts: dict[tuple[str, ...], Verdict] = {}
@@ -151,6 +154,7 @@ def compare(vendor: np.ndarray, portable: np.ndarray, dtype: np.dtype) -> Verdic
 
 def _warn(library: str, routine: str, acc: Accelerator, dtype: np.dtype, verdict: Verdict, path: Path | None) -> None:
     where = f"; the verdict is kept in {path}" if path is not None else ""
+    library = NAMES.get(library, library)
     when = "an earlier process found" if verdict.cached else "its self-check found"
     warn_user(f"{library} {routine} ({np.dtype(dtype).name}) on {acc.id} ({acc.info.get('name', '')}, driver "
               f"{acc.info.get('driver_version', '?')}) gives wrong results: {when} a largest error of "
@@ -209,5 +213,5 @@ def forget() -> None:
         _verdicts.clear()
 
 
-__all__ = ["ENV", "VERSION", "Verdict", "compare", "device_identity", "enabled", "forget", "tolerance", "trusted",
-           "verdict_file"]
+__all__ = ["ENV", "NAMES", "VERSION", "Verdict", "compare", "device_identity", "enabled", "forget", "tolerance",
+           "trusted", "verdict_file"]
