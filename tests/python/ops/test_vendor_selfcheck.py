@@ -79,7 +79,8 @@ with warnings.catch_warnings(record=True) as caught, dispatch.prefer("vendor"), 
     got_fft = dc.fft.fft(acc.asarray(x)).numpy()
 fake = os.environ.get("DOTCOMPUTE_CLBLAST_LIBRARY")
 print(json.dumps({
-    "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
+    "warnings": [f"{w.category.__name__}: {w.message}" for w in caught
+                 if issubclass(w.category, dc.DotComputeWarning)],
     "paths": [[n.attrs["operation"], n.attrs["path"], n.attrs.get("library")] for n in prof.notes
               if n.kind == "operation"],
     "mm_error": float(np.max(np.abs(got_mm - a @ b))),
