@@ -73,7 +73,7 @@ def scan_tree_kernel(op: Any, acc_dtype: Any) -> Any:
         # inclusive scan of the run totals: after the step for s, tile[l] covers items l-2s+1 .. l
         s = 1
         while s < WIDTH:
-            t = tile[l]
+            t = ACC(0)  # only stored by the items that compute it: items past `valid` read nothing
             if l < valid and l >= s:
                 t = op(tile[l - s], tile[l])
             dc.barrier()
