@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define DC_CUDA_EXT_SYMBOL "dotcompute_cuda_ext_entry"
-#define DC_CUDA_EXT_VERSION 1u
+#define DC_CUDA_EXT_VERSION 2u
 
 typedef struct dc_cuda_graph_s* dc_cuda_graph;
 
@@ -43,6 +43,10 @@ typedef struct dc_cuda_ext {
   dc_status (*graph_destroy)(dc_cuda_graph g);
   /* The CUstream behind `s` as an integer (0 for the legacy default stream). */
   dc_status (*stream_native)(dc_stream s, uint64_t* handle);
+  /* Version 2. The device address and size of the __device__/__constant__ variable `name` of module
+   * `m` (cuModuleGetGlobal; the name as the module exports it, unmangled only for extern "C" or
+   * namespace-scope C-compatible names). DC_ERROR_INVALID_ARGUMENT naming it when there is none. */
+  dc_status (*module_global)(dc_module m, const char* name, dc_devptr* ptr, uint64_t* bytes);
 } dc_cuda_ext;
 
 typedef const dc_cuda_ext* (*dc_cuda_ext_entry_fn)(void);

@@ -112,6 +112,7 @@ std::unique_ptr<Driver> Driver::load(std::string& error) {
   resolve(lib, d->cuGraphLaunch, "cuGraphLaunch", optional_missing);
   resolve(lib, d->cuGraphExecDestroy, "cuGraphExecDestroy", optional_missing);
   resolve(lib, d->cuGraphDestroy, "cuGraphDestroy", optional_missing);
+  resolve(lib, d->cuModuleGetGlobal, "cuModuleGetGlobal_v2", optional_missing);
   if (simulate) {
     std::string sim_missing;
     resolve(lib, d->dcsimBuildImage, "dcsimBuildImage", sim_missing);

@@ -76,6 +76,7 @@ class Driver {
   PFN_cuCtxEnablePeerAccess cuCtxEnablePeerAccess = nullptr;
   PFN_cuMemcpyPeerAsync cuMemcpyPeerAsync = nullptr;
   PFN_cuStreamBeginCapture cuStreamBeginCapture = nullptr;
+  PFN_cuModuleGetGlobal cuModuleGetGlobal = nullptr;
   PFN_cuStreamEndCapture cuStreamEndCapture = nullptr;
   PFN_cuGraphInstantiateWithFlags cuGraphInstantiateWithFlags = nullptr;
   PFN_cuGraphLaunch cuGraphLaunch = nullptr;

@@ -171,6 +171,7 @@ typedef CUresult (*PFN_cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph g
 typedef CUresult (*PFN_cuGraphLaunch)(CUgraphExec exec, CUstream stream);
 typedef CUresult (*PFN_cuGraphExecDestroy)(CUgraphExec exec);
 typedef CUresult (*PFN_cuGraphDestroy)(CUgraph graph);
+typedef CUresult (*PFN_cuModuleGetGlobal)(CUdeviceptr* ptr, size_t* bytes, CUmodule module, const char* name);
 
 #ifdef __cplusplus
 }

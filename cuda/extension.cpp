@@ -196,6 +196,24 @@ dc_status ext_stream_native(dc_stream st, uint64_t* handle) {
   return DC_OK;
 }
 
+dc_status ext_module_global(dc_module m, const char* name, dc_devptr* ptr, uint64_t* bytes) {
+  State* s = nullptr;
+  Device* dev = nullptr;
+  if (!m || !name || !ptr || !bytes) return fail(DC_ERROR_INVALID_ARGUMENT, "module_global: null argument");
+  DC_TRY(need_device(m->device, s, dev));
+  DC_TRY(need_entry(drv().cuModuleGetGlobal, "cuModuleGetGlobal_v2"));
+  CUdeviceptr p = 0;
+  size_t n = 0;
+  const CUresult r = drv().cuModuleGetGlobal(&p, &n, m->module, name);
+  if (r == CUDA_ERROR_NOT_FOUND)
+    return fail(DC_ERROR_INVALID_ARGUMENT, std::string("no __device__ or __constant__ variable named '") + name +
+                                               "' in the module");
+  DC_TRY(check(drv(), r, "cuModuleGetGlobal"));
+  *ptr = p;
+  *bytes = n;
+  return DC_OK;
+}
+
 const dc_cuda_ext kExtension = {
     sizeof(dc_cuda_ext),
     DC_CUDA_EXT_VERSION,
@@ -209,6 +227,7 @@ const dc_cuda_ext kExtension = {
     Guard<ext_graph_launch>::call,
     Guard<ext_graph_destroy>::call,
     Guard<ext_stream_native>::call,
+    Guard<ext_module_global>::call,
 };
 
 }  // namespace

@@ -104,6 +104,31 @@ Buffer::Buffer(std::shared_ptr<Buffer> root, uint64_t offset, Shape shape, int /
   if (parent_->host_ != nullptr) host_ = static_cast<unsigned char*>(parent_->host_) + offset_;
 }
 
+std::shared_ptr<Buffer> Buffer::borrow(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape shape,
+                                       DType dtype, std::shared_ptr<void> owner) {
+  if (!accelerator) throw InvalidArgumentError("borrowed memory needs an accelerator", "accelerator");
+  if (!ptr) throw InvalidArgumentError("borrowed memory at a null device address", "ptr");
+  return std::shared_ptr<Buffer>(new Buffer(std::move(accelerator), ptr, std::move(shape), dtype, std::move(owner)));
+}
+
+Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape shape, DType dtype,
+               std::shared_ptr<void> owner)
+    : accelerator_(std::move(accelerator)),
+      api_(accelerator_->api()),
+      shape_(std::move(shape)),
+      dtype_(dtype),
+      size_(element_count(shape_)),
+      nbytes_(0),
+      state_(TransferState::DeviceOnly),
+      owner_(std::move(owner)) {
+  if (static_cast<uint64_t>(size_) > UINT64_MAX / itemsize(dtype_)) throw InvalidArgumentError("shape is too large", "shape");
+  nbytes_ = static_cast<uint64_t>(size_) * itemsize(dtype_);
+  block_.ptr = ptr;
+  block_.size = nbytes_;
+  // Memory the plugin did not allocate is never host-visible through mem_host_pointer: keep host_ null
+  // so that host access goes through a mirror and explicit copies.
+}
+
 Buffer::~Buffer() {
   if (parent_) return;  // a view owns no memory
   // An upload may still be reading the mirror (OpenCL and CUDA copies are non-blocking): hand the
@@ -117,6 +142,17 @@ Buffer::~Buffer() {
       // The device failed: we cannot tell whether it still reads the mirror, so never free it.
       new std::vector<unsigned char>(std::move(mirror_));  // NOLINT: a deliberate leak beats a use-after-free
     }
+  }
+  if (owner_) {
+    // Borrowed: the owner frees the memory when it dies (a module unload), which must not happen
+    // under a copy or launch still queued on it.
+    if (pending_ && last_stream_) {
+      try {
+        last_stream_->synchronize();
+      } catch (...) {  // a failed device: the owner's release reports it
+      }
+    }
+    return;
   }
   StreamKey key = pending_ && last_stream_ ? static_cast<StreamKey>(last_stream_.get()) : nullptr;
   accelerator_->memory().deallocate(block_, key);
@@ -179,6 +215,9 @@ dc_devptr Buffer::device_ptr(Stream& stream) {
 }
 
 void Buffer::download_locked() {
+  // Borrowed memory is written by kernels that never name this buffer (a __device__ variable),
+  // on any stream: the mirror is never trusted and the download waits for all of the device's work.
+  if (owner_) accelerator_->synchronize();
   Stream& s = stream_locked();
   if (nbytes_ > 0) {
     check(api_->memcpy_d2h(s.handle(), mirror_.data(), block_.ptr, 0, nbytes_), api_, *accelerator_,
@@ -197,7 +236,8 @@ void* Buffer::host_data() {
     return host_;
   }
   ensure_mirror_locked();
-  if (state_ == TransferState::DeviceOnly || state_ == TransferState::DeviceDirty) {
+  if (state_ == TransferState::DeviceOnly || state_ == TransferState::DeviceDirty ||
+      (owner_ && state_ == TransferState::Synchronized)) {
     download_locked();
     state_ = TransferState::Synchronized;
   } else {
@@ -280,11 +320,12 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
     return;
   }
   if (state_ == TransferState::HostDirty ||
-      (state_ == TransferState::Synchronized && !mirror_.empty())) {
+      (state_ == TransferState::Synchronized && !mirror_.empty() && !owner_)) {
     wait_locked();
     if (bytes > 0) std::memcpy(dst, mirror_.data(), bytes);
     return;
   }
+  if (owner_) accelerator_->synchronize();  // see download_locked()
   Stream& s = stream_locked();
   if (bytes > 0) check(api_->memcpy_d2h(s.handle(), dst, block_.ptr, 0, bytes), api_, *accelerator_, "copy_to_host");
   s.synchronize();

@@ -1,5 +1,8 @@
 // The driver-API entry points of the CUDA simulator, exported under the names
 // (and `_v2` versions) the CUDA plugin resolves from libcuda.so.1.
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -226,7 +229,7 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], u
                                                       " and peer access is not enabled");
         }
         std::memcpy(slot, &host, sizeof host);
-      } else if (!is_pinned(reinterpret_cast<void*>(v), 0)) {
+      } else if (!resolve(v, 0)) {  // pinned or managed host memory, or a module's variable
         return fail(CUDA_ERROR_INVALID_VALUE,
                     "argument " + std::to_string(i) + " of " + fn->symbol +
                         " is a host address that is neither pinned nor managed memory; a GPU cannot read it");
@@ -773,8 +776,45 @@ DCSIM_EXPORT CUresult cuModuleUnload(CUmodule h) {
   NEED_INIT;
   std::lock_guard<std::mutex> lock(g_sim->mutex);
   // Launches still queued hold the module; it is closed after the last one ran.
-  if (!g_sim->modules.erase(reinterpret_cast<Module*>(h))) return CUDA_ERROR_INVALID_HANDLE;
+  auto it = g_sim->modules.find(reinterpret_cast<Module*>(h));
+  if (it == g_sim->modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  for (uintptr_t a : it->second->globals) g_sim->global_ranges.erase(a);
+  g_sim->modules.erase(it);
   return CUDA_SUCCESS;
+}
+
+// A module's __device__/__constant__ variables are plain globals of its host object (the shim
+// defines both qualifiers away), so the loader's symbol table gives their address and size.
+DCSIM_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* ptr, size_t* bytes, CUmodule h, const char* name) {
+  NEED_INIT;
+  if (!h || !name) return CUDA_ERROR_INVALID_VALUE;
+  Module* m = reinterpret_cast<Module*>(h);
+  std::lock_guard<std::mutex> lock(g_sim->mutex);
+  if (!g_sim->modules.count(m)) return CUDA_ERROR_INVALID_HANDLE;
+  dlerror();
+  void* address = dlsym(m->handle, name);
+  Dl_info info{}, own{};
+  void* entry = nullptr;
+  const bool found = address && dladdr1(address, &info, &entry, RTLD_DL_SYMENT) && entry;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  // dlsym also finds symbols of the libraries the object links (libc's `environ`): only the
+  // module's own data objects count, as on a GPU where a module holds nothing else.
+  const bool own_object = dladdr(reinterpret_cast<const void*>(m->run), &own) && own.dli_fbase == info.dli_fbase;
+  if (!found || !own_object || info.dli_saddr != address || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+      sym->st_size == 0)
+    return fail(CUDA_ERROR_NOT_FOUND, std::string("no __device__ or __constant__ variable exported as '") + name + "'");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  if (g_sim->global_ranges.emplace(a, sym->st_size).second) m->globals.push_back(a);
+  if (ptr) *ptr = static_cast<CUdeviceptr>(a);
+  if (bytes) *bytes = static_cast<size_t>(sym->st_size);
+  return CUDA_SUCCESS;
+}
+
+DCSIM_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr* ptr, unsigned int* bytes, CUmodule h, const char* name) {
+  size_t n = 0;
+  const CUresult r = cuModuleGetGlobal_v2(ptr, &n, h, name);
+  if (r == CUDA_SUCCESS && bytes) *bytes = static_cast<unsigned int>(n);
+  return r;
 }
 
 DCSIM_EXPORT CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const char* name) {

@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <iterator>
+
 #include "sim.hpp"
 
 namespace dcsim_lib {
@@ -121,6 +123,15 @@ char* resolve(CUdeviceptr p, uint64_t bytes, int* device) {
   if (is_pinned(reinterpret_cast<const void*>(p), bytes)) {
     if (device) *device = -1;
     return reinterpret_cast<char*>(p);
+  }
+  {
+    // A module's variable: its device address is its host address in the loaded object.
+    std::lock_guard<std::mutex> lock(s->mutex);
+    auto it = s->global_ranges.upper_bound(static_cast<uintptr_t>(p));
+    if (it != s->global_ranges.begin() && p + bytes <= std::prev(it)->first + std::prev(it)->second) {
+      if (device) *device = -1;
+      return reinterpret_cast<char*>(p);
+    }
   }
   return nullptr;
 }

@@ -180,6 +180,7 @@ struct Module : std::enable_shared_from_this<Module> {
   bool fibers = false;
   dcsim_run_fn run = nullptr;
   std::vector<std::unique_ptr<Function>> functions;
+  std::vector<uintptr_t> globals;  // addresses cuModuleGetGlobal handed out (registered in Sim::global_ranges)
 };
 
 // Loads a simulator image (see builder.hpp); CUDA_ERROR_INVALID_IMAGE with a reason otherwise.
@@ -238,6 +239,9 @@ struct Sim {
   std::vector<std::unique_ptr<Device>> devices;
   std::mutex mutex;
   std::map<uintptr_t, uint64_t> host_ranges;  // pinned and managed host allocations: start -> size
+  // __device__/__constant__ variables of loaded modules (host globals of their objects) that
+  // cuModuleGetGlobal handed out, so that copies accept their addresses: start -> size
+  std::map<uintptr_t, uint64_t> global_ranges;
   std::map<Module*, std::shared_ptr<Module>> modules;
   std::set<Stream*> streams;
   // Events are shared with the records and waits queued on streams: destroying one that a stream

@@ -187,6 +187,9 @@ void bind_launch(py::module_& m) {
   py::class_<dc::Kernel, std::shared_ptr<dc::Kernel>>(m, "Kernel")
       .def_property_readonly("name", &dc::Kernel::name)
       .def_property_readonly("accelerator", [](const dc::Kernel& k) { return k.accelerator().shared_from_this(); })
+      // The plugin's dc_module (as an integer) for backend extensions such as cuda_ext.h's module_global.
+      .def_property_readonly("module_handle",
+                             [](const dc::Kernel& k) { return reinterpret_cast<uintptr_t>(k.module()->handle()); })
       .def(
           "plan",
           [](dc::Kernel& k, py::handle params, bool raw) {

@@ -353,6 +353,19 @@ void bind_objects(py::module_& m) {
       .def_property_readonly("byte_offset", &dc::Buffer::byte_offset)
       .def_property_readonly("is_view", [](const dc::Buffer& b) { return b.view_root() != nullptr; });
 
+  // A buffer over `kernel`'s module memory at device address `ptr` (a __constant__/__device__
+  // variable that the CUDA extension's module_global found); it keeps the kernel, hence its
+  // module, alive. The caller has checked that shape x dtype fits the variable.
+  m.def(
+      "borrow_buffer",
+      [](const std::shared_ptr<dc::Kernel>& kernel, uint64_t ptr, py::handle shape, py::handle dtype) {
+        if (!kernel) throw py::value_error("borrow_buffer: kernel is None");
+        dc::Shape s = to_shape(shape);
+        dc::DType t = to_dtype_any(dtype, "dtype");
+        return dc::Buffer::borrow(kernel->accelerator().shared_from_this(), ptr, s, t, kernel);
+      },
+      py::arg("kernel"), py::arg("ptr"), py::arg("shape"), py::arg("dtype"));
+
   py::class_<dc::Stream, std::shared_ptr<dc::Stream>>(m, "Stream")
       .def("synchronize", &dc::Stream::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("record", &dc::Stream::record, py::call_guard<py::gil_scoped_release>())

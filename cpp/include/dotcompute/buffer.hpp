@@ -48,6 +48,11 @@ class DOTCOMPUTE_API Buffer {
   // (a view of a view is a view of the root). Throws InvalidArgumentError when the region does
   // not fit in the parent or the offset is not a multiple of the element size.
   static std::shared_ptr<Buffer> view(const std::shared_ptr<Buffer>& parent, uint64_t byte_offset, Shape shape);
+  // A buffer over device memory it does not own (a module's __constant__/__device__ variable):
+  // `ptr` is a device address of `accelerator` with at least nbytes of `shape`/`dtype` behind it,
+  // and `owner` keeps that memory valid for the buffer's life. Nothing is freed on destruction.
+  static std::shared_ptr<Buffer> borrow(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape shape,
+                                        DType dtype, std::shared_ptr<void> owner);
   ~Buffer();  // returns the block to the pool, ordered after its last stream (a view: nothing)
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -100,6 +105,8 @@ class DOTCOMPUTE_API Buffer {
 
  private:
   Buffer(std::shared_ptr<Buffer> root, uint64_t offset, Shape shape, int view_tag);  // view()
+  Buffer(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape shape, DType dtype,
+         std::shared_ptr<void> owner);  // borrow()
   void prepare_locked(Stream& stream);
   void download_locked();
   void wait_locked();
@@ -124,6 +131,7 @@ class DOTCOMPUTE_API Buffer {
   std::shared_ptr<Stream> upload_stream_;
   std::shared_ptr<Buffer> parent_;  // views only: the owning buffer
   uint64_t offset_ = 0;             // views only: bytes into parent_'s block
+  std::shared_ptr<void> owner_;     // borrowed memory only: what keeps block_ valid (block_ is not freed)
 };
 
 }  // namespace dotcompute

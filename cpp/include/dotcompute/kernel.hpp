@@ -56,6 +56,7 @@ class DOTCOMPUTE_API Kernel : public std::enable_shared_from_this<Kernel> {
   const std::string& name() const noexcept { return name_; }
   Accelerator& accelerator() const noexcept { return module_->accelerator(); }
   dc_kernel handle() const noexcept { return handle_; }
+  const std::shared_ptr<Module>& module() const noexcept { return module_; }
 
   // Enqueues the kernel with fully expanded arguments (see "Kernel parameter
   // ABI" in docs/design.md). Throws LaunchError (or OutOfMemoryError).

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_uint32, c_uint64, c_void_p
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import config
 from ..errors import BackendUnavailableError, DotComputeError, OutOfMemoryError
@@ -49,7 +49,12 @@ class _ExtTable(ctypes.Structure):
         ("graph_launch", CFUNCTYPE(_status, c_void_p, c_void_p)),
         ("graph_destroy", CFUNCTYPE(_status, c_void_p)),
         ("stream_native", CFUNCTYPE(_status, c_void_p, POINTER(c_uint64))),
+        # version 2
+        ("module_global", CFUNCTYPE(_status, c_void_p, c_char_p, POINTER(c_uint64), POINTER(c_uint64))),
     ]
+
+
+_EXT_V1_SIZE = _ExtTable.module_global.offset  # every field before module_global
 
 
 class _BackendPrefix(ctypes.Structure):
@@ -78,8 +83,10 @@ class CudaExtension:
 
     def call(self, name: str, *args: Any) -> None:
         status = getattr(self._t, name)(*args)
-        if status == _DC_OK:
-            return
+        if status != _DC_OK:
+            self._raise(name, status)
+
+    def _raise(self, name: str, status: int) -> NoReturn:
         raw = self._backend.last_error()
         message = f"cuda extension {name}() failed: {raw.decode(errors='replace') if raw else f'status {status}'}"
         if status == _DC_OUT_OF_MEMORY:
@@ -95,6 +102,22 @@ class CudaExtension:
         self.call("stream_native", c_void_p(stream._native.handle), byref(handle))
         return handle.value
 
+    def module_global(self, module_handle: int, name: str) -> tuple[int, int] | None:
+        """(device address, bytes) of the module's ``__device__``/``__constant__`` variable ``name``,
+        or None when the module has no such variable (cuModuleGetGlobal's CUDA_ERROR_NOT_FOUND)."""
+        if self._t.struct_size < ctypes.sizeof(_ExtTable):
+            raise BackendUnavailableError("the cuda plugin is too old for module globals (cuda_ext.h version "
+                                          f"{self._t.version}, 2 needed)", "old cuda plugin")
+        ptr, size = c_uint64(0), c_uint64(0)
+        status = self._t.module_global(c_void_p(module_handle), name.encode(), byref(ptr), byref(size))
+        if status == _DC_INVALID_ARGUMENT:
+            raw = self._backend.last_error()
+            if raw and b"no __device__ or __constant__ variable" in raw:
+                return None
+        if status != _DC_OK:
+            self._raise("module_global", status)
+        return ptr.value, size.value
+
 
 _extensions: dict[int, CudaExtension] = {}
 
@@ -109,7 +132,7 @@ def cuda_extension() -> CudaExtension:
     ext = _extensions.get(address)  # keyed by address: a reloaded plugin gets a fresh entry
     if ext is None:
         table = _ExtTable.from_address(CFUNCTYPE(c_void_p)(address)())
-        if table.struct_size < ctypes.sizeof(_ExtTable) or table.version < 1:
+        if table.struct_size < _EXT_V1_SIZE or table.version < 1:
             raise BackendUnavailableError(f"the cuda plugin's extension table is too old ({table.struct_size} "
                                           f"bytes, version {table.version})", "old cuda plugin")
         backend = _BackendPrefix.from_address(CFUNCTYPE(c_void_p)(nat.plugin_symbol("cuda", BACKEND_SYMBOL))())

@@ -15,6 +15,7 @@ from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
 from .cuda_c_headers import C_LIBRARY_HEADERS, LIBRARY_HEADER_HINTS
+from .kernel_globals import KernelGlobals
 from .params import ParamSpec
 from .registry import KNOWN_BACKENDS
 from .registry import accelerator as _accelerator
@@ -111,6 +112,13 @@ class RawKernel:
         self._lock = threading.Lock()
         self._kernels: dict[str, Any] = {}
         self._plans: dict[Any, Any] = {}  # (accelerator, signature) or accelerator -> plan
+
+    @property
+    def globals(self) -> KernelGlobals:
+        """The module's ``__constant__``/``__device__`` variables (CUDA): ``k.globals["c_Kernel"]`` or
+        ``k.globals.get(name, dtype=, shape=, accelerator=)`` is a Buffer over the variable's device
+        memory, as ``cudaMemcpyToSymbol``/``cudaMemcpyFromSymbol`` reach it (see kernel_globals.py)."""
+        return KernelGlobals(self)
 
     def source(self, backend: str | None = None) -> str:
         """The hand-written source (only for the backend it was written for)."""
