@@ -10,7 +10,8 @@ are commented out) and launches its kernels with the sample's geometry. The kern
 
 Not run here, with the reason (docs/cuda-simulator.md keeps the list):
 convolutionSeparable (its coefficients are a ``__constant__`` array written with
-cudaMemcpyToSymbol: dotcompute has no host access to module globals, cuModuleGetGlobal), and the
+cudaMemcpyToSymbol; ``RawKernel.globals`` now reaches it, test_sim_globals.py, but the sample itself
+is not added here yet), and the
 grid-synchronising samples (this_grid().sync() is refused by the simulator).
 """
 
