@@ -72,7 +72,8 @@ acc = [a for a in dc.devices() if a.backend == "opencl"][0]
 rng = np.random.default_rng(5)
 a = rng.standard_normal((9, 6)).astype(np.float32)
 b = rng.standard_normal((6, 4)).astype(np.float32)
-x = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+# (3, 12): the shape of the FFT check's own problem, so clFFT reuses that plan (no second compile)
+x = (rng.standard_normal((3, 12)) + 1j * rng.standard_normal((3, 12))).astype(np.complex64)
 with warnings.catch_warnings(record=True) as caught, dispatch.prefer("vendor"), dc.profile() as prof:
     warnings.simplefilter("always")
     got_mm = dc.matmul(acc.asarray(a), acc.asarray(b)).numpy()
