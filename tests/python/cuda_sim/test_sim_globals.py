@@ -124,3 +124,18 @@ def test_globals_are_cuda_only():
     k = dc.RawKernel("void f(void) {}", "f", backend="cpu")
     with pytest.raises(dc.BackendUnavailableError, match="CUDA"):
         k.globals["x"]
+
+
+@pytest.mark.parametrize(("decl", "expected"), [
+    ("__device__ unsigned long long d_x[4];", np.uint64),
+    ("__constant__ const double d_x = 1.0;", np.float64),
+    ("static __device__ volatile uint16_t d_x;", np.uint16),
+    ("__device__ __constant__ int d_x[2][3];", np.int32),
+    ("__constant__ float2 d_x[8];", None),  # a vector type: bytes unless dtype= says otherwise
+    ("float d_x[8];", None),  # not a device variable
+])
+def test_the_default_dtype_comes_from_the_declaration(decl, expected):
+    from dotcompute.runtime.kernel_globals import declared_dtype
+
+    found = declared_dtype(f"#define N 4\n{decl}\n__global__ void k() {{}}\n", "d_x")
+    assert found == (None if expected is None else np.dtype(expected))
