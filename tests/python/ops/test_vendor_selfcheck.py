@@ -7,6 +7,7 @@ the library file is chosen, and the verdicts made, once per process."""
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import os
 import shutil
@@ -214,3 +215,17 @@ def test_clfft_plans_are_leased_on_the_default_queue():
     assert clfft._plans.holders(key) == 0  # noqa: SLF001
     assert clfft._plans._plans[key].stream is acc._native.default_stream  # noqa: SLF001
     np.testing.assert_allclose(out.numpy(), np.fft.fft(x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_named_library_file_is_the_only_one_tried(monkeypatch, fake_library):
+    declare = lambda lib: {"gemm": lib.CLBlastSgemmStridedBatched}  # noqa: E731
+    monkeypatch.setenv("DOTCOMPUTE_TESTLIB_LIBRARY", str(fake_library))
+    lib = vendor.VendorLibrary("testlib", lambda: ["libdoes-not-exist.so.9"], declare)
+    assert lib.load() is not None
+    # the identity names the file the loader really opened, with its size and modification time
+    st = fake_library.stat()
+    assert lib.identity() == f"{os.path.realpath(fake_library)}|{st.st_size}|{st.st_mtime_ns}"
+    # a named file that does not load is "not installed": the usual candidates are not tried behind it
+    monkeypatch.setenv("DOTCOMPUTE_TESTLIB_LIBRARY", str(fake_library.parent / "missing.so"))
+    libc = ctypes.util.find_library("c") or "libc.so.6"
+    assert vendor.VendorLibrary("testlib", lambda: [libc], lambda lib: {}).load() is None
