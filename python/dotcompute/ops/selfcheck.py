@@ -185,7 +185,9 @@ def trusted(library: str, routine: str, acc: Accelerator, dtype: np.dtype, libra
         known = _verdicts.get(key)
         if known is not None:
             return known.ok
-        path = verdict_file()
+        # a library whose file is unknown (not loaded through VendorLibrary) has no version to
+        # key a verdict on: checked in every process, never cached
+        path = verdict_file() if library_identity else None
         disk_key = f"{library}|{routine}|{dt.str}|{library_identity}|{device_identity(acc)}"
         verdict = _load(path, disk_key)
         if verdict is None:
