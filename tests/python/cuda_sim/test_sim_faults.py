@@ -111,6 +111,8 @@ def test_syncthreads_votes_count_only_threads_that_have_not_exited(sim, monkeypa
     out = sim.zeros((4,), np.int32)
     sim.launch(k, 64, out, local_size=64)
     np.testing.assert_array_equal(out.numpy(), [20, 1, 1, 0])
+    sim.launch(k, 1, out, local_size=1)  # a block of one thread runs without fibers: its own vote
+    np.testing.assert_array_equal(out.numpy(), [1, 1, 0, 0])
 
 
 def test_a_barrier_in_divergent_code_is_an_error_naming_the_block(sim):
