@@ -9,10 +9,7 @@ the ``extern "C"`` host declarations and file-scope host variables, which NVRTC 
 are commented out) and launches its kernels with the sample's geometry. The kernels' text is not changed.
 
 Not run here, with the reason (docs/cuda-simulator.md keeps the list):
-convolutionSeparable (its coefficients are a ``__constant__`` array written with
-cudaMemcpyToSymbol; ``RawKernel.globals`` now reaches it, test_sim_globals.py, but the sample itself
-is not added here yet), and the
-grid-synchronising samples (this_grid().sync() is refused by the simulator).
+the grid-synchronising samples (this_grid().sync() is refused by the simulator).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ CUDA_SAMPLES_COMMIT = "c94ff366aed18c797b8a85dfaac7817b0228b420"
 
 _DIR = os.environ.get("DOTCOMPUTE_CUDA_SAMPLES_DIR", "")
 pytestmark = [
-    pytest.mark.slow,  # about 3 minutes on 2 busy cores: 20 kernels, each built by NVRTC and the host compiler
+    pytest.mark.slow,  # about 3 minutes on 2 busy cores: 22 kernels, each built by NVRTC and the host compiler
     pytest.mark.skipif(not _DIR, reason="DOTCOMPUTE_CUDA_SAMPLES_DIR is not set: point it at a checkout of "
                                         f"NVIDIA/cuda-samples at {CUDA_SAMPLES_COMMIT}"),
     pytest.mark.skipif(not cuda_include_dirs() or nvrtc_missing(),
@@ -51,6 +48,11 @@ _HOST_DECLARATION = re.compile(
 _HOST_VARIABLE = re.compile(
     r"^(?!(?:typedef|template|static|namespace|using)\b)(?![^\n]*__(?:device|constant|shared|managed)__)"
     r"[A-Za-z_][\w \t*]*=[^\n;]*;[ \t]*$", re.M)
+# host functions defined between the kernels (convolutionSeparable's `extern "C" void
+# setConvolutionKernel(float *h_Kernel) { cudaMemcpyToSymbol(...); }`): NVRTC refuses host code; the
+# test does what their bodies do through dotcompute
+_HOST_FUNCTION = re.compile(r'^extern[ \t]+"C"[ \t]+(?![^\n]*__(?:global|device)__)[^\n;{]*\)[ \t]*\n?\{.*?^\}[ \t]*$',
+                            re.M | re.S)
 _OPENS = re.compile(r"^[ \t]*#[ \t]*if(?:n?def)?\b", re.M)
 _CLOSES = re.compile(r"^[ \t]*#[ \t]*endif\b", re.M)
 
@@ -70,6 +72,7 @@ def device_part(relative: str, stop: str | None = None) -> str:
         # the include guard the cut left open
         text += "\n#endif\n" * (len(_OPENS.findall(text)) - len(_CLOSES.findall(text)))
     text = _HELPER_INCLUDE.sub(lambda m: "// " + m.group(0).strip(), text)
+    text = _HOST_FUNCTION.sub(lambda m: "/* (host) */", text)
     text = _HOST_DECLARATION.sub(lambda m: "// (host) " + m.group(0).strip(), text)
     text = _HOST_VARIABLE.sub(lambda m: "// (host) " + m.group(0).strip(), text)
     return _LOCAL_INCLUDE.sub(lambda m: device_part(str(Path(relative).parent / m.group(1))), text)
@@ -163,3 +166,25 @@ def test_transpose(sim, name):
     sim.launch(dc.RawKernel(src, name, backend="cuda"), (size, size // 2), out, sim.asarray(a),
                np.int32(size), np.int32(size), local_size=(32, 16))
     np.testing.assert_array_equal(out.numpy(), a if name.startswith("copy") else a.T)
+
+
+@pytest.mark.parametrize("name", ["convolutionRowsKernel", "convolutionColumnsKernel"])
+def test_convolution_separable(sim, name):
+    # c_Kernel is `__constant__ float c_Kernel[KERNEL_LENGTH]`, set as setConvolutionKernel's
+    # cudaMemcpyToSymbol does: through the module's global (RawKernel.globals, cuModuleGetGlobal)
+    src = device_part("Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable.cu")
+    radius, width, height = 8, 256, 128  # KERNEL_RADIUS; rows: W % 128, H % 4; columns: W % 16, H % 64
+    rng = np.random.default_rng(10)
+    taps = rng.random(2 * radius + 1, dtype=np.float32)
+    image = rng.random((height, width), dtype=np.float32)
+    k = dc.RawKernel(src, name, backend="cuda")
+    k.globals["c_Kernel"].copy_from(taps)
+    out = sim.zeros((height, width), np.float32)
+    rows = name == "convolutionRowsKernel"
+    grid, block = ((width // 8, height), (16, 4)) if rows else ((width, height // 8), (16, 8))
+    sim.launch(k, grid, out, sim.asarray(image), np.int32(width), np.int32(height), np.int32(width),
+               local_size=block)
+    # the sample's gold (convolutionRowCPU/convolutionColumnCPU): sum of src[x + j] * kernel[R - j] inside the image
+    axis = 1 if rows else 0
+    want = np.apply_along_axis(lambda v: np.convolve(v.astype(np.float64), taps, mode="same"), axis, image)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
