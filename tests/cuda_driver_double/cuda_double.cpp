@@ -45,6 +45,8 @@ struct Event {
 };
 struct Module {
   std::vector<std::string> functions;
+  std::vector<std::pair<std::string, size_t>> objects;  // __device__/__constant__ variables: name, bytes
+  std::map<std::string, CUdeviceptr> globals;          // their memory, made on first cuModuleGetGlobal
 };
 struct Function {
   Module* module;
@@ -548,6 +550,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   size_t size = 0;
   if (cuda_double::is_elf(image, &size)) {
     m->functions = cuda_double::elf_function_names(image, size);
+    m->objects = cuda_double::elf_object_symbols(image, size);
     d.last_image_kind = "cubin";
   } else {
     const char* text = static_cast<const char*>(image);
@@ -564,7 +567,42 @@ EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
 
 EXPORT CUresult cuModuleUnload(CUmodule module) {
   ENTER("cuModuleUnload");
-  if (!d.modules.erase(reinterpret_cast<Module*>(module))) return CUDA_ERROR_INVALID_HANDLE;
+  auto it = d.modules.find(reinterpret_cast<Module*>(module));
+  if (it == d.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  for (const auto& [name, p] : it->second->globals) {  // a module's variables go with it
+    d.allocated -= d.allocation_sizes[p];
+    d.allocation_sizes.erase(p);
+    d.allocations.erase(p);
+  }
+  d.modules.erase(it);
+  return CUDA_SUCCESS;
+}
+
+// A variable's memory is an allocation of its own (zeroed, as a module's .bss is), so that the
+// double's copy checks treat it like any device memory.
+EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* ptr, size_t* bytes, CUmodule module, const char* name) {
+  ENTER("cuModuleGetGlobal");
+  NEED_CONTEXT();
+  auto it = d.modules.find(reinterpret_cast<Module*>(module));
+  if (it == d.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  Module& m = *it->second;
+  size_t size = 0;
+  for (const auto& [n, s] : m.objects)
+    if (n == name) size = s;
+  if (size == 0) return CUDA_ERROR_NOT_FOUND;
+  auto g = m.globals.find(name);
+  if (g == m.globals.end()) {
+    std::unique_ptr<unsigned char[]> block(new (std::nothrow) unsigned char[size]());
+    if (!block) return CUDA_ERROR_OUT_OF_MEMORY;
+    const auto p = reinterpret_cast<CUdeviceptr>(block.get());
+    d.allocations[p] = std::move(block);
+    d.allocation_sizes[p] = size;
+    d.allocated += size;
+    g = m.globals.emplace(name, p).first;
+  }
+  if (ptr) *ptr = g->second;
+  if (bytes) *bytes = size;
   return CUDA_SUCCESS;
 }
 

@@ -25,11 +25,14 @@ bool is_elf(const void* image, size_t* size) {
   return true;
 }
 
-std::vector<std::string> elf_function_names(const void* image, size_t size) {
-  std::vector<std::string> names;
+namespace {
+
+// Every symbol of type `type` in the image's symbol tables: (name, size).
+std::vector<std::pair<std::string, size_t>> symbols_of_type(const void* image, size_t size, unsigned type) {
+  std::vector<std::pair<std::string, size_t>> out;
   const auto* base = static_cast<const unsigned char*>(image);
   const auto* h = static_cast<const Elf64_Ehdr*>(image);
-  if (h->e_shentsize != sizeof(Elf64_Shdr) || h->e_shoff + h->e_shnum * sizeof(Elf64_Shdr) > size) return names;
+  if (h->e_shentsize != sizeof(Elf64_Shdr) || h->e_shoff + h->e_shnum * sizeof(Elf64_Shdr) > size) return out;
   const auto* sections = reinterpret_cast<const Elf64_Shdr*>(base + h->e_shoff);
   for (int i = 0; i < h->e_shnum; ++i) {
     const Elf64_Shdr& symtab = sections[i];
@@ -39,11 +42,26 @@ std::vector<std::string> elf_function_names(const void* image, size_t size) {
     const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + symtab.sh_offset);
     const size_t count = symtab.sh_size / sizeof(Elf64_Sym);
     for (size_t s = 0; s < count; ++s) {
-      if (ELF64_ST_TYPE(syms[s].st_info) != STT_FUNC || syms[s].st_name >= strtab.sh_size) continue;
+      if (ELF64_ST_TYPE(syms[s].st_info) != type || syms[s].st_name >= strtab.sh_size) continue;
       const char* name = reinterpret_cast<const char*>(base + strtab.sh_offset + syms[s].st_name);
-      names.emplace_back(name, strnlen(name, strtab.sh_size - syms[s].st_name));
+      out.emplace_back(std::string(name, strnlen(name, strtab.sh_size - syms[s].st_name)), syms[s].st_size);
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, size_t>> elf_object_symbols(const void* image, size_t size) {
+  auto all = symbols_of_type(image, size, STT_OBJECT);
+  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& s) { return s.first.empty() || s.second == 0; }),
+            all.end());
+  return all;
+}
+
+std::vector<std::string> elf_function_names(const void* image, size_t size) {
+  std::vector<std::string> names;
+  for (auto& [name, bytes] : symbols_of_type(image, size, STT_FUNC)) names.push_back(std::move(name));
   return names;
 }
 

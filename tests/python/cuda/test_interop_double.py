@@ -176,6 +176,39 @@ def test_copy_between_cuda_devices_peer_and_staged(run_python, tmp_path):
     assert any(line.startswith("htod") and "bytes=2048" in line for line in out["staged_ops"])
 
 
+def test_module_globals_through_the_plugin(run_python, tmp_path):
+    # RawKernel.globals on the real CUDA plugin (cuda_ext.h module_global -> cuModuleGetGlobal_v2):
+    # the double gives each variable of the CUBIN its own device memory, sized from the ELF symbol
+    out = _run(run_python, tmp_path, """
+        src = ('__constant__ float c_taps[17];\\n__device__ int d_count;\\n'
+               'extern "C" __global__ void k(float* o) { o[threadIdx.x] = c_taps[threadIdx.x] + d_count; }')
+        res = {"has_nvrtc": has_nvrtc}
+        if has_nvrtc:
+            k = dc.RawKernel(src, "k", backend="cuda")
+            taps = k.globals["c_taps"]
+            res["taps"] = [str(taps.dtype), list(taps.shape)]
+            taps.copy_from(np.arange(17, dtype=np.float32))
+            res["back"] = taps.numpy().tolist()
+            count = k.globals.get("d_count", dtype=np.int32, shape=(1,), accelerator=acc)
+            res["count0"] = count.numpy().tolist()  # module memory starts zeroed
+            count.copy_from(np.array([7], np.int32))
+            res["count"] = k.globals["d_count"].numpy().tolist()  # the same memory, looked up again
+            for name, kwargs in (("nope", {}), ("c_taps", {"dtype": np.float32, "shape": (18,)})):
+                try:
+                    k.globals.get(name, **kwargs)
+                except (KeyError, ValueError) as e:
+                    res[name] = [type(e).__name__, str(e)]
+        print(json.dumps(res))
+    """)
+    if not out["has_nvrtc"]:
+        pytest.skip("NVRTC not installed: no kernel to load")
+    assert out["taps"] == ["float32", [17]]
+    assert out["back"] == list(range(17))
+    assert out["count0"] == [0] and out["count"] == [7]
+    assert out["nope"][0] == "KeyError" and "nope" in out["nope"][1]
+    assert out["c_taps"][0] == "ValueError" and "68 bytes" in out["c_taps"][1]
+
+
 def test_numpy_from_dlpack_shares_a_cpu_buffer():
     acc = dc.accelerator("cpu")
     buf = acc.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
