@@ -16,7 +16,8 @@ import numpy as np
 
 from ..expr.lazy import LazyBuffer
 from ..expr.types import SUPPORTED
-from ..runtime import Accelerator, Buffer, accelerator
+from ..runtime import Accelerator, Buffer
+from ..runtime.default_device import current_default
 
 try:
     from numpy.exceptions import AxisError
@@ -31,7 +32,9 @@ class DeviceSupportError(TypeError):
 
 
 def as_buffer(name: str, x: Any, acc: Accelerator | None = None) -> Buffer:
-    """``x`` as a Buffer: Buffers as they are, anything numpy reads uploaded to ``acc`` (default "auto")."""
+    """``x`` as a Buffer: Buffers as they are, anything numpy reads uploaded to ``acc`` (default: the
+    default device, as the creation functions use: ``dc.stack`` of numpy scalars read from opencl:0
+    buffers must land beside them under ``DOTCOMPUTE_DEFAULT_DEVICE=opencl:0``)."""
     if isinstance(x, Buffer):
         return x
     try:
@@ -40,7 +43,7 @@ def as_buffer(name: str, x: Any, acc: Accelerator | None = None) -> Buffer:
         raise TypeError(f"{name}: expected an array (dc.Buffer), got {type(x).__name__}") from exc
     if host.dtype.kind not in "biufc":
         raise TypeError(f"{name}: dtype {host.dtype} is not an Array API dtype")
-    return (acc or accelerator("auto")).asarray(np.asarray(host, order="C"))
+    return (acc or current_default()).asarray(np.asarray(host, order="C"))
 
 
 def same_device(name: str, *xs: Buffer) -> Accelerator:
