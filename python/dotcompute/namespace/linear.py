@@ -122,4 +122,6 @@ def vecdot(x1: Buffer, x2: Buffer, /, *, axis: int = -1) -> Buffer:
         return wrap(acc, np.vecdot(host(x1), host(x2), axis=ax - nd))
     if not kernel_ok(x1, x2) or x1.dtype.kind == "c":
         raise no_device_path("dc.vecdot", acc, f"operands of {x1.dtype} and {x2.dtype}")
-    return _expr.sum(x1 * x2, ax)  # the product fuses into the reduction's input
+    # the product fuses into the reduction's input; numpy's vecdot keeps the operands' type
+    # (uint8 stays uint8, where sum alone would accumulate in uint64)
+    return _expr.sum(x1 * x2, ax, dtype=np.result_type(x1.dtype, x2.dtype))
