@@ -255,6 +255,14 @@ void Buffer::mark_host_dirty() {
     throw InvalidArgumentError("mark_host_dirty() on a buffer whose host data was never taken", "buffer");
   }
   state_ = TransferState::HostDirty;
+  if (owner_) {
+    // Borrowed memory is read by kernels that never name this buffer, so no device_ptr() would
+    // upload the mirror before they run: upload it now, and return when it is there.
+    Stream& s = stream_locked();
+    prepare_locked(s);
+    s.synchronize();
+    pending_ = false;
+  }
 }
 
 void Buffer::mark_device_dirty(Stream& stream) {

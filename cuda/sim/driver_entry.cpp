@@ -232,7 +232,8 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], u
       } else if (!resolve(v, 0)) {  // pinned or managed host memory, or a module's variable
         return fail(CUDA_ERROR_INVALID_VALUE,
                     "argument " + std::to_string(i) + " of " + fn->symbol +
-                        " is a host address that is neither pinned nor managed memory; a GPU cannot read it");
+                        " is a host address that is neither pinned nor managed memory nor a module's variable; a GPU "
+                        "cannot read it");
       }
     }
     p->params.push_back(slot);

@@ -88,6 +88,17 @@ def test_device_counter_written_by_the_kernel_is_read_back(sim):
     assert raw.shape == (4,) and raw.numpy().view(np.int32)[0] == 2 * int((x > 0).sum())
 
 
+def test_writes_through_a_host_view_reach_the_next_launch(sim):
+    src = '__device__ int d_v[4];\nextern "C" __global__ void k(int* o) { o[threadIdx.x] = 10 * d_v[threadIdx.x]; }'
+    k = dc.RawKernel(src, "k", backend="cuda")
+    g = k.globals["d_v"]
+    with g.host() as h:  # the mirror is uploaded when the block ends, not at a later device use
+        h[:] = [1, 2, 3, 4]
+    out = sim.zeros((4,), np.int32)
+    sim.launch(k, 4, out, local_size=4)
+    assert out.numpy().tolist() == [10, 20, 30, 40]
+
+
 def test_a_shape_larger_than_the_variable_is_refused(sim):
     k = dc.RawKernel(CONVOLUTION, "convolution_row", backend="cuda")
     with pytest.raises(ValueError, match=r"c_Kernel.*68 bytes"):
