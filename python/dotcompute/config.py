@@ -37,6 +37,14 @@ VARIABLES: dict[str, str] = {
     "DOTCOMPUTE_CUDA_SIM": "1 runs the CUDA backend on the CUDA simulator (kernels on the CPU; no GPU or driver)",
     "DOTCOMPUTE_CUDA_SIM_DEVICES": "simulated CUDA devices: a count, or key=value lists (cc, memory, sms) split by ;",
     "DOTCOMPUTE_CUDA_SIM_THREADS": "CPU threads that run simulated CUDA blocks (default: the number of cores)",
+    # read by the simulator at each launch (cuda/sim/config.cpp; docs/cuda-simulator.md)
+    "DOTCOMPUTE_CUDA_SIM_SCHEDULE": "order of a simulated block's threads between barriers: forward (default), "
+                                    "reverse, random[:seed] or lockstep",
+    "DOTCOMPUTE_CUDA_SIM_TIMEOUT_S": "seconds a simulated kernel may run before CUDA_ERROR_LAUNCH_TIMEOUT "
+                                     "(default: no limit)",
+    # read by the test suite only (tests/python/cuda_sim/test_outside_cuda_samples.py)
+    "DOTCOMPUTE_CUDA_SAMPLES_DIR": "tests: an unpacked NVIDIA/cuda-samples checkout whose kernels the "
+                                   "simulator tests run (skipped when unset)",
     "DOTCOMPUTE_CPU_THREADS": "size of the CPU backend's thread pool (default: the number of cores)",
     "DOTCOMPUTE_CPU_SPIN_US": "microseconds CPU worker threads spin for new work before sleeping",
     "DOTCOMPUTE_INCLUDE_DIR": "folder holding dotcompute/*.h for run-time compiled CPU kernels",
