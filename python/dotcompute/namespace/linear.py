@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import expr as _expr
 from .. import ops as _ops
+from ..expr.types import SUPPORTED
 from ..runtime import Buffer
 from ._common import as_buffer, fill, host, kernel_ok, no_device_path, normalize_axis, on_host, same_device, wrap
 from .manipulation import permute_dims, reshape
@@ -97,11 +98,19 @@ def tensordot(x1: Buffer, x2: Buffer, /, *, axes: int | tuple[Sequence[int], Seq
     k = math.prod(x1.shape[d] for d in a1)
     m, n = math.prod(x1.shape[d] for d in free1), math.prod(x2.shape[d] for d in free2)
     shape = tuple(x1.shape[d] for d in free1) + tuple(x2.shape[d] for d in free2)
-    if not (kernel_ok(x1) and kernel_ok(x2) and len(shape) <= 3):
+    if not all(x.dtype in SUPPORTED and x.ndim <= 3 for x in (x1, x2)):
         raise no_device_path("dc.tensordot", acc, f"operands of shapes {x1.shape} and {x2.shape}")
+    dtype = np.result_type(x1.dtype, x2.dtype)
+    if 0 in (m, n, k):  # nothing to multiply: an empty result, or sums of no products (zeros)
+        return acc.zeros(shape, dtype)
 
-    left = reshape(permute_dims(x1, (*free1, *a1)), (m, k))
-    right = reshape(permute_dims(x2, (*a2, *free2)), (k, n))
+    def arranged(x: Buffer, order: list[int], rows: int, cols: int) -> Buffer:
+        # 0-d operands and axes already in order need no transpose; reshape takes any dimensionality
+        moved = x if order == list(range(x.ndim)) else permute_dims(x, tuple(order))
+        return reshape(moved, (rows, cols))
+
+    left = arranged(x1, [*free1, *a1], m, k)
+    right = arranged(x2, [*a2, *free2], k, n)
     return reshape(_ops.matmul(left, right), shape)
 
 

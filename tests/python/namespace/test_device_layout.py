@@ -63,3 +63,12 @@ def test_complex_manipulation_on_the_device(accelerator: dc.Accelerator) -> None
                       (dc.unstack(x)[1], a[1]), (dc.take(x, idx, axis=0), a[[2, 0]])]:
         assert got.device is accelerator
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_tensordot_of_0d_and_4d_results(accelerator: dc.Accelerator) -> None:
+    for a, b, axes in [((), (), 0), ((0,), (), 0), ((2, 2), (2, 2, 2), 0), ((2, 0), (0, 3), 1)]:
+        x = np.arange(int(np.prod(a)), dtype=np.float32).reshape(a) + 1
+        y = np.arange(int(np.prod(b)), dtype=np.float32).reshape(b) + 2
+        got = dc.tensordot(accelerator.asarray(x), accelerator.asarray(y), axes=axes)
+        assert got.device is accelerator and got.shape == np.tensordot(x, y, axes=axes).shape
+        np.testing.assert_allclose(np.asarray(got), np.tensordot(x, y, axes=axes))
