@@ -1,6 +1,6 @@
 """Raw CUDA kernels that include CUDA's own device headers: ``<cuda_fp16.h>`` (``__half``, ``__half2``),
-``<cuda_bf16.h>`` (``__nv_bfloat16``) and ``<cooperative_groups.h>`` (thread blocks, warp tiles, ``cg::reduce``), written as NVIDIA's samples
-and outside projects write them.
+``<cuda_bf16.h>`` (``__nv_bfloat16``) and ``<cooperative_groups.h>`` (thread blocks, warp tiles,
+``cg::reduce``), written as NVIDIA's samples and outside projects write them.
 
 On the simulated cuda:0 each kernel is compiled twice: by the real NVRTC against the real headers (from
 the nvidia-cuda-runtime wheel that ``dotcompute[cuda]`` installs, or a toolkit), so compile errors stay
