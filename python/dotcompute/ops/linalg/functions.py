@@ -21,6 +21,7 @@ from ..matmul import matmul as _matmul
 from ..reduce import sum as _sum
 from ..sort_kernels import move_axis_kernel
 from . import kernels as lk
+from . import portable_decomp as pd
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -325,8 +326,16 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
         raise ValueError(f"dc.linalg.matrix_norm: x must have at least 2 dimensions, got shape {o.shape}")
     if _host(o):
         return _wrap(o, np.linalg.matrix_norm(o.view(), keepdims=keepdims, ord=ord))
+    if ord in (2, -2, "nuc"):
+        # from the singular values: the largest, the smallest, their sum (rownorm's kinds 2, 3, 1)
+        k = min(o.shape[-2:])
+        sv = flat(_svd("matrix_norm", o, "none")[1])
+        out = o.acc.zeros((_batches(o),), sv.dtype)
+        if out.size and k:
+            o.acc.launch(lk.rownorm, out.size, sv, out, k, {2: 2, -2: 3, "nuc": 1}[ord], sv.dtype.type(1))
+        return _shaped(out, o.shape[:-2] + ((1, 1) if keepdims else ()))
     if ord != "fro":
-        raise _no_device("matrix_norm", o, f" with ord={ord!r} ('fro' runs there)")
+        raise _no_device("matrix_norm", o, f" with ord={ord!r} ('fro', 2, -2 and 'nuc' run there)")
     return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2)
 
 
@@ -414,7 +423,10 @@ def slogdet(x: Any, /) -> SlogdetResult:
     _square("slogdet", o)
     if _host(o):
         return _wrap(o, SlogdetResult(*np.linalg.slogdet(o.view())))
-    raise _no_device("slogdet", o)
+    n = o.shape[-1]
+    a = _flat_as(o, _float_dtype("slogdet", o))
+    sign, logdet = pd.slogdet(a, _batches(o), n)
+    return SlogdetResult(_shaped(sign, o.shape[:-2]), _shaped(logdet, o.shape[:-2]))
 
 
 def matrix_power(x: Any, n: int, /) -> Any:
@@ -446,51 +458,128 @@ def _lapack_only(name: str, fn: Any, x: Any, **kw: Any) -> Any:
     o = _op(name, x)
     if _host(o):
         return _wrap(o, fn(o.view(), **kw))
-    raise _no_device(name, o)
+    return None
+
+
+def _batches(o: Operand) -> int:
+    return int(np.prod(o.shape[:-2], dtype=np.int64))
+
+
+def _eigh(name: str, x: Any) -> tuple[Operand, Buffer, Buffer]:
+    o = _op(name, x)
+    n = _square(name, o)
+    w, v = pd.eigh(_flat_as(o, _float_dtype(name, o)), _batches(o), n)
+    return o, _shaped(w, o.shape[:-1]), _shaped(v, o.shape)
 
 
 def eigh(x: Any, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of each symmetric/Hermitian matrix."""
-    o = _op("eigh", x)
-    _square("eigh", o)
-    return _lapack_only("eigh", lambda v: EighResult(*np.linalg.eigh(v)), x)
+    """Eigenvalues (ascending) and eigenvectors of each symmetric/Hermitian matrix.
+
+    On devices the whole matrix is used (cyclic Jacobi), numpy reads only the lower triangle: the
+    two agree for the symmetric input the standard asks for."""
+    _square("eigh", _op("eigh", x))
+    got = _lapack_only("eigh", lambda v: EighResult(*np.linalg.eigh(v)), x)
+    return got if got is not None else EighResult(*_eigh("eigh", x)[1:])
 
 
 def eigvalsh(x: Any, /) -> Any:
     """Eigenvalues (ascending) of each symmetric/Hermitian matrix."""
     _square("eigvalsh", _op("eigvalsh", x))
-    return _lapack_only("eigvalsh", np.linalg.eigvalsh, x)
+    got = _lapack_only("eigvalsh", np.linalg.eigvalsh, x)
+    return got if got is not None else _eigh("eigvalsh", x)[1]
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     """Q and R with ``x = Q @ R`` (mode "reduced" or "complete")."""
     if mode not in ("reduced", "complete"):
         raise ValueError(f"dc.linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    return _lapack_only("qr", lambda v: QRResult(*np.linalg.qr(v, mode=mode)), x)
+    got = _lapack_only("qr", lambda v: QRResult(*np.linalg.qr(v, mode=mode)), x)
+    if got is not None:
+        return got
+    o = _op("qr", x)
+    if len(o.shape) < 2:
+        raise LinAlgError(f"dc.linalg.qr: x must have at least 2 dimensions, got shape {o.shape}")
+    m, n = o.shape[-2:]
+    kq = m if mode == "complete" else min(m, n)
+    q, r = pd.qr(_flat_as(o, _float_dtype("qr", o)), _batches(o), m, n, kq)
+    return QRResult(_shaped(q, o.shape[:-2] + (m, kq)), _shaped(r, o.shape[:-2] + (kq, n)))
+
+
+def _svd(name: str, o: Operand, ku: str) -> tuple[Buffer | None, Buffer, Buffer | None]:
+    """U, S, Vh on the device; ``ku``: "none" (S only), "reduced" or "full"."""
+    if len(o.shape) < 2:
+        raise LinAlgError(f"dc.linalg.{name}: x must have at least 2 dimensions, got shape {o.shape}")
+    dt = _float_dtype(name, o)
+    m, n = o.shape[-2:]
+    batch = o.shape[:-2]
+    tall = m >= n
+    if not tall:  # the kernel wants m >= n: the SVD of x^T, whose U and Vh swap and transpose back
+        o = Operand(o.acc, None, matrix_transpose(o.device()))
+        m, n = n, m
+    cols = {"none": 0, "reduced": n, "full": m}[ku]
+    u, s, vh = pd.svd(_flat_as(o, dt), _batches(o), m, n, cols)
+    s = _shaped(s, batch + (n,))
+    if ku == "none":
+        return None, s, None
+    u, vh = _shaped(u, batch + (m, cols)), _shaped(vh, batch + (n, n))
+    if tall:
+        return u, s, vh
+    return matrix_transpose(vh), s, matrix_transpose(u)
 
 
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     """U, S, Vh with ``x = U @ diag(S) @ Vh``."""
-    return _lapack_only("svd", lambda v: SVDResult(*np.linalg.svd(v, full_matrices=full_matrices)), x)
+    got = _lapack_only("svd", lambda v: SVDResult(*np.linalg.svd(v, full_matrices=full_matrices)), x)
+    if got is not None:
+        return got
+    return SVDResult(*_svd("svd", _op("svd", x), "full" if full_matrices else "reduced"))
 
 
 def svdvals(x: Any, /) -> Any:
     """The singular values of each matrix, descending."""
-    return _lapack_only("svdvals", np.linalg.svdvals, x)
+    got = _lapack_only("svdvals", np.linalg.svdvals, x)
+    return got if got is not None else _svd("svdvals", _op("svdvals", x), "none")[1]
+
+
+def _rtol(name: str, o: Operand, rtol: Any, s: Buffer) -> Buffer:
+    """The per-matrix cutoff rtol * max(S) on the device; rtol's default is numpy's max(M, N) * eps."""
+    batch = o.shape[:-2]
+    if rtol is None:
+        rtol = max(o.shape[-2:]) * np.finfo(s.dtype).eps
+    try:
+        per = np.broadcast_to(np.asarray(rtol, dtype=s.dtype), batch)
+    except ValueError:
+        raise ValueError(f"dc.linalg.{name}: rtol of shape {np.shape(rtol)} does not broadcast to the stack "
+                         f"{batch}") from None
+    k = min(o.shape[-2:])
+    return pd.cutoffs(flat(s), o.acc.asarray(np.ascontiguousarray(per).reshape(-1)), _batches(o), k)
 
 
 def pinv(x: Any, /, *, rtol: Any = None) -> Any:
     """The Moore-Penrose pseudo-inverse (singular values below ``rtol * max`` dropped)."""
     if isinstance(rtol, Buffer):
         rtol = rtol.numpy()
-    return _lapack_only("pinv", lambda v: np.linalg.pinv(v, rtol=rtol), x)
+    got = _lapack_only("pinv", lambda v: np.linalg.pinv(v, rtol=rtol), x)
+    if got is not None:
+        return got
+    o = _op("pinv", x)
+    u, s, vh = _svd("pinv", o, "reduced")
+    m, n = o.shape[-2:]
+    out = pd.pinv(flat(u), flat(s), flat(vh), _rtol("pinv", o, rtol, s), _batches(o), m, n)
+    return _shaped(out, o.shape[:-2] + (n, m))
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     """The number of singular values above ``rtol * max``."""
     if isinstance(rtol, Buffer):
         rtol = rtol.numpy()
-    return _lapack_only("matrix_rank", lambda v: np.linalg.matrix_rank(v, rtol=rtol), x)
+    got = _lapack_only("matrix_rank", lambda v: np.linalg.matrix_rank(v, rtol=rtol), x)
+    if got is not None:
+        return got
+    o = _op("matrix_rank", x)
+    _, s, _ = _svd("matrix_rank", o, "none")
+    k = min(o.shape[-2:])
+    return _shaped(pd.rank(flat(s), _rtol("matrix_rank", o, rtol, s), _batches(o), k), o.shape[:-2])
 
 
 __all__ = ["EighResult", "LinAlgError", "NoDevicePath", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
