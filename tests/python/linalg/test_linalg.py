@@ -61,6 +61,26 @@ def test_elementary(accelerator: dc.Accelerator, path: str) -> None:
             _close(L.tensordot(accelerator.asarray(V.T.astype(t).copy()), w, axes=1), (V.T @ W).astype(t), t)
 
 
+def test_broadcasting_cross_and_vecdot_and_complex_vecdot(accelerator: dc.Accelerator, path: str) -> None:
+    a, b = RS.standard_normal((4, 1, 3)), RS.standard_normal((5, 3))
+    c, d = RS.standard_normal((3, 1, 4)), RS.standard_normal((3, 2, 4))
+    z = RS.standard_normal((4, 3)) + 1j * RS.standard_normal((4, 3))
+    zt = np.complex64 if accelerator.backend == "metal" else np.complex128
+    for t in _dtypes(accelerator):
+        da, db, dc_ = (accelerator.asarray(x.astype(t)) for x in (a, b, c))
+        with _run(path):
+            _close(L.cross(da, db), np.linalg.cross(a, b).astype(t), t)
+            _close(L.cross(dc_, accelerator.asarray(d.astype(t)), axis=0), np.linalg.cross(c, d, axis=0).astype(t), t)
+            _close(L.vecdot(da, db), np.linalg.vecdot(a, b).astype(t), t)
+            # conj(x1) * x2, complex with a real operand broadcast against it
+            got = L.vecdot(accelerator.asarray(z.astype(zt)), accelerator.asarray(b[0].astype(t)))
+            assert got.dtype == np.result_type(zt, t)
+            np.testing.assert_allclose(got.numpy(), np.linalg.vecdot(z, b[0]), rtol=2e-4 if t == np.float32 else 1e-10)
+            got = L.vecdot(accelerator.asarray(z.astype(zt)), accelerator.asarray(z.astype(zt)), axis=0)
+            np.testing.assert_allclose(got.numpy(), np.linalg.vecdot(z, z, axis=0), rtol=2e-4)
+            assert np.all(np.abs(got.numpy().imag) < 1e-4)  # |z|^2: the conjugate is taken
+
+
 def test_norms(accelerator: dc.Accelerator, path: str) -> None:
     for t in _dtypes(accelerator):
         a = accelerator.asarray(A.astype(t))

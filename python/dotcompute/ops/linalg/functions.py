@@ -203,10 +203,25 @@ def outer(x1: Any, x2: Any, /) -> Any:
     return _shaped(out, (a.shape[0], b.shape[0]))
 
 
-def _same_shape(name: str, a: Operand, b: Operand) -> None:
-    if a.shape != b.shape:
-        raise _no_device(name, a if a.buf is not None else b,
-                         f" with broadcasting (shapes {a.shape} and {b.shape}; same shapes run on the device)")
+def _broadcast(o: Operand, shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
+    """The flat device copy of the operand broadcast to ``shape`` in ``dtype`` (as is when it fits)."""
+    src = o.device()
+    if src.dtype != dtype:
+        src = _flat_as(o, dtype)
+    if tuple(o.shape) == tuple(shape):
+        return flat(src)
+    nd = len(shape)
+    own = (1,) * (nd - len(o.shape)) + tuple(o.shape)
+    strides, step = [0] * nd, 1
+    for d in range(nd - 1, -1, -1):
+        strides[d] = 0 if own[d] == 1 else step
+        step *= own[d]
+    out = o.acc.empty((int(np.prod(shape, dtype=np.int64)),), dtype)
+    if out.size:
+        dims = o.acc.asarray(np.array(shape, np.int64))  # a few ints of metadata, not data
+        o.acc.launch(lk.broadcast_copy, out.size, flat(src), out, dims, o.acc.asarray(np.array(strides, np.int64)),
+                     nd)
+    return out
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -222,9 +237,9 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         raise ValueError(f"dc.linalg.cross: axis {axis} must have size 3, got shapes {a.shape} and {b.shape}")
     if _host(a, b):
         return _wrap(a if not a.is_numpy else b, np.linalg.cross(a.view(), b.view(), axis=axis))
-    _same_shape("cross", a, b)
     dt = np.result_type(a.dtype, b.dtype)
-    fa, fb = _move_last(a.device(), shape, ax), _move_last(b.device(), shape, ax)
+    fa = _move_last(_broadcast(a, shape, dt), shape, ax)
+    fb = _move_last(_broadcast(b, shape, dt), shape, ax)
     out = a.acc.empty((fa.size,), dt)
     if out.size:
         a.acc.launch(lk.cross3, out.size, fa, fb, out)
@@ -250,15 +265,15 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         raise ValueError(f"dc.linalg.vecdot: axis {axis} differs in size: shapes {a.shape} and {b.shape}")
     if _host(a, b):
         return _wrap(a if not a.is_numpy else b, np.linalg.vecdot(a.view(), b.view(), axis=axis))
-    _same_shape("vecdot", a, b)
     dt = np.result_type(a.dtype, b.dtype)
-    if dt.kind == "c" or dt == np.bool_:
+    if dt == np.bool_:
         raise _no_device("vecdot", a, f" for {dt}")
-    fa, fb = _move_last(a.device(), shape, ax), _move_last(b.device(), shape, ax)
+    fa = _move_last(_broadcast(a, shape, dt), shape, ax)
+    fb = _move_last(_broadcast(b, shape, dt), shape, ax)
     out_shape = shape[:ax] + shape[ax + 1:]
     out = a.acc.zeros((int(np.prod(out_shape, dtype=np.int64)),), dt)
     if out.size:
-        a.acc.launch(lk.rowdot, out.size, fa, fb, out, shape[ax])
+        a.acc.launch(lk.rowdot_conj if dt.kind == "c" else lk.rowdot, out.size, fa, fb, out, shape[ax])
     return _shaped(out, out_shape)
 
 

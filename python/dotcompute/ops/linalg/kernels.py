@@ -55,6 +55,33 @@ def rowdot(a: dc.Buffer, b: dc.Buffer, out: dc.Buffer, n: dc.int64):
 
 
 @dc.kernel
+def rowdot_conj(a: dc.Buffer, b: dc.Buffer, out: dc.Buffer, n: dc.int64):
+    # complex vecdot: out[r] = sum_k conj(a[r, k]) * b[r, k] (out zeroed by the caller)
+    r = dc.global_id(0)
+    if r < out.shape[0]:
+        s = out[r]
+        for k in range(n):
+            s += dc.conj(a[r * n + k]) * b[r * n + k]
+        out[r] = s
+
+
+@dc.kernel
+def broadcast_copy(x: dc.Buffer, out: dc.Buffer, dims: dc.Buffer[dc.int64], strides: dc.Buffer[dc.int64],
+                   nd: dc.int64):
+    # out (C order, shape dims) = x broadcast: strides[d] is x's element stride, 0 on broadcast axes
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        rem = f
+        src = f * 0
+        for d in range(nd):
+            k = nd - 1 - d
+            i = rem % dims[k]
+            rem = rem // dims[k]
+            src += i * strides[k]
+        out[f] = x[src]
+
+
+@dc.kernel
 def rownorm(x: dc.Buffer, out: dc.Buffer, n: dc.int64, kind: dc.int32, p):  # p: the output's dtype
     # kind: 0 the 2-norm, 1 sum |x|, 2 max |x|, 3 min |x|, 4 count of non-zeros, 5 (sum |x|^p)^(1/p)
     r = dc.global_id(0)
@@ -192,4 +219,5 @@ def tri_solve(t: dc.Buffer, rhs: dc.Buffer, batches: dc.int64, n: dc.int64, m: d
                 rhs[q + j * m + k] = s / d
 
 
-__all__ = ["cast", "cholesky", "cross3", "diagonal", "lu_solve", "outer", "rowdot", "rownorm", "tri_solve"]
+__all__ = ["broadcast_copy", "cast", "cholesky", "cross3", "diagonal", "lu_solve", "outer", "rowdot", "rowdot_conj",
+           "rownorm", "tri_solve"]
