@@ -91,6 +91,26 @@ def test_svd(accelerator: dc.Accelerator, x: np.ndarray) -> None:
         np.testing.assert_allclose(vals, want, atol=tol * want.max())
 
 
+def test_complex_svd_pinv_and_rank(accelerator: dc.Accelerator) -> None:
+    z = TALL + 1j * RS.standard_normal(TALL.shape)
+    wide = np.ascontiguousarray(np.swapaxes(z, -1, -2))
+    for t in [np.complex64] if accelerator.backend == "metal" else [np.complex64, np.complex128]:
+        tol = _tol(np.float32 if t == np.complex64 else np.float64) * 10
+        for x in (z, wide):
+            a = accelerator.asarray(x.astype(t))
+            with _portable(accelerator):
+                u, s, vh = (_on(accelerator, b) for b in L.svd(a, full_matrices=False))
+                p = _on(accelerator, L.pinv(a))
+                r = _on(accelerator, L.matrix_rank(a))
+            assert s.dtype == np.finfo(t).dtype and u.dtype == t and p.dtype == t
+            np.testing.assert_allclose(s, np.linalg.svdvals(x), atol=tol * 10)
+            np.testing.assert_allclose((u * s[..., None, :]) @ vh, x, atol=tol * 10)
+            np.testing.assert_allclose(np.conj(np.swapaxes(u, -1, -2)) @ u, np.broadcast_to(np.eye(4), (3, 4, 4)),
+                                       atol=tol * 10)
+            np.testing.assert_allclose(p, np.linalg.pinv(x, rtol=None), atol=tol * 100)
+            np.testing.assert_array_equal(r, [4, 4, 4])
+
+
 def test_pinv_and_matrix_rank(accelerator: dc.Accelerator) -> None:
     for t in _dtypes(accelerator):
         with _portable(accelerator):
@@ -163,7 +183,7 @@ def test_integer_input_and_empty_stacks(accelerator: dc.Accelerator) -> None:
 def test_complex_and_bad_input_are_clear_errors(accelerator: dc.Accelerator) -> None:
     with _portable(accelerator):
         z = accelerator.asarray(np.eye(2, dtype=np.complex64))
-        for fn in (L.eigh, L.svd, L.qr, L.slogdet):
+        for fn in (L.eigh, L.qr, L.slogdet):
             with pytest.raises(NoDevicePath, match=f"dc.linalg.{fn.__name__} for complex64"):
                 fn(z)
         with pytest.raises(ValueError, match="rtol"):

@@ -524,7 +524,8 @@ def _svd(name: str, o: Operand, ku: str) -> tuple[Buffer | None, Buffer, Buffer 
     """U, S, Vh on the device; ``ku``: "none" (S only), "reduced" or "full"."""
     if len(o.shape) < 2:
         raise LinAlgError(f"dc.linalg.{name}: x must have at least 2 dimensions, got shape {o.shape}")
-    dt = _float_dtype(name, o)
+    # the one-sided Jacobi kernel takes complex too (S real, U and Vh complex, as numpy)
+    dt = o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype(name, o)
     m, n = o.shape[-2:]
     batch = o.shape[:-2]
     tall = m >= n

@@ -99,8 +99,10 @@ def jacobi_eigh(a: dc.Buffer, v: dc.Buffer, w: dc.Buffer, batches: dc.int64, n: 
 @dc.kernel
 def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batches: dc.int64, m: dc.int64,
                  n: dc.int64, ku: dc.int64, tol):
-    # a: m x n (m >= n), destroyed (its columns become U S); s: n values; vh: n x n; u: m x ku
-    # (ku = 0: singular values only, n: reduced, m: full)
+    # a: m x n (m >= n), real or complex, destroyed (its columns become U S); s: n real values;
+    # vh: n x n; u: m x ku (ku = 0: singular values only, n: reduced, m: full). tol: s's dtype.
+    # Complex pairs: column q is first turned by the phase of a_p^H a_q, which makes that product
+    # real, then the real rotation applies (dc.conj and .real are no-ops on real values).
     b = dc.global_id(0)
     if b < batches:
         o = b * m * n
@@ -108,7 +110,7 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
         z = tol * 0
         for i in range(n):
             for j in range(n):
-                vh[ov + i * n + j] = z + 1 if i == j else z
+                vh[ov + i * n + j] = z + 1 if i == j else z  # rows: V's columns, conjugated at the end
         sweep = 0
         busy = 1
         while busy == 1 and sweep < SWEEPS:
@@ -117,54 +119,58 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
                 for q in range(p + 1, n):
                     al = z
                     be = z
-                    ga = z
+                    ga = a[o + p] * 0
                     for k in range(m):
                         x = a[o + k * n + p]
                         y = a[o + k * n + q]
-                        al += x * x
-                        be += y * y
-                        ga += x * y
-                    if ga != 0 and abs(ga) > tol * dc.sqrt(al * be):
+                        al += (dc.conj(x) * x).real
+                        be += (dc.conj(y) * y).real
+                        ga += dc.conj(x) * y
+                    g = abs(ga)
+                    if g != 0 and g > tol * dc.sqrt(al * be):
                         busy = 1
-                        ze = (be - al) / (2 * ga)
-                        t = 1 / (abs(ze) + dc.sqrt(ze * ze + 1))
+                        ph = dc.conj(ga / g)
+                        ze = (be - al) / (2 * g)
+                        tr = 1 / (abs(ze) + dc.sqrt(ze * ze + 1))
                         if ze < 0:
-                            t = -t
-                        c = 1 / dc.sqrt(t * t + 1)
-                        sn = t * c
+                            tr = -tr
+                        c = 1 / dc.sqrt(tr * tr + 1)
+                        sn = tr * c
                         for k in range(m):
                             x = a[o + k * n + p]
-                            y = a[o + k * n + q]
+                            y = a[o + k * n + q] * ph
                             a[o + k * n + p] = c * x - sn * y
                             a[o + k * n + q] = sn * x + c * y
-                        for k in range(n):  # V's columns are Vh's rows
+                        for k in range(n):
                             x = vh[ov + p * n + k]
-                            y = vh[ov + q * n + k]
+                            y = vh[ov + q * n + k] * ph
                             vh[ov + p * n + k] = c * x - sn * y
                             vh[ov + q * n + k] = sn * x + c * y
             sweep += 1
+        for i in range(n * n):
+            vh[ov + i] = dc.conj(vh[ov + i])
         for j in range(n):
-            acc = z
+            sq = z
             for k in range(m):
-                acc += a[o + k * n + j] * a[o + k * n + j]
-            s[b * n + j] = dc.sqrt(acc)
+                sq += (dc.conj(a[o + k * n + j]) * a[o + k * n + j]).real
+            s[b * n + j] = dc.sqrt(sq)
         for i in range(n):  # selection sort, descending, moving columns of a and rows of vh along
             best = i
             for j in range(i + 1, n):
                 if s[b * n + j] > s[b * n + best]:
                     best = j
             if best != i:
-                t = s[b * n + i]
+                ts = s[b * n + i]
                 s[b * n + i] = s[b * n + best]
-                s[b * n + best] = t
+                s[b * n + best] = ts
                 for k in range(m):
-                    t = a[o + k * n + i]
+                    ta = a[o + k * n + i]
                     a[o + k * n + i] = a[o + k * n + best]
-                    a[o + k * n + best] = t
+                    a[o + k * n + best] = ta
                 for k in range(n):
-                    t = vh[ov + i * n + k]
+                    ta = vh[ov + i * n + k]
                     vh[ov + i * n + k] = vh[ov + best * n + k]
-                    vh[ov + best * n + k] = t
+                    vh[ov + best * n + k] = ta
         if ku > 0:
             ou = b * m * ku
             cut = z
@@ -186,7 +192,7 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
                     res = z + 1
                     for l in range(j):
                         e = u[ou + cc * ku + l]
-                        res -= e * e
+                        res -= (dc.conj(e) * e).real
                     if res > bestr:
                         bestr = res
                         bestc = cc
@@ -194,14 +200,14 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
                     u[ou + k * ku + j] = z + 1 if k == bestc else z
                 for _rep in range(2):
                     for l in range(j):
-                        d = z
+                        d = u[ou + j] * 0  # u's element type (row 0 of column j is set: finite)
                         for k in range(m):
-                            d += u[ou + k * ku + l] * u[ou + k * ku + j]
+                            d += dc.conj(u[ou + k * ku + l]) * u[ou + k * ku + j]
                         for k in range(m):
                             u[ou + k * ku + j] -= d * u[ou + k * ku + l]
                 nrm = z
                 for k in range(m):
-                    nrm += u[ou + k * ku + j] * u[ou + k * ku + j]
+                    nrm += (dc.conj(u[ou + k * ku + j]) * u[ou + k * ku + j]).real
                 nrm = dc.sqrt(nrm)
                 for k in range(m):
                     u[ou + k * ku + j] = u[ou + k * ku + j] / nrm
@@ -303,18 +309,18 @@ def lu_slogdet(a: dc.Buffer, sign: dc.Buffer, logdet: dc.Buffer, batches: dc.int
 @dc.kernel
 def pinv_assemble(u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, cut: dc.Buffer, out: dc.Buffer, m: dc.int64,
                   n: dc.int64, k: dc.int64):
-    # out[b] (n x m) = V diag(1/s, 0 where s <= cut[b]) U^T, from the reduced SVD (u: m x k, vh: k x n)
+    # out[b] (n x m) = V diag(1/s, 0 where s <= cut[b]) U^H, from the reduced SVD (u: m x k, vh: k x n)
     f = dc.global_id(0)
     if f < out.shape[0]:
         b = f // (n * m)
         e = f - b * n * m
         j = e // m
         i = e - j * m
-        acc = s[b * k] * 0  # out is uninitialised: its NaNs would survive * 0
+        acc = vh[b * k * n + j] * 0  # out is uninitialised: its NaNs would survive * 0
         for l in range(k):
             sl = s[b * k + l]
             if sl > cut[b]:
-                acc += vh[b * k * n + l * n + j] * u[b * m * k + i * k + l] / sl
+                acc += dc.conj(vh[b * k * n + l * n + j]) * dc.conj(u[b * m * k + i * k + l]) / sl
         out[f] = acc
 
 
@@ -352,13 +358,16 @@ def eigh(a: Buffer, batches: int, n: int, vectors: bool = True) -> tuple[Buffer,
 
 
 def svd(a: Buffer, batches: int, m: int, n: int, ku: int) -> tuple[Buffer, Buffer, Buffer]:
-    """(u, s, vh) of the flat m x n stack ``a`` (m >= n; a private copy, destroyed); u is m x ku."""
+    """(u, s, vh) of the flat m x n stack ``a`` (m >= n; a private copy, destroyed); u is m x ku.
+
+    ``a`` real or complex; s is of the matching real dtype."""
     acc, dt = a.accelerator, a.dtype
+    real = np.finfo(dt).dtype
     u = acc.empty((batches * m * ku,), dt)
-    s = acc.empty((batches * n,), dt)
+    s = acc.empty((batches * n,), real)
     vh = acc.empty((batches * n * n,), dt)
     if batches:
-        acc.launch(hestenes_svd, batches, a, u, s, vh, batches, m, n, ku, dt.type(np.finfo(dt).eps))
+        acc.launch(hestenes_svd, batches, a, u, s, vh, batches, m, n, ku, real.type(np.finfo(dt).eps))
     return u, s, vh
 
 
