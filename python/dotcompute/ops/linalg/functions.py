@@ -439,7 +439,8 @@ def slogdet(x: Any, /) -> SlogdetResult:
     if _host(o):
         return _wrap(o, SlogdetResult(*np.linalg.slogdet(o.view())))
     n = o.shape[-1]
-    a = _flat_as(o, _float_dtype("slogdet", o))
+    # complex too: sign is then the pivots' phase product (complex), logabsdet real, as numpy
+    a = _flat_as(o, o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype("slogdet", o))
     sign, logdet = pd.slogdet(a, _batches(o), n)
     return SlogdetResult(_shaped(sign, o.shape[:-2]), _shaped(logdet, o.shape[:-2]))
 

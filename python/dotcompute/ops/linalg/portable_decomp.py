@@ -270,12 +270,14 @@ def householder_qr(a: dc.Buffer, tau: dc.Buffer, q: dc.Buffer, r: dc.Buffer, bat
 
 @dc.kernel
 def lu_slogdet(a: dc.Buffer, sign: dc.Buffer, logdet: dc.Buffer, batches: dc.int64, n: dc.int64):
-    # partial-pivot LU of matrix b in place; a zero pivot gives (0, -inf) as numpy does
+    # partial-pivot LU of matrix b in place; a zero pivot gives (0, -inf) as numpy does. Real or
+    # complex: sign is the product of the pivots' d / |d| (and -1 per swap), logdet (real) the sum
+    # of log |d|. sign and logdet are zeroed by the driver: their elements give typed zeros.
     b = dc.global_id(0)
     if b < batches:
         o = b * n * n
-        z = a[o] * 0 if n > 0 else logdet[b]  # logdet is zeroed by the driver
-        sg = z + 1
+        z = logdet[b]
+        sg = sign[b] + 1
         ld = z
         for j in range(n):
             piv = j
@@ -292,18 +294,21 @@ def lu_slogdet(a: dc.Buffer, sign: dc.Buffer, logdet: dc.Buffer, batches: dc.int
                     a[o + j * n + k] = a[o + piv * n + k]
                     a[o + piv * n + k] = t
             d = a[o + j * n + j]
-            if d == 0:
-                sg = z
+            ad = abs(d)
+            if ad == 0:
+                sg = sg * 0
             else:
-                if d < 0:
-                    sg = -sg
-                ld += math.log(abs(d))
+                sg = sg * (d / ad)
+                ld += math.log(ad)
                 for i in range(j + 1, n):
                     f = a[o + i * n + j] / d
                     for k in range(j + 1, n):
                         a[o + i * n + k] -= f * a[o + j * n + k]
         sign[b] = sg
-        logdet[b] = ld if sg != 0 else z - math.inf
+        if abs(sg) == 0:
+            logdet[b] = z - math.inf
+        else:
+            logdet[b] = ld
 
 
 @dc.kernel
@@ -388,7 +393,7 @@ def qr(a: Buffer, batches: int, m: int, n: int, kq: int) -> tuple[Buffer, Buffer
 
 def slogdet(a: Buffer, batches: int, n: int) -> tuple[Buffer, Buffer]:
     acc, dt = a.accelerator, a.dtype
-    sign, logdet = acc.empty((batches,), dt), acc.zeros((batches,), dt)
+    sign, logdet = acc.zeros((batches,), dt), acc.zeros((batches,), np.finfo(dt).dtype)
     if batches:
         acc.launch(lu_slogdet, batches, a, sign, logdet, batches, n)
     return sign, logdet
