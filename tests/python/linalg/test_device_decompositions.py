@@ -178,6 +178,21 @@ def test_qr(accelerator: dc.Accelerator, x: np.ndarray) -> None:
                 np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(x, mode=mode)[1]), atol=tol * 10)
 
 
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_complex_qr(accelerator: dc.Accelerator, mode: str) -> None:
+    wide_low = np.swapaxes(LOW, -1, -2)
+    for x in (TALL + 1j * RS.standard_normal(TALL.shape), wide_low + 2j * wide_low[:, ::-1]):
+        for t in [np.complex64] if accelerator.backend == "metal" else [np.complex64, np.complex128]:
+            tol = 1e-5 if t == np.complex64 else 1e-13
+            with _portable(accelerator):
+                q, r = (_on(accelerator, b) for b in L.qr(accelerator.asarray(np.ascontiguousarray(x, t)), mode=mode))
+            assert q.dtype == t and r.dtype == t
+            np.testing.assert_allclose(q @ r, x, atol=tol * 10 * np.abs(x).max())
+            eye = np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2)
+            np.testing.assert_allclose(np.conj(np.swapaxes(q, -1, -2)) @ q, eye, atol=tol * 10)
+            assert not np.tril(r, -1).any()
+
+
 def test_integer_input_and_empty_stacks(accelerator: dc.Accelerator) -> None:
     if accelerator.backend == "metal":
         pytest.skip("integers compute in float64, which Metal lacks")
@@ -195,7 +210,7 @@ def test_integer_input_and_empty_stacks(accelerator: dc.Accelerator) -> None:
 def test_complex_and_bad_input_are_clear_errors(accelerator: dc.Accelerator) -> None:
     with _portable(accelerator):
         z = accelerator.asarray(np.eye(2, dtype=np.complex64))
-        for fn in (L.eigh, L.qr):
+        for fn in (L.eigh, L.eigvalsh):
             with pytest.raises(NoDevicePath, match=f"dc.linalg.{fn.__name__} for complex64"):
                 fn(z)
         with pytest.raises(ValueError, match="rtol"):

@@ -517,7 +517,8 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
         raise LinAlgError(f"dc.linalg.qr: x must have at least 2 dimensions, got shape {o.shape}")
     m, n = o.shape[-2:]
     kq = m if mode == "complete" else min(m, n)
-    q, r = pd.qr(_flat_as(o, _float_dtype("qr", o)), _batches(o), m, n, kq)
+    dt = o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype("qr", o)
+    q, r = pd.qr(_flat_as(o, dt), _batches(o), m, n, kq)
     return QRResult(_shaped(q, o.shape[:-2] + (m, kq)), _shaped(r, o.shape[:-2] + (kq, n)))
 
 

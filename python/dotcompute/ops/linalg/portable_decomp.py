@@ -216,33 +216,36 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
 @dc.kernel
 def householder_qr(a: dc.Buffer, tau: dc.Buffer, q: dc.Buffer, r: dc.Buffer, batches: dc.int64, m: dc.int64,
                    n: dc.int64, kq: dc.int64):
-    # a: m x n, destroyed (R above the diagonal, the reflectors' tails below); q: m x kq; r: kq x n
+    # a: m x n (m, n > 0), destroyed (R above the diagonal, the reflectors' tails below); q: m x kq;
+    # r: kq x n. Real or complex: H = I - tau v v^H with a real beta on R's diagonal (H^H is what
+    # reduces a column; dc.conj is a no-op on real values)
     b = dc.global_id(0)
     if b < batches:
         o = b * m * n
         k = min(m, n)
         ot = b * k
         z = a[o] * 0
+        zr = abs(a[o]) * 0
         for j in range(k):
-            nrm = z
+            nrm = zr
             for i in range(j, m):
-                nrm += a[o + i * n + j] * a[o + i * n + j]
+                nrm += (dc.conj(a[o + i * n + j]) * a[o + i * n + j]).real
             nrm = dc.sqrt(nrm)
             tau[ot + j] = z
             if nrm > 0:
                 al = a[o + j * n + j]
-                be = nrm if al < 0 else -nrm  # the sign that avoids cancellation in al - be
+                be = nrm if al.real < 0 else -nrm  # the sign that avoids cancellation in al - be
                 sc = al - be
                 for i in range(j + 1, m):
                     a[o + i * n + j] = a[o + i * n + j] / sc
                 tj = (be - al) / be
                 tau[ot + j] = tj
-                a[o + j * n + j] = be
-                for c in range(j + 1, n):  # H = I - tau v v^T with v = (1, a[j+1:, j])
+                a[o + j * n + j] = z + be
+                for c in range(j + 1, n):  # H^H applied, v = (1, a[j+1:, j])
                     w = a[o + j * n + c]
                     for i in range(j + 1, m):
-                        w += a[o + i * n + j] * a[o + i * n + c]
-                    w = w * tj
+                        w += dc.conj(a[o + i * n + j]) * a[o + i * n + c]
+                    w = w * dc.conj(tj)
                     a[o + j * n + c] -= w
                     for i in range(j + 1, m):
                         a[o + i * n + c] -= w * a[o + i * n + j]
@@ -253,11 +256,11 @@ def householder_qr(a: dc.Buffer, tau: dc.Buffer, q: dc.Buffer, r: dc.Buffer, bat
         for jj in range(k):  # Q = H_0 H_1 ... H_k-1 I, the last reflector applied first
             j = k - 1 - jj
             tj = tau[ot + j]
-            if tj != 0:
+            if abs(tj) != 0:
                 for c in range(kq):
                     w = q[oq + j * kq + c]
                     for i in range(j + 1, m):
-                        w += a[o + i * n + j] * q[oq + i * kq + c]
+                        w += dc.conj(a[o + i * n + j]) * q[oq + i * kq + c]
                     w = w * tj
                     q[oq + j * kq + c] -= w
                     for i in range(j + 1, m):
