@@ -484,15 +484,15 @@ def _batches(o: Operand) -> int:
 def _eigh(name: str, x: Any) -> tuple[Operand, Buffer, Buffer]:
     o = _op(name, x)
     n = _square(name, o)
-    w, v = pd.eigh(_flat_as(o, _float_dtype(name, o)), _batches(o), n)
+    dt = o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype(name, o)
+    w, v = pd.eigh(_flat_as(o, dt), _batches(o), n)
     return o, _shaped(w, o.shape[:-1]), _shaped(v, o.shape)
 
 
 def eigh(x: Any, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of each symmetric/Hermitian matrix.
 
-    On devices the whole matrix is used (cyclic Jacobi), numpy reads only the lower triangle: the
-    two agree for the symmetric input the standard asks for."""
+    Only the lower triangle is read (numpy's default), on devices too (cyclic Jacobi)."""
     _square("eigh", _op("eigh", x))
     got = _lapack_only("eigh", lambda v: EighResult(*np.linalg.eigh(v)), x)
     return got if got is not None else EighResult(*_eigh("eigh", x)[1:])

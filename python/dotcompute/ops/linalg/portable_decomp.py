@@ -32,14 +32,20 @@ SWEEPS = 30  # Jacobi converges quadratically: a handful of sweeps suffice; this
 
 @dc.kernel
 def jacobi_eigh(a: dc.Buffer, v: dc.Buffer, w: dc.Buffer, batches: dc.int64, n: dc.int64, tol):
-    # a: symmetric n x n, destroyed (becomes diagonal); v: the eigenvectors as columns; w: eigenvalues
+    # a: n x n, real symmetric or complex Hermitian as its lower triangle says (numpy's UPLO="L"),
+    # destroyed (becomes diagonal); v: the eigenvectors as columns; w (real, tol's dtype): eigenvalues.
+    # Complex pairs: column q is first turned by the conjugate phase of a[p, q] (row q by the phase),
+    # which makes a[p, q] real, then the real rotation applies (dc.conj/.real: no-ops on reals).
     b = dc.global_id(0)
     if b < batches:
         o = b * n * n
-        z = a[o] * 0
+        z = tol * 0
         for i in range(n):
+            a[o + i * n + i] = z + a[o + i * n + i].real
             for j in range(n):
                 v[o + i * n + j] = z + 1 if i == j else z
+                if j > i:
+                    a[o + i * n + j] = dc.conj(a[o + j * n + i])
         sweep = 0
         busy = 1
         while busy == 1 and sweep < SWEEPS:
@@ -48,52 +54,55 @@ def jacobi_eigh(a: dc.Buffer, v: dc.Buffer, w: dc.Buffer, batches: dc.int64, n: 
             for i in range(n):
                 for j in range(n):
                     e = a[o + i * n + j]
-                    tot += e * e
+                    e2 = (dc.conj(e) * e).real
+                    tot += e2
                     if i != j:
-                        off += e * e
+                        off += e2
             if not off > tol * tol * tot:  # also an all-zero matrix
                 busy = 0
             else:
                 for p in range(n - 1):
                     for q in range(p + 1, n):
                         apq = a[o + p * n + q]
-                        if apq != 0:
-                            th = (a[o + q * n + q] - a[o + p * n + p]) / (2 * apq)
+                        g = abs(apq)
+                        if g != 0:
+                            ph = dc.conj(apq / g)
+                            th = (a[o + q * n + q].real - a[o + p * n + p].real) / (2 * g)
                             t = 1 / (abs(th) + dc.sqrt(th * th + 1))
                             if th < 0:
                                 t = -t
                             c = 1 / dc.sqrt(t * t + 1)
                             s = t * c
-                            for k in range(n):  # A <- A J (columns p, q), V <- V J
+                            for k in range(n):  # A <- A D J (columns p, q), V <- V D J
                                 x = a[o + k * n + p]
-                                y = a[o + k * n + q]
+                                y = a[o + k * n + q] * ph
                                 a[o + k * n + p] = c * x - s * y
                                 a[o + k * n + q] = s * x + c * y
                                 x = v[o + k * n + p]
-                                y = v[o + k * n + q]
+                                y = v[o + k * n + q] * ph
                                 v[o + k * n + p] = c * x - s * y
                                 v[o + k * n + q] = s * x + c * y
-                            for k in range(n):  # A <- J^T A (rows p, q)
+                            for k in range(n):  # A <- J^T D^H A (rows p, q)
                                 x = a[o + p * n + k]
-                                y = a[o + q * n + k]
+                                y = a[o + q * n + k] * dc.conj(ph)
                                 a[o + p * n + k] = c * x - s * y
                                 a[o + q * n + k] = s * x + c * y
                 sweep += 1
         for i in range(n):
-            w[b * n + i] = a[o + i * n + i]
+            w[b * n + i] = a[o + i * n + i].real
         for i in range(n):  # selection sort, ascending, moving the vectors along
             best = i
             for j in range(i + 1, n):
                 if w[b * n + j] < w[b * n + best]:
                     best = j
             if best != i:
-                t = w[b * n + i]
+                tw = w[b * n + i]
                 w[b * n + i] = w[b * n + best]
-                w[b * n + best] = t
+                w[b * n + best] = tw
                 for k in range(n):
-                    t = v[o + k * n + i]
+                    tv = v[o + k * n + i]
                     v[o + k * n + i] = v[o + k * n + best]
-                    v[o + k * n + best] = t
+                    v[o + k * n + best] = tv
 
 
 @dc.kernel
@@ -358,10 +367,11 @@ def scaled_max(s: dc.Buffer, rtol: dc.Buffer, cut: dc.Buffer, k: dc.int64):
 def eigh(a: Buffer, batches: int, n: int, vectors: bool = True) -> tuple[Buffer, Buffer]:
     """(w, v) of the flat symmetric stack ``a`` (a private copy, destroyed)."""
     acc, dt = a.accelerator, a.dtype
-    w = acc.empty((batches * n,), dt)
+    real = np.finfo(dt).dtype
+    w = acc.empty((batches * n,), real)
     v = acc.empty((batches * n * n,), dt)
     if batches and n:
-        acc.launch(jacobi_eigh, batches, a, v, w, batches, n, dt.type(np.finfo(dt).eps))
+        acc.launch(jacobi_eigh, batches, a, v, w, batches, n, real.type(np.finfo(dt).eps))
     return w, v
 
 
