@@ -1,8 +1,9 @@
 """The Array API 2024.12 ``linalg`` extension with numpy 2's semantics, on Buffers and numpy arrays.
 
 Paths: numpy.linalg (LAPACK, OpenBLAS) on host-memory buffers (cpu:0) and numpy input, zero-copy;
-the kernels of kernels.py on device buffers (and on cpu:0 under ``dc.ops.prefer("portable")``) for
-real float32/float64 (integers are computed in float64, as numpy does). Functions and dtypes with
+the kernels of kernels.py and portable_decomp.py on device buffers (and on cpu:0 under
+``dc.ops.prefer("portable")``) for real float32/float64 (integers are computed in float64, as numpy
+does; complex too for vecdot, eigh, svd, qr, slogdet and what builds on them). Functions and dtypes with
 no device kernel yet raise :class:`NoDevicePath` (a NotImplementedError) naming the function and the
 device: data never silently makes a round trip to the host.
 """
