@@ -107,9 +107,10 @@ def jacobi_eigh(a: dc.Buffer, v: dc.Buffer, w: dc.Buffer, batches: dc.int64, n: 
 
 @dc.kernel
 def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batches: dc.int64, m: dc.int64,
-                 n: dc.int64, ku: dc.int64, tol):
+                 n: dc.int64, ku: dc.int64, tol, ucut):
     # a: m x n (m >= n), real or complex, destroyed (its columns become U S); s: n real values;
-    # vh: n x n; u: m x ku (ku = 0: singular values only, n: reduced, m: full). tol: s's dtype.
+    # vh: n x n; u: m x ku (ku = 0: singular values only, n: reduced, m: full). tol (eps) and ucut
+    # (m * eps, from the host: int64 * float32 would be float64, which Metal lacks): s's dtype.
     # Complex pairs: column q is first turned by the phase of a_p^H a_q, which makes that product
     # real, then the real rotation applies (dc.conj and .real are no-ops on real values).
     b = dc.global_id(0)
@@ -184,7 +185,7 @@ def hestenes_svd(a: dc.Buffer, u: dc.Buffer, s: dc.Buffer, vh: dc.Buffer, batche
             ou = b * m * ku
             cut = z
             if n > 0:
-                cut = s[b * n] * tol * m
+                cut = s[b * n] * ucut
             r = 0  # the numerical rank: columns of U that come from A
             for j in range(n):
                 sj = s[b * n + j]
@@ -385,7 +386,8 @@ def svd(a: Buffer, batches: int, m: int, n: int, ku: int) -> tuple[Buffer, Buffe
     s = acc.empty((batches * n,), real)
     vh = acc.empty((batches * n * n,), dt)
     if batches:
-        acc.launch(hestenes_svd, batches, a, u, s, vh, batches, m, n, ku, real.type(np.finfo(dt).eps))
+        eps = np.finfo(dt).eps
+        acc.launch(hestenes_svd, batches, a, u, s, vh, batches, m, n, ku, real.type(eps), real.type(m * eps))
     return u, s, vh
 
 
