@@ -144,7 +144,8 @@ DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" tests/python/cuda_s
 step "Metal plugin on the Metal test double (pytest)"
 # The plugin's own tests, then suites on metal:0 only; kernels that Metal cannot express (float64,
 # 64-bit atomics) are skipped with the emitter's reason. By default the suites that cover every
-# feature: the language (conformance, numpy semantics, sub-groups), vectors and structs, the runtime
+# feature: the language (conformance, numpy semantics, sub-groups), vectors and structs, the runtime,
+# linalg (its portable kernels: about 5 s)
 # and expressions; --full adds realworld, idioms and contract_extra (the same features through other
 # kernels) and the operations (tests/python/ops, without the portable parameter, which on metal:0
 # is the auto path again: about 4 minutes on the loaded 2-core machine). Deselected:
@@ -154,7 +155,7 @@ step "Metal plugin on the Metal test double (pytest)"
 metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/python/lang/test_numpy_semantics.py tests/python/namespace/test_numpy_port_example.py
   tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py
   tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr tests/python/ops/test_int_wrap_devices.py
-  tests/python/check)
+  tests/python/check tests/python/linalg)
 metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives or test_metal_msl_styles or test_metal_faults or test_metal_shim_runner or test_metal_math_mode"
 if [ "$full" = 1 ]; then
   metal_suites+=(tests/python/realworld tests/python/idioms tests/python/contract_extra tests/python/ops)
