@@ -221,6 +221,13 @@ def test_integer_input_and_empty_stacks(accelerator: dc.Accelerator) -> None:
         assert L.svdvals(e).shape == (0, 2) and L.qr(e)[0].shape == (0, 3, 2)
         assert L.slogdet(accelerator.asarray(np.zeros((0, 3, 3), np.float32)))[1].shape == (0,)
         assert L.eigh(accelerator.asarray(np.zeros((2, 0, 0), np.float32)))[1].shape == (2, 0, 0)
+        # no columns: U of the full SVD is any orthonormal basis (the identity here), S empty
+        u, sv, vh = L.svd(accelerator.asarray(np.ones((2, 3, 0), np.float32)))
+        assert sv.shape == (2, 0) and vh.shape == (2, 0, 0)
+        np.testing.assert_array_equal(u.numpy(), np.broadcast_to(np.eye(3), (2, 3, 3)))
+        sign, ld = L.slogdet(accelerator.asarray(np.zeros((2, 0, 0), np.float32)))
+        np.testing.assert_array_equal(sign.numpy(), [1, 1])  # numpy: the empty product
+        np.testing.assert_array_equal(ld.numpy(), [0, 0])
 
 
 def test_bad_input_is_a_clear_error(accelerator: dc.Accelerator) -> None:
