@@ -419,6 +419,19 @@ std::string preprocess(const std::string& msl) {
   return rc == 0 ? out : msl;
 }
 
+// The kernel's name: [[host_name("...")]] among its attributes ("a" "b", a stringized macro
+// argument, is "ab"), else its C++ name.
+std::string host_name(const std::string& attrs, const std::string& name) {
+  static const std::regex host_re(R"RE(\[\[\s*host_name\s*\(\s*((?:"[^"]*"\s*)+)\)\s*\]\])RE");
+  static const std::regex piece(R"RE("([^"]*)")RE");
+  std::smatch nm;
+  if (!std::regex_search(attrs, nm, host_re)) return name;
+  std::string lits = nm[1], out;
+  for (auto p = std::sregex_iterator(lits.begin(), lits.end(), piece); p != std::sregex_iterator(); ++p)
+    out += (*p)[1].str();
+  return out;
+}
+
 bool uses_fibers(const std::string& code) {
   static const std::regex re(R"(\b(threadgroup_barrier|simdgroup_barrier|simd_\w+|quad_\w+)\s*\()");
   return std::regex_search(code, re);
@@ -429,7 +442,6 @@ bool uses_fibers(const std::string& code) {
 bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::string* error) {
   const std::string code = strip_comments(preprocess(msl));
   static const std::regex kw(R"((\[\[\s*kernel\s*\]\])|\bkernel\b)");
-  static const std::regex host_re(R"RE(\[\[\s*host_name\s*\(\s*((?:"[^"]*"\s*)+)\)\s*\]\])RE");
   const bool threaded = uses_fibers(code);
   std::map<std::string, std::string> definitions;  // template name → its parameter list
   struct Found { KernelDecl k; std::string plist; std::string typedef_name; };
@@ -479,8 +491,26 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
       break;
     }
     static const std::regex head(R"(^(\w+)\s+(\w+)\s*)");
+    // MLX's instance form: `template [[host_name("x")]] [[kernel]] decltype(k<T>) k<T>;`
+    static const std::regex decl_head(R"(^decltype\s*\(\s*(\w+)\s*<[^;]*?\)\s*(\w+)\s*)");
     std::smatch hm;
     std::string rest = code.substr(j, 400);
+    if (instance && std::regex_search(rest, hm, decl_head) && hm[1] == hm[2]) {
+      j += static_cast<size_t>(hm.length());
+      std::string name = hm[2], targs;
+      if (j < code.size() && code[j] == '<') {
+        size_t close = match_close(code, j);
+        if (close == std::string::npos) continue;
+        targs = code.substr(j, close - j);
+      }
+      Found f;
+      f.k.name = host_name(before_attrs + after_attrs, name);
+      f.k.target = "::" + name + targs;
+      f.k.threaded = threaded;
+      f.typedef_name = name;  // parameters from the template's definition
+      found.push_back(f);
+      continue;
+    }
     if (!std::regex_search(rest, hm, head)) continue;
     std::string ret = hm[1], name = hm[2];
     j += static_cast<size_t>(hm.length());
@@ -504,16 +534,7 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
       continue;
     }
     Found f;
-    std::smatch nm;
-    std::string attrs = before_attrs + after_attrs;
-    f.k.name = name;
-    if (std::regex_search(attrs, nm, host_re)) {  // "a" "b" (a stringized macro argument) is "ab"
-      static const std::regex piece(R"RE("([^"]*)")RE");
-      std::string lits = nm[1];
-      f.k.name.clear();
-      for (auto p = std::sregex_iterator(lits.begin(), lits.end(), piece); p != std::sregex_iterator(); ++p)
-        f.k.name += (*p)[1].str();
-    }
+    f.k.name = host_name(before_attrs + after_attrs, name);
     f.k.target = "::" + name + targs;
     f.k.threaded = threaded;
     f.plist = plist;
