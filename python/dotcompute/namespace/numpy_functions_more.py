@@ -328,9 +328,15 @@ def _cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 @_implements(np.linalg.pinv)
 def _pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NO_VALUE) -> Any:
-    if hermitian or rcond is not None:
-        raise Unsupported("rcond=/hermitian=")
-    return _linalg.pinv(_buf(a, None), rtol=None if rtol is _NO_VALUE else rtol)
+    if hermitian:
+        raise Unsupported("hermitian=")
+    if rtol is _NO_VALUE:
+        # numpy's cutoff (rcond, default 1e-15 of the largest singular value), not the standard's
+        # max(M, N) * eps that dc.linalg.pinv uses: np.linalg.pinv(buf) gives numpy's answer
+        rtol = 1e-15 if rcond is None else rcond
+    elif rcond is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    return _linalg.pinv(_buf(a, None), rtol=rtol)
 
 
 @_implements(np.linalg.matrix_rank)
