@@ -11,8 +11,11 @@ A kernel file's quoted ``#include "..."`` lines are resolved against the same ch
 header once, as ``#pragma once`` does), since the double, like Metal's runtime compiler, sees
 only one source string. Where a file's umbrella header cannot be compiled by the double
 (MLX's ``utils.h``, see docs/metal.md), a test names the project's smaller headers the kernel
-really uses instead; the kernel's own text and its instantiation lines stay as written. Kernels
-the double cannot run are strict xfails carrying the reason, so the day they run the test says so.
+really uses instead; the kernel's own text and its instantiation lines stay as written. ggml's
+``ggml-metal.metal`` is one library the double cannot compile whole, so its tests take one kernel's
+text from the file (its ``template`` line, body and instance lines) with ``ggml-metal-impl.h`` and
+the file's own ``#define`` lines. Kernels the double cannot run are strict xfails carrying the
+reason, so the day they run the test says so.
 """
 
 from __future__ import annotations
@@ -171,3 +174,66 @@ def test_ggml_metal_library(metal):
     root = _checkout("DOTCOMPUTE_GGML_DIR", GGML_COMMIT, "ggml-org/ggml")
     src = _compose(root, "src/ggml-metal/ggml-metal.metal", GGML_COMMIT, search=GGML_SEARCH)
     dc.RawKernel(src, "kernel_arange_f32", backend="metal").compile(metal)
+
+
+def _ggml_kernel(text: str, name: str) -> str:
+    """One kernel of ggml-metal.metal as written: its ``template<...>`` line if any, its body, and
+    the ``typedef decltype(name<...>)`` / ``[[host_name]]`` instance lines that name it."""
+    start = text.find(f"kernel void {name}(")
+    if start < 0:
+        pytest.skip(f"kernel {name} is not in ggml-metal.metal (pinned commit {GGML_COMMIT})")
+    line = text.rfind("\n", 0, start - 1) + 1  # the line before the kernel's
+    if text[line:start].lstrip().startswith("template"):
+        start = line
+    depth, i = 0, text.index("{", start)
+    while True:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    alias = re.compile(rf"^typedef decltype\({name}<.*?\)\s+(\w+);$", re.M)
+    extra = []
+    for m in alias.finditer(text):
+        extra.append(m.group(0))
+        extra += re.findall(rf"^template \[\[host_name\(.*\]\] kernel {m.group(1)} {name}<.*;$", text, re.M)
+    return text[start:i] + "\n" + "\n".join(extra) + "\n"
+
+
+def _ggml_source(name: str) -> str:
+    root = _checkout("DOTCOMPUTE_GGML_DIR", GGML_COMMIT, "ggml-org/ggml")
+    impl = _compose(root, "src/ggml-metal/ggml-metal-impl.h", GGML_COMMIT, search=GGML_SEARCH)
+    text = _file(root, "src/ggml-metal/ggml-metal.metal", GGML_COMMIT)
+    # the file's own macros before its first kernel (N_SIMDWIDTH, MAX, ...), which kernels use
+    defines = re.findall(r"^#define .*$", text[:text.find("kernel void")], re.M)
+    return ("#include <metal_stdlib>\nusing namespace metal;\n" + impl + "\n".join(defines) + "\n"
+            + _ggml_kernel(text, name))
+
+
+def test_ggml_arange_f32(metal):
+    src = _ggml_source("kernel_arange_f32")
+    args = np.array([(300, -3.0, 0.25)], np.dtype([("ne0", np.int64), ("start", np.float32),
+                                                  ("step", np.float32)], align=True))
+    dst = np.zeros(300, np.float32)
+    _launch(metal, src, "kernel_arange_f32", 64, args.view(np.uint8), dst.view(np.uint8), local_size=64)
+    np.testing.assert_array_equal(dst, np.float32(-3.0) + np.float32(0.25) * np.arange(300, dtype=np.float32))
+
+
+def test_ggml_memset_i64(metal):
+    src = _ggml_source("kernel_memset")
+    dst = np.zeros(77, np.int64)
+    _launch(metal, src, "kernel_memset_i64", dst.size, np.array([-(2 ** 40) - 3], np.int64).view(np.uint8), dst)
+    np.testing.assert_array_equal(dst, np.full(77, -(2 ** 40) - 3, np.int64))
+
+
+def test_ggml_silu_back_f32(metal):
+    src = _ggml_source("kernel_silu_back_f32")
+    rng = np.random.default_rng(5)
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32) * 4
+    dy = rng.standard_normal(n).astype(np.float32)
+    dx = np.full(n + 24, -7.0, np.float32)  # the kernel stops at args.ne: the rest stays
+    _launch(metal, src, "kernel_silu_back_f32", n + 24, np.array([n], np.int64).view(np.uint8), dy, x, dx)
+    s64 = 1 / (1 + np.exp(-x.astype(np.float64)))
+    want = dy * s64 * (1 + x * (1 - s64))
+    np.testing.assert_allclose(dx[:n], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(dx[n:], -7.0)
