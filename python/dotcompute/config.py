@@ -45,6 +45,11 @@ VARIABLES: dict[str, str] = {
     # read by the test suite only (tests/python/cuda_sim/test_outside_cuda_samples.py)
     "DOTCOMPUTE_CUDA_SAMPLES_DIR": "tests: an unpacked NVIDIA/cuda-samples checkout whose kernels the "
                                    "simulator tests run (skipped when unset)",
+    # read by the test suite only (tests/python/metal/test_outside_msl_kernels.py)
+    "DOTCOMPUTE_MLX_DIR": "tests: an unpacked ml-explore/mlx Metal kernels folder whose kernels the Metal "
+                          "double runs (skipped when unset)",
+    "DOTCOMPUTE_GGML_DIR": "tests: an unpacked ggml-org/ggml src folder whose Metal kernels the Metal double "
+                           "runs (skipped when unset)",
     "DOTCOMPUTE_CPU_THREADS": "size of the CPU backend's thread pool (default: the number of cores)",
     "DOTCOMPUTE_CPU_SPIN_US": "microseconds CPU worker threads spin for new work before sleeping",
     "DOTCOMPUTE_INCLUDE_DIR": "folder holding dotcompute/*.h for run-time compiled CPU kernels",
