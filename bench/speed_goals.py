@@ -121,29 +121,10 @@ def bench_reduce(rows: list[dict], rounds: int) -> None:
 
 
 def bench_nbody(rows: list[dict], rounds: int) -> None:
-    import numba
     from dotcompute_workloads import nbody_fastmath
-    from peers import SOFTENING, bodies, nbody_reference
+    from peers import SOFTENING, NumbaPeer, bodies, nbody_reference
 
-    @numba.njit(parallel=True, fastmath=True, cache=False)
-    def nnb(pos, out, eps):
-        n = pos.shape[1]
-        for i in numba.prange(n):
-            ax = np.float32(0.0)
-            ay = np.float32(0.0)
-            az = np.float32(0.0)
-            for j in range(n):
-                dx = pos[0, j] - pos[0, i]
-                dy = pos[1, j] - pos[1, i]
-                dz = pos[2, j] - pos[2, i]
-                r2 = dx * dx + dy * dy + dz * dz + eps
-                inv = np.float32(1.0) / (r2 * np.sqrt(r2))
-                ax += dx * inv
-                ay += dy * inv
-                az += dz * inv
-            out[0, i] = ax
-            out[1, i] = ay
-            out[2, i] = az
+    nnb = NumbaPeer()._nbody  # bench/run.py's Numba n-body (parallel, fastmath), the same kernel
 
     acc = dc.accelerator("cpu:0")
     for n in (1024, 4096):
