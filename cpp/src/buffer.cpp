@@ -126,7 +126,12 @@ Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape sh
   block_.ptr = ptr;
   block_.size = nbytes_;
   // Memory the plugin did not allocate is never host-visible through mem_host_pointer: keep host_ null
-  // so that host access goes through a mirror and explicit copies.
+  // so that host access goes through a mirror and explicit copies. On unified memory (the CPU) the
+  // handle is the host address itself (a DLPack import of a numpy array): the host sees it in place.
+  if (accelerator_->unified_memory()) {
+    host_ = reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
+    state_ = TransferState::Synchronized;
+  }
 }
 
 Buffer::~Buffer() {

@@ -165,7 +165,7 @@ def cuda_array_interface(buf: Buffer) -> dict[str, Any]:
 
 
 # -- DLPack ---------------------------------------------------------------------------------------
-KDL_CPU, KDL_CUDA = 1, 2
+KDL_CPU, KDL_CUDA, KDL_OPENCL = 1, 2, 4
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool
 
 
@@ -180,7 +180,10 @@ def dlpack_device(buf: Buffer) -> tuple[int, int]:
         return (KDL_CUDA, acc.index)
     if acc.backend == "cpu" and acc.unified_memory:
         return (KDL_CPU, 0)
-    raise BufferError(f"__dlpack_device__: buffers on {acc.id} have no DLPack device (only cpu and cuda do)")
+    if acc.backend == "opencl":
+        return (KDL_OPENCL, acc.index)
+    raise BufferError(f"__dlpack_device__: buffers on {acc.id} have no DLPack export here (cpu, cuda and opencl "
+                      f"do); read it with np.asarray(x) or move it with x.to_device('cpu:0')")
 
 
 def _consumer_stream(stream: Any) -> int | None:
@@ -207,10 +210,24 @@ def to_dlpack(buf: Buffer, stream: Any = None, max_version: Any = None, dl_devic
         raise BufferError(f"__dlpack__: the buffer is on DLPack device {device}, not {tuple(dl_device)}")
     if copy:
         raise BufferError("__dlpack__: copy=True is not supported (the export always shares memory)")
+    byte_offset = 0
     if device[0] == KDL_CPU:
         if stream not in (None, -1):
             raise BufferError(f"__dlpack__: a CPU buffer takes no stream, got {stream!r}")
         ptr = buf._native.host_view(True).ctypes.data  # waits for the work queued on the buffer
+    elif device[0] == KDL_OPENCL:
+        if dl_device is None:
+            # numpy, PyTorch and JAX ask with dl_device=None and could only fail on a cl_mem (numpy:
+            # "Unsupported device"): the handle goes to consumers that name the OpenCL device
+            raise BufferError(f"__dlpack__: the buffer is on {buf.accelerator.id}, whose memory a host consumer "
+                              f"cannot read; use np.asarray(x) or x.to_device('cpu:0') (or pass "
+                              f"dl_device=(1, 0) for a host copy, or dl_device={device} for the cl_mem)")
+        if stream not in (None, -1):
+            raise BufferError(f"__dlpack__: an OpenCL buffer takes no stream, got {stream!r}")
+        # DLPack's convention for OpenCL: data is the cl_mem of the whole allocation, byte_offset
+        # where the buffer starts in it. The consumer enqueues on its own queue: our work first
+        ptr, byte_offset = native().dlpack_export_handle(buf._native)
+        _buffer_stream(buf).synchronize()
     else:
         consumer = _consumer_stream(stream)
         ptr = int(buf._native.device_ptr())
@@ -224,7 +241,7 @@ def to_dlpack(buf: Buffer, stream: Any = None, max_version: Any = None, dl_devic
     versioned = max_version is not None and tuple(max_version)[0] >= 1
     # The capsule holds the buffer until the consumer's deleter runs (or the unconsumed capsule dies).
     return native().dlpack_capsule(buf, ptr, device[0], device[1], list(buf.shape), _DL_CODES[dtype.kind],
-                                   dtype.itemsize * 8, versioned)
+                                   dtype.itemsize * 8, versioned, False, byte_offset)
 
 
 class _Driver:
