@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable
@@ -42,6 +43,14 @@ def _arg_spec(i: int, arg: Any) -> tuple[str, np.dtype, int]:
             return ("scalar", dtype, 0)
     raise TypeError(f"RawKernel argument {i}: expected a dc.Buffer, a numpy array or a scalar, "
                     f"got {type(arg).__name__}")
+
+
+# Kernel checks of raw kernels, per backend (docs/kernel-safety.md). dotcompute.lang.check fills these at
+# import (it sits above this module): RAW_CHECKERS[backend](kernel, check) is the launch runner of
+# ``dc.launch(..., check=check)``; ENV_LAUNCH[backend] replaces a new kernel's ``_dc_launch`` so that
+# DOTCOMPUTE_CHECK applies to that backend's raw kernels (other backends' launches are untouched).
+RAW_CHECKERS: dict[str, Any] = {}
+ENV_LAUNCH: dict[str, Any] = {}
 
 
 class RawKernel:
@@ -112,6 +121,9 @@ class RawKernel:
         self._lock = threading.Lock()
         self._kernels: dict[str, Any] = {}
         self._plans: dict[Any, Any] = {}  # (accelerator, signature) or accelerator -> plan
+        env = ENV_LAUNCH.get(backend)
+        if env is not None:
+            self._dc_launch = functools.partial(env, self)  # type: ignore[method-assign]
 
     @property
     def globals(self) -> KernelGlobals:
@@ -237,6 +249,15 @@ class RawKernel:
         except NeedsStaging:  # host arrays the device cannot read in place (or non-contiguous ones)
             host = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
             self._launch_staged(acc, plan, global_size, local_size, args, stream, host)
+
+    def _dc_checked(self, check: Any) -> Any:
+        """The launch runner for ``dc.launch(..., check=check)`` (docs/kernel-safety.md)."""
+        make = RAW_CHECKERS.get(self.backend)
+        if make is None:
+            raise DotComputeError(f"check={check!r}: kernel {self.name!r} is a raw kernel for {self.backend}, and "
+                                  f"raw {self.backend} kernels support none of the checks yet (raw MSL kernels on "
+                                  "the Metal test double do; see docs/kernel-safety.md)")
+        return make(self, check)
 
     def _launch_staged(self, acc: Accelerator, plan: Any, global_size: Any, local_size: Any,
                        args: tuple[Any, ...], stream: Any, host: list[int]) -> None:

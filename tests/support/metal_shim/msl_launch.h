@@ -29,6 +29,43 @@ struct DcMslLaunch {
   const DcMslHost* host;
   char* err;
   int errlen;
+  struct DcMslCheck* check;  // a checked run (objects compiled for checks only), else null
+};
+
+// ---- a checked run (objects compiled with checks: msl_check.h). Layout shared with
+// python/dotcompute/lang/check/raw_metal.py's ctypes.
+enum { DC_MSL_CHECK_MAX_ARGS = 31 };
+struct DcMslCheckArg {       // one [[buffer(i)]] binding
+  const void* data;          // its bytes: copied for the run into memory with red zones around it
+  unsigned long long bytes;
+  unsigned long long elem;   // element size in bytes (reports give element indices)
+  int kind;                  // 0 unbound, 1 a buffer, 2 bytes (setBytes: a scalar or a struct)
+  int uninit;                // initcheck: no element has been written yet (acc.empty)
+};
+struct DcMslFinding {
+  int kind;                  // 1 memcheck, 2 racecheck, 3 synccheck, 4 initcheck
+  int sub;                   // memcheck: 0 read, 1 write, 2 atomic; racecheck: 1 write-write, 2 write then
+                             // read, 3 read then write; synccheck: 1 a thread returned, 2 different barriers
+  int space;                 // 0 buffer(region), 1 threadgroup variable (region: its site), 2 threadgroup
+                             // argument (region: its index), -1 none
+  int region;
+  long long index;           // element index (memcheck: may be negative or past the end)
+  unsigned long long pc, opc;   // code offsets in the object: this access, the other one
+  unsigned long long tid, otid; // linear thread ids in the grid (x fastest)
+  long long count;           // accesses that showed this same problem
+  int other_atomic, pad;     // racecheck: the first access was an atomic one
+};
+struct DcMslCheck {
+  int version;               // 1
+  int mask;                  // 1 memcheck, 2 racecheck, 4 synccheck, 8 initcheck
+  int nargs;
+  int stored;
+  DcMslCheckArg* args;
+  DcMslFinding* findings;
+  int capacity;
+  int faulted;               // the run stopped at a fault after the findings it has
+  long long dropped;         // distinct findings that did not fit
+  unsigned long long max_shadow;  // bytes of shadow memory the run may use
 };
 typedef int (*DcMslRunFn)(DcMslLaunch* launch);
 

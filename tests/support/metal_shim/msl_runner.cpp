@@ -240,7 +240,10 @@ bool parse_params(const std::string& plist, KernelDecl* k, std::string* error) {
       }
       text = m.prefix().str() + " " + m.suffix().str();
     }
-    std::string decl = trim(std::regex_replace(trim(text), name_re, ""));
+    std::smatch nm;
+    std::string stripped = trim(text);
+    if (std::regex_search(stripped, nm, name_re)) p.name = trim(nm[0]);
+    std::string decl = trim(std::regex_replace(stripped, name_re, ""));
     if (std::regex_search(decl, m, refused)) {
       *error = "kernel " + k->name + ": the Metal test double has no " + m[1].str() + " (" + trim(raw) + ")";
       return false;
@@ -308,7 +311,7 @@ std::string shim_headers_text() {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if ((n.rfind("metal_", 0) == 0 && n.find('.') == std::string::npos) || n == "msl_launch.h") names.push_back(n);
+      if ((n.rfind("metal_", 0) == 0 && n.find('.') == std::string::npos) || n == "msl_launch.h" || n == "msl_check.h") names.push_back(n);
     }
     closedir(d);
   }
@@ -384,6 +387,20 @@ std::string threadgroup_variables(const std::string& msl, const std::string& cod
   }
   return out + msl.substr(last);
 }
+
+}  // namespace
+
+std::vector<std::string> threadgroup_sites(const std::string& msl) {
+  static const std::regex re(
+      R"(\bthreadgroup\s+((?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^;<>]*>)?)\s+([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*);)");
+  const std::string code = strip_comments(msl);
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[2].str());
+  return out;
+}
+
+namespace {
 
 // The source with its own macros expanded (MLX instantiates its templates through macros), the
 // Metal headers standing in as empty files; the source as it is when that fails (an include of a
@@ -563,8 +580,10 @@ bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::st
   return true;
 }
 
-std::string driver_source(const std::string& msl, const std::vector<KernelDecl>& kernels) {
+std::string driver_source(const std::string& msl, const std::vector<KernelDecl>& kernels, bool check) {
   std::ostringstream s;
+  if (check)  // the checks' core and what it needs, before the shim's address-space macros exist
+    s << "#define DC_MSL_CHECK 1\n#include <dlfcn.h>\n#include <sched.h>\n#include <vector>\n#include \"msl_check.h\"\n";
   s << "#include <setjmp.h>\n#include <stdio.h>\n#include <string.h>\n#include <sys/mman.h>\n#include <ucontext.h>\n"
     << "#include <unistd.h>\n#include \"msl_launch.h\"\n#include <metal_stdlib>\n#pragma GCC poison double\n";
   // C++ allows no attributes in an explicit instantiation: `template [[host_name("x")]] [[kernel]] void
@@ -592,10 +611,24 @@ std::string driver_source(const std::string& msl, const std::vector<KernelDecl>&
       }
     }
     s << "namespace dc_double {\nstatic void call_" << k.symbol << "(const Item& it) {\n  typedef decltype(&"
-      << k.target << ") F;\n  (void)sizeof(F);\n  " << k.target << "(" << calls << ");\n}\n}\n";
+      << k.target << ") F;\n  (void)sizeof(F);\n  " << k.target << "(" << calls << ");\n}\n";
+    // the element size of each threadgroup parameter (a checked run's reports count elements)
+    std::string elems;
+    if (check) {
+      std::vector<std::string> by_index(size_t(k.threadgroup_slots), "1ul");
+      for (const Param& p : k.params)
+        if (p.kind == "threadgroup")
+          by_index[size_t(p.index)] = "sizeof(typename dc_pointee<params<decltype(&" + k.target + ")>::at<" +
+                                      std::to_string(p.position) + ">>::type)";
+      s << "static const unsigned long elems_" << k.symbol << "[] = {";
+      for (const std::string& e : by_index) s << e << ", ";
+      s << "0ul};\n";
+      elems = "dc_double::elems_" + k.symbol;
+    }
+    s << "}\n";
     s << "extern \"C\" __attribute__((visibility(\"default\"))) int " << k.symbol
       << "(DcMslLaunch* L) {\n  return dc_double::run(dc_double::call_" << k.symbol << ", L, "
-      << k.threadgroup_slots << ");\n}\n";
+      << k.threadgroup_slots << ", " << (check ? elems : std::string("nullptr")) << ");\n}\n";
   }
   return s.str();
 }
@@ -625,13 +658,14 @@ std::string cache_dir(std::string* error) {
   return private_dir_ok(dir, error) ? dir : "";
 }
 
-std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log, bool fast_math) {
+std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log, bool fast_math,
+                        bool check) {
   std::vector<KernelDecl> parsed;
   if (!parse_kernels(msl, &parsed, log)) {
     *log = "program_source: error: " + *log;
     return "";
   }
-  std::string src = driver_source(msl, parsed);
+  std::string src = driver_source(msl, parsed, check);
   std::string cxx = compiler();
   std::string shim = DC_MTL_SHIM_DIR;
   // -fstack-clash-protection: a large per-thread array touches every page of its frame, so it
@@ -641,6 +675,10 @@ std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels
   std::string math = fast_math ? "-O1 -march=native -ffp-contract=fast -fno-math-errno -fno-trapping-math "
                                  "-fno-signed-zeros -fassociative-math -freciprocal-math -ffinite-math-only"
                                : "-O0 -ffp-contract=off";
+  if (check) {  // -O1: inlined shim functions keep their call's MSL line; no contraction either way
+    math = fast_math ? math : "-O1 -ffp-contract=off";
+    math += " -g -fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores";
+  }
   std::string flags = " -std=c++17 " + math + " -fPIC -shared -fvisibility=hidden "
                       "-fstack-clash-protection -w -I'" + shim + "'";
   std::string key = content_key(src + '\0' + cxx + flags + '\0' + shim_headers_text());
@@ -661,7 +699,19 @@ std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels
     f << src;
   }
   std::string out;
-  int rc = run_command("'" + cxx + "'" + flags + " -x c++ '" + cpp + "' -o '" + tmp + "'", &out);
+  int rc;
+  if (check) {
+    // SanitizerCoverage at compile time only: at link time the driver would add its runtime, and the
+    // object defines the callbacks itself
+    std::string o = dir + "/" + key + "." + tag + ".o";
+    std::string cflags = flags;
+    cflags.replace(cflags.find(" -shared"), 8, "");
+    rc = run_command("'" + cxx + "'" + cflags + " -c -x c++ '" + cpp + "' -o '" + o + "'", &out);
+    if (rc == 0) rc = run_command("'" + cxx + "' -shared -fPIC '" + o + "' -o '" + tmp + "'", &out);
+    unlink(o.c_str());
+  } else {
+    rc = run_command("'" + cxx + "'" + flags + " -x c++ '" + cpp + "' -o '" + tmp + "'", &out);
+  }
   unlink(cpp.c_str());
   if (rc != 0) {
     unlink(tmp.c_str());
@@ -697,6 +747,30 @@ extern "C" __attribute__((visibility("default"))) char* dc_msl_compile(const cha
         text += "param\t" + std::to_string(p.position) + "\t" + p.kind + "\t" + std::to_string(p.index) + "\t" +
                 (p.builtin.empty() ? "-" : p.builtin) + "\t" + p.type + "\n";
     }
+  }
+  char* r = static_cast<char*>(malloc(text.size() + 1));
+  memcpy(r, text.c_str(), text.size() + 1);
+  return r;
+}
+
+// dc_msl_compile2: as dc_msl_compile, for `flags` (1: fast math, 2: instrumented for the kernel checks);
+// each parameter line ends with "\t<name>", and "site\t<n>\t<name>" lines name the threadgroup variables.
+extern "C" __attribute__((visibility("default"))) char* dc_msl_compile2(const char* msl, int flags) {
+  std::vector<mslrun::KernelDecl> kernels;
+  std::string log, text, src = msl ? msl : "";
+  std::string so = mslrun::compile_msl(src, &kernels, &log, (flags & 1) != 0, (flags & 2) != 0);
+  if (so.empty()) {
+    text = "ERROR\n" + log;
+  } else {
+    text = "OK\n" + so + "\n";
+    for (const auto& k : kernels) {
+      text += "kernel\t" + k.name + "\t" + k.symbol + "\t" + (k.threaded ? "1" : "0") + "\n";
+      for (const auto& p : k.params)
+        text += "param\t" + std::to_string(p.position) + "\t" + p.kind + "\t" + std::to_string(p.index) + "\t" +
+                (p.builtin.empty() ? "-" : p.builtin) + "\t" + p.type + "\t" + (p.name.empty() ? "-" : p.name) + "\n";
+    }
+    std::vector<std::string> sites = mslrun::threadgroup_sites(src);
+    for (size_t i = 0; i < sites.size(); ++i) text += "site\t" + std::to_string(i) + "\t" + sites[i] + "\n";
   }
   char* r = static_cast<char*>(malloc(text.size() + 1));
   memcpy(r, text.c_str(), text.size() + 1);

@@ -19,6 +19,7 @@ struct Param {
   int index = -1;    // buffer / threadgroup index (explicit or assigned in declaration order)
   std::string type;  // the declared type, qualifiers included, without name and attributes
   std::string builtin;
+  std::string name;  // the parameter's name in the source
 };
 
 struct KernelDecl {
@@ -36,15 +37,21 @@ struct KernelDecl {
 bool parse_kernels(const std::string& msl, std::vector<KernelDecl>* out, std::string* error);
 
 // The full C++ translation unit: prologue, the MSL (as "program_source"), and the drivers.
-std::string driver_source(const std::string& msl, const std::vector<KernelDecl>& kernels);
+// `check`: the driver of a checked build (msl_check.h; compile_msl's `check`).
+std::string driver_source(const std::string& msl, const std::vector<KernelDecl>& kernels, bool check = false);
+
+// The `threadgroup T name[N];` declarations of `msl`, by site number (what dc_shim_tg is called with).
+std::vector<std::string> threadgroup_sites(const std::string& msl);
 
 // Compiles `msl` into a shared object in the private cache folder (cached by the hash of the
 // driver source, compiler, flags and every shim header's text) and returns its path, checked to
 // be this user's file in this user's private folder; on failure "" with the log in `log`.
 // `fast_math`: Metal's fast math as the host compiler can give it (contraction into FMA, reassociation,
 // reciprocals, no NaN or infinity assumed); off, the arithmetic is IEEE with no contraction.
+// `check`: instrumented for the kernel checks (clang's SanitizerCoverage load/store tracing, -g for
+// source lines; msl_check.h): such an object runs only under a DcMslLaunch with a DcMslCheck.
 std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels, std::string* log,
-                        bool fast_math = false);
+                        bool fast_math = false, bool check = false);
 
 // The private cache folder (created 0700, owner and mode checked), or "" with `error` set.
 std::string cache_dir(std::string* error);

@@ -113,7 +113,7 @@ class _Launch(ctypes.Structure):
     _fields_ = [("args", ctypes.POINTER(ctypes.c_void_p)), ("grid", ctypes.c_ulonglong * 3),
                 ("group", ctypes.c_ulonglong * 3), ("tg_len", ctypes.c_ulonglong * 16),
                 ("tg_limit", ctypes.c_ulonglong), ("threaded", ctypes.c_int), ("host", ctypes.c_void_p),
-                ("err", ctypes.c_char_p), ("errlen", ctypes.c_int)]
+                ("err", ctypes.c_char_p), ("errlen", ctypes.c_int), ("check", ctypes.c_void_p)]
 
 
 def _compiler() -> str:

@@ -3,13 +3,20 @@
 ``dc.launch(..., check="memcheck,racecheck")``, ``@dc.kernel(check="all")`` or ``DOTCOMPUTE_CHECK=all``
 run the kernel instrumented on the host first (printer.py: the CPU emitter's source with checked
 accesses; runner.py: the run over copies and the report). Importing this package registers the
-checked launch with lang/launching.py, which only tests whether ``DOTCOMPUTE_CHECK`` is set.
+checked launch with lang/launching.py, which only tests whether ``DOTCOMPUTE_CHECK`` is set, and the
+raw MSL kernels' checked launch with runtime/raw_kernel.py (raw_metal.py).
 """
 
 from __future__ import annotations
 
+from ...runtime import raw_kernel as _raw_kernel
+from . import raw_metal as _raw_metal
 from .layout import ALL_CHECKS
 from .runner import Finding, checked_launch, run_checks
 from .spec import CheckSpec, parse_check
+
+# raw MSL kernels: checked on the Metal test double (raw_metal.py)
+_raw_kernel.RAW_CHECKERS["metal"] = _raw_metal.checked_runner
+_raw_kernel.ENV_LAUNCH["metal"] = _raw_metal.env_launch
 
 __all__ = ["ALL_CHECKS", "CheckSpec", "Finding", "checked_launch", "parse_check", "run_checks"]
