@@ -193,10 +193,40 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     if step == 0:
         raise ValueError("dc.arange: step must not be 0")
+    if acc.host_visible_memory and dt is not None and dt.kind in "iu" and all(
+            isinstance(v, (int, np.integer)) for v in (start, stop, step)) and _fits(dt, start, stop, step):
+        # integers on host memory: written block by block straight into the buffer (no temporary
+        # of the whole length and no second copy; exact, so the values are numpy's)
+        count = len(range(int(start), int(stop), int(step)))
+        _check_device_dtype("dc.arange", acc, dt)
+        return _blocked(acc, count, dt, lambda v, i0: np.add(_BASE[: len(v)] * int(step), int(start) + i0 * int(step),
+                                                              out=v, dtype=dt, casting="unsafe"))
     values = np.arange(start, stop, step, dtype=dt)
     if dt is None:
         values = values.astype(_default_float(acc, values.dtype), copy=False)
     return _host_made("dc.arange", acc, values)
+
+
+def _fits(dt: np.dtype, start: int, stop: int, step: int) -> bool:
+    """Whether every value of the integer range is a ``dt`` (else numpy's own arange decides)."""
+    values = range(int(start), int(stop), int(step))
+    info = np.iinfo(dt)
+    return not values or info.min <= min(values[0], values[-1]) and max(values[0], values[-1]) <= info.max
+
+
+_BLOCK = 1 << 15  # elements per block of the blocked host fills: a block and its source stay in cache
+_BASE = np.arange(_BLOCK, dtype=np.int64)
+
+
+def _blocked(acc: Accelerator, count: int, dt: np.dtype, write: Any) -> Buffer:
+    """A new 1-d host-memory Buffer of ``count`` elements, ``write(block_view, first_index)`` filling
+    each block of ``_BLOCK`` elements in place."""
+    out = acc.empty((count,), dt)
+    if count:
+        with out.host() as view:
+            for i0 in range(0, count, _BLOCK):
+                write(view[i0:i0 + _BLOCK], i0)
+    return out
 
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
@@ -209,6 +239,27 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         dt = _default_float(acc, np.dtype(np.complex128 if is_complex else np.float64))
     if operator.index(num) < 0:
         raise ValueError(f"dc.linspace: num must be non-negative, got {num}")
+    div = num - 1 if endpoint else num
+    reals = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in (start, stop))
+    if acc.host_visible_memory and reals and dt.kind == "f" and div > 0 and num > 1:
+        # numpy's arithmetic (float64: i * step + start, the last value stop when endpoint), block
+        # by block into the buffer: no temporaries of the whole length, no second copy
+        step = (float(stop) - float(start)) / div
+        if step != 0:
+            _check_device_dtype("dc.linspace", acc, dt)
+            lo = float(start)
+
+            def write(v: np.ndarray, i0: int) -> None:
+                block = np.arange(i0, i0 + len(v), dtype=np.float64)
+                block *= step
+                block += lo
+                v[...] = block
+
+            out = _blocked(acc, num, dt, write)
+            if endpoint:
+                with out.host() as view:
+                    view[-1] = stop
+            return out
     return _host_made("dc.linspace", acc, np.linspace(start, stop, num, endpoint=endpoint, dtype=dt))
 
 
@@ -216,6 +267,18 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         device: Accelerator | str | None = None) -> Buffer:
     acc = resolve(device, "dc.eye")
     dt = _dtype("dc.eye", dtype) or _default_float(acc, np.dtype(np.float64))
+    if acc.host_visible_memory:
+        _check_device_dtype("dc.eye", acc, dt)
+        cols = n_rows if n_cols is None else operator.index(n_cols)
+        rows, k = operator.index(n_rows), operator.index(k)
+        if rows < 0 or cols < 0:
+            raise ValueError(f"dc.eye: negative dimensions are not allowed, got ({rows}, {cols})")
+        out = acc.zeros((rows, cols), dt)  # zeros on the buffer's memory, then the diagonal in place
+        if out.size and -rows < k < cols:
+            with out.host() as view:
+                view.reshape(-1)[max(k, -k * cols): (cols - k) * cols if k > 0 else None: cols + 1][
+                    : min(rows + min(k, 0), cols - max(k, 0))] = 1
+        return out
     return _host_made("dc.eye", acc, np.eye(n_rows, n_cols, k=k, dtype=dt))
 
 

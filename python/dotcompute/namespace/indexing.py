@@ -74,8 +74,10 @@ def take_along_axis(x: Buffer, indices: Buffer, /, *, axis: int = -1) -> Buffer:
         src, where = host(x), host(idx)
         if where.dtype.kind not in "iu":
             raise TypeError(f"dc.take_along_axis: indices must be integers, got {where.dtype}")
-        out = np.take_along_axis(src, where, axis=ax)
-        return fill(acc, out.shape, out.dtype, lambda v: v.__setitem__(..., out))
+        shape = np.broadcast_shapes(src.shape[:ax] + (1,) + src.shape[ax + 1:],
+                                    where.shape[:ax] + (1,) + where.shape[ax + 1:])
+        shape = shape[:ax] + (where.shape[ax],) + shape[ax + 1:]
+        return fill(acc, shape, x.dtype, lambda v: _along_into(v, src, where, ax))
     _check_indices("dc.take_along_axis", idx, x.shape[ax])
     if not copies_ok(x) or not kernel_ok(idx):
         raise no_device_path("dc.take_along_axis", acc, f"a {x.ndim}-d buffer of {x.dtype}")
@@ -89,3 +91,21 @@ def take_along_axis(x: Buffer, indices: Buffer, /, *, axis: int = -1) -> Buffer:
     ib = idx if idx.shape == ids else broadcast_to(idx, ids)
     return _kernels.take_along(concrete(xb), concrete(ib), ax)
 
+
+_BLOCK = 1 << 16  # result elements per block of the host gathers: a block's temporary stays in cache
+
+
+def _along_into(out: np.ndarray, src: np.ndarray, where: np.ndarray, ax: int) -> None:
+    """``out[...] = np.take_along_axis(src, where, axis=ax)``, block by block along another axis
+    (or the axis itself when there is no other) so numpy's temporary result stays in cache and
+    is written once into the result instead of copied afterwards as a whole."""
+    other = next((d for d in range(out.ndim) if d != ax and out.shape[d] > 1), None)
+    if other is None or out.size == 0:
+        out[...] = np.take_along_axis(src, where, axis=ax)
+        return
+    step = max(1, _BLOCK * out.shape[other] // out.size)
+    for i in range(0, out.shape[other], step):
+        part = (slice(None),) * other + (slice(i, i + step),)
+        s = src if src.shape[other] == 1 else src[part]
+        w = where if where.shape[other] == 1 else where[part]
+        out[part] = np.take_along_axis(s, w, axis=ax)

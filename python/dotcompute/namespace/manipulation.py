@@ -7,6 +7,7 @@ Buffer. Other devices: generated copy kernels (``out[...] = view``) and the gath
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..expr.lazy import LazyBuffer, View
+from ..expr.views import reshaped
 from ..runtime import Buffer
 from . import _kernels, _layout
 from ._common import (
@@ -53,8 +55,10 @@ def _reshaped(x: Buffer, shape: tuple[int, ...]) -> Buffer:
 
 
 def reshape(x: Buffer, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Buffer:
-    """``x``'s elements in ``shape`` (C order; one extent may be -1). Buffers are never views of
-    another shape, so the result is always a new buffer; ``copy=False`` therefore raises."""
+    """``x``'s elements in ``shape`` (C order; one extent may be -1). As numpy's, the result is a
+    view on ``x``'s memory where that is possible (a buffer, a contiguous view: expr/views.py),
+    else (``copy=True``, a strided view, a 0-d or empty buffer) a new buffer; ``copy=False``
+    raises ValueError where a copy is needed."""
     x = as_buffer("dc.reshape", x)
     dims = list(_shape_of("dc.reshape", shape))
     if dims.count(-1) > 1:
@@ -66,9 +70,13 @@ def reshape(x: Buffer, /, shape: tuple[int, ...], *, copy: bool | None = None) -
         dims[dims.index(-1)] = x.size // known
     if any(d < 0 for d in dims) or math.prod(dims) != x.size:
         raise ValueError(f"dc.reshape: cannot reshape an array of shape {x.shape} into shape {tuple(dims)}")
-    if copy is False:
-        raise ValueError("dc.reshape: copy=False, but dotcompute Buffers cannot alias another shape: "
-                         "the result is always a copy")
+    if copy is not True:
+        same = reshaped(x, tuple(dims))  # no copy: the same memory in the new shape (numpy's view)
+        if same is not None:
+            return same
+        if copy is False:
+            raise ValueError(f"dc.reshape: copy=False, but a {x.shape} buffer cannot be seen as {tuple(dims)} "
+                             "without a copy (a strided view, a 0-d or an empty buffer)")
     return _reshaped(x, tuple(dims))
 
 
@@ -228,21 +236,26 @@ def flip(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None) -> Buffer:
     items = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
     axes = sorted({normalize_axis("dc.flip", a, x.ndim) for a in items})
     acc = x.accelerator
+    key = tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))
+    if 1 <= x.ndim <= 3 and x.size:
+        # numpy's flip is a view; so is this one (a strided window on x's memory, expr/indexing.py),
+        # evaluated where it is used: no copy now, on every device
+        return x[key]
     if on_host(x):
         src = host(x)
-        return fill(acc, x.shape, x.dtype, lambda v: v.__setitem__(..., np.flip(src, axis=tuple(axes))))
+        return fill(acc, x.shape, x.dtype, lambda v: v.__setitem__(..., src[key]))
     if x.ndim == 0 or x.size == 0:
         return _reshaped(x, x.shape)
-    if not _layout.copies_ok(x):
-        raise no_device_path("dc.flip", acc, f"a {x.ndim}-d buffer of {x.dtype}")
-    view = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
-    return device_copy(acc, view, x.shape, x.dtype)
+    raise no_device_path("dc.flip", acc, f"a {x.ndim}-d buffer of {x.dtype}")
 
 
 def roll(x: Buffer, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Buffer:
     """``x`` shifted circularly by ``shift`` along ``axis`` (None: the flattened array)."""
     x = as_buffer("dc.roll", x)
     acc = x.accelerator
+    if axis is None and on_host(x) and not isinstance(shift, tuple):
+        src = host(x).reshape(-1)
+        return fill(acc, x.shape, x.dtype, lambda v: _roll_into(v.reshape(-1), src, {0: operator.index(shift)}))
     if axis is None:
         if isinstance(shift, tuple):
             raise ValueError("dc.roll: shift must be an int when axis is None")
@@ -262,14 +275,26 @@ def roll(x: Buffer, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
         total[d] = total.get(d, 0) + operator.index(s)
     if on_host(x):
         src = host(x)
-        return fill(acc, x.shape, x.dtype,
-                    lambda v: v.__setitem__(..., np.roll(src, tuple(total.values()), tuple(total))))
+        return fill(acc, x.shape, x.dtype, lambda v: _roll_into(v, src, total))
     out = x
     for d, s in total.items():
         n = x.shape[d]
         if n:
             out = _take_index("dc.roll", out, (np.arange(n) - s) % n, d)
     return out if out is not x else _reshaped(x, x.shape)
+
+
+def _roll_into(out: np.ndarray, src: np.ndarray, shifts: dict[int, int]) -> None:
+    """``out[...] = np.roll(src, ...)`` without numpy's temporary: per rolled axis the two pieces
+    (the tail moved to the front, the head to the back) are written straight into ``out``."""
+    pieces: list[list[tuple[slice, slice]]] = []
+    for d in range(src.ndim):
+        n = src.shape[d]
+        s = shifts.get(d, 0) % n if n else 0
+        pieces.append([(slice(None), slice(None))] if s == 0 else
+                      [(slice(n - s, None), slice(0, s)), (slice(0, n - s), slice(s, None))])
+    for combo in itertools.product(*pieces):
+        out[tuple(dst for _, dst in combo)] = src[tuple(part for part, _ in combo)]
 
 
 def permute_dims(x: Buffer, /, axes: tuple[int, ...]) -> Buffer:
@@ -332,6 +357,13 @@ def repeat(x: Buffer, repeats: int | Buffer, /, *, axis: int | None = None) -> B
         raise ValueError(f"dc.repeat: {counts.size} repeat counts for an axis of length {n}")
     if (counts < 0).any():
         raise ValueError("dc.repeat: repeat counts must be non-negative")
+    if on_host(x) and counts.size == 1 and x.ndim:
+        r = int(counts.reshape(-1)[0])
+        src = host(x)
+        shape = x.shape[:ax] + (n * r,) + x.shape[ax + 1:]
+        # each element r times: the result seen as (..., n, r, ...) is x broadcast along the r axis
+        return fill(x.accelerator, shape, x.dtype, lambda v: v.reshape(x.shape[:ax] + (n, r) + x.shape[ax + 1:])
+                    .__setitem__(..., np.expand_dims(src, ax + 1)))
     return _take_index("dc.repeat", x, np.repeat(np.arange(n), np.broadcast_to(counts, (n,))), ax)
 
 
@@ -347,7 +379,10 @@ def tile(x: Buffer, repetitions: tuple[int, ...], /) -> Buffer:
     if on_host(out):
         src = host(out)
         shape = tuple(n * r for n, r in zip(out.shape, reps, strict=True))
-        return fill(x.accelerator, shape, x.dtype, lambda v: v.__setitem__(..., np.tile(src, reps)))
+        # the result seen as (r0, n0, r1, n1, ...) is x broadcast along every r axis: one write
+        split = tuple(k for n, r in zip(out.shape, reps, strict=True) for k in (r, n))
+        spread = src.reshape(tuple(k for n in out.shape for k in (1, n)))
+        return fill(x.accelerator, shape, x.dtype, lambda v: v.reshape(split).__setitem__(..., spread))
     for d, r in enumerate(reps):
         if r != 1:
             out = _take_index("dc.tile", out, np.tile(np.arange(out.shape[d]), r), d)

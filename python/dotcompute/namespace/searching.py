@@ -85,7 +85,10 @@ def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
         raise ValueError("dc.nonzero: zero-dimensional arrays have no coordinates (the standard leaves it out)")
     acc = x.accelerator
     if on_host(x):
-        return tuple(wrap(acc, c.astype(np.int64, copy=False)) for c in np.nonzero(host(x)))
+        src = host(x)
+        if x.ndim == 1:
+            return (_flatnonzero_into(acc, src),)
+        return tuple(wrap(acc, c.astype(np.int64, copy=False)) for c in np.nonzero(src))
     if not kernel_ok(x):
         raise no_device_path("dc.nonzero", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if x.size == 0:
@@ -104,6 +107,23 @@ def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
             acc.launch(_kernels.scatter_coords, x.size, flags, pos, coords, stride, n)
         out.append(coords)
     return tuple(out)
+
+
+_BLOCK = 1 << 16  # elements per block of the host nonzero: a block's positions stay in cache
+
+
+def _flatnonzero_into(acc: Any, src: np.ndarray) -> Buffer:
+    """``np.flatnonzero(src)`` (1-d) written block by block straight into a new Buffer of its
+    length (counted first): numpy's result array is never made whole and copied."""
+    out = acc.empty((int(np.count_nonzero(src)),), np.int64)
+    if out.size:
+        with out.host() as view:
+            at = 0
+            for i0 in range(0, src.size, _BLOCK):
+                found = np.flatnonzero(src[i0:i0 + _BLOCK])
+                np.add(found, i0, out=view[at:at + found.size])
+                at += found.size
+    return out
 
 
 def searchsorted(x1: Buffer, x2: Buffer, /, *, side: Literal["left", "right"] = "left",

@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import ops as _ops
 from ..ops import arrays
-from ..runtime import Buffer
+from ..runtime import Accelerator, Buffer
 from . import _kernels
-from ._common import as_buffer, concrete, host, kernel_ok, no_device_path, on_host, wrap
+from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, on_host, wrap
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -71,6 +71,41 @@ def _device_unique(name: str, x: Buffer, want_inverse: bool) -> tuple[Buffer, Bu
     return values, first, inverse, counts
 
 
+def _dense_ints(src: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """Integers whose values span at most about twice their count, as offsets from the smallest
+    (intp), with the smallest and the span; None otherwise (numpy's sort decides then)."""
+    if src.dtype.kind not in "iu" or src.dtype == np.uint64 or src.size == 0:
+        return None
+    lo, hi = int(src.min()), int(src.max())
+    span = hi - lo + 1
+    if span > 2 * src.size + 1024:
+        return None
+    return np.subtract(src.reshape(-1), lo, dtype=np.intp), lo, span
+
+
+def _host_unique_dense(acc: Accelerator, x: Buffer, want_first: bool) -> tuple[Buffer, ...] | None:
+    """(values, first indices or None, inverse, counts) of dense integers by counting (np.bincount),
+    sorted as numpy's unique_inverse/unique_all give them, without numpy's sort of the whole input;
+    None where the values are not dense integers."""
+    src = host(x)
+    dense = _dense_ints(src)
+    if dense is None:
+        return None
+    offsets, lo, span = dense
+    counts = np.bincount(offsets, minlength=span)
+    present = counts > 0
+    rank = np.cumsum(present) - 1  # each value's position among the distinct ones
+    kept = np.flatnonzero(present)
+    values = wrap(acc, (kept + lo).astype(x.dtype))
+    first = None
+    if want_first:
+        earliest = np.full(span, offsets.size, np.int64)
+        np.minimum.at(earliest, offsets, np.arange(offsets.size, dtype=np.int64))
+        first = wrap(acc, earliest[kept])
+    inverse = fill(acc, x.shape, np.int64, lambda v: np.take(rank, offsets, out=v.reshape(-1)))
+    return values, first, inverse, wrap(acc, counts[kept].astype(np.int64))
+
+
 def _shaped_inverse(inv: Buffer, shape: tuple[int, ...]) -> Buffer:
     if inv.shape == shape:
         return inv
@@ -84,6 +119,9 @@ def unique_all(x: Buffer, /) -> UniqueAllResult:
     x = as_buffer("dc.unique_all", x)
     acc = x.accelerator
     if on_host(x):
+        dense = _host_unique_dense(acc, x, True)
+        if dense is not None:
+            return UniqueAllResult(*dense)
         r = np.unique_all(host(x))
         return UniqueAllResult(wrap(acc, r.values), wrap(acc, r.indices.astype(np.int64)),
                                wrap(acc, r.inverse_indices.astype(np.int64).reshape(x.shape)),
@@ -109,6 +147,9 @@ def unique_inverse(x: Buffer, /) -> UniqueInverseResult:
     x = as_buffer("dc.unique_inverse", x)
     acc = x.accelerator
     if on_host(x):
+        dense = _host_unique_dense(acc, x, False)
+        if dense is not None:
+            return UniqueInverseResult(dense[0], dense[2])
         r = np.unique_inverse(host(x))
         return UniqueInverseResult(wrap(acc, r.values), wrap(acc, r.inverse_indices.astype(np.int64).reshape(x.shape)))
     values, _, inverse, _ = _device_unique("dc.unique_inverse", x, True)

@@ -25,6 +25,7 @@ from ._common import (
     KERNEL_NDIM,
     as_buffer,
     concrete,
+    fill,
     host,
     kernel_ok,
     no_device_path,
@@ -167,9 +168,12 @@ def _cumulative(name: str, x: Any, axis: int | None, dtype: Any, include_initial
     ax = normalize_axis(name, axis, x.ndim)
     acc = x.accelerator
     fn = np.cumulative_prod if product else np.cumulative_sum
-    if on_host(x):
-        return wrap(acc, fn(host(x), axis=ax, dtype=dtype, include_initial=include_initial))
     t = np.dtype(dtype) if dtype is not None else fn(np.zeros((1,), x.dtype)).dtype
+    if on_host(x):
+        src = host(x)
+        shape = x.shape[:ax] + (x.shape[ax] + int(include_initial),) + x.shape[ax + 1:]
+        # numpy scans straight into the result Buffer (out=): no temporary, no second copy
+        return fill(acc, shape, t, lambda v: fn(src, axis=ax, dtype=t, out=v, include_initial=include_initial))
     if not kernel_ok(x) or t.kind == "c" or t not in _kernel_dtypes():
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if x.size == 0:

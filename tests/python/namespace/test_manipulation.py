@@ -66,7 +66,7 @@ def test_errors_name_the_problem(accelerator):
     with pytest.raises(ValueError, match="reshape"):
         m.reshape(x, (7, 7))
     with pytest.raises(ValueError, match="copy=False"):
-        m.reshape(x, (60,), copy=False)
+        m.reshape(x[:, ::2], (30,), copy=False)  # a strided view has no flat form without a copy
     with pytest.raises(np.exceptions.AxisError):
         m.flip(x, axis=3)
     with pytest.raises(ValueError, match="length 4"):
@@ -109,3 +109,19 @@ def test_zero_dimensional_inputs(accelerator):
     _check(sets.unique_values(z), np.array([3.0], np.float32), accelerator)
     parts = m.unstack(accelerator.asarray(np.array([True, False])))
     assert [p.shape for p in parts] == [(), ()] and [bool(p) for p in parts] == [True, False]
+
+
+def test_reshape_and_flip_are_views_like_numpy(accelerator):
+    # numpy's reshape (of contiguous memory) and flip are views: writes through them reach x
+    x = accelerator.asarray(np.arange(24, dtype=np.float32))
+    r = m.reshape(x, (2, 3, 4), copy=False)
+    f = m.flip(x)
+    assert r.shape == (2, 3, 4) and f.shape == (24,)
+    r[1, 0, 0] = -1.0
+    assert np.asarray(x)[12] == -1.0 and np.asarray(f)[11] == -1.0
+    c = m.reshape(x, (4, 6), copy=True)  # asked for a copy: its own memory
+    c[0, 0] = 99.0
+    assert np.asarray(x)[0] == 0.0
+    want = np.arange(24, dtype=np.float32)
+    want[12] = -1.0
+    _check(m.flip(m.reshape(x, (2, 3, 4)), axis=(0, 2)), np.flip(want.reshape(2, 3, 4), axis=(0, 2)), accelerator)
