@@ -289,7 +289,7 @@ std::string rewrite_static_shared(const std::string& src) {
     std::string replacement = "using dcsim_shared_t" + id + " = " + qualifiers + " " + type + " " + piece(6) +
                               "; static char dcsim_shared_tag" + id + "; dcsim_shared_t" + id + "& " + piece(5) +
                               " = ::dcsim::shared_var<dcsim_shared_t" + id + ", " + align + ">(&dcsim_shared_tag" +
-                              id + ");";
+                              id + ", \"" + piece(5) + "\");";
     std::replace(replacement.begin(), replacement.end(), '\n', ' ');
     replacement += std::string(static_cast<size_t>(std::count(whole.begin(), whole.end(), '\n')), '\n');
     out += src.substr(copied, pos - copied) + replacement;

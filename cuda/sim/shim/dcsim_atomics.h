@@ -29,6 +29,7 @@ namespace {  // internal linkage: each kernel object keeps its own state (no GNU
 // Replaces *p by f(*p) atomically; returns the old value.
 template <class T, class F>
 inline T atomic_update(T* p, F f) {
+  trace::Mute mute;  // atomics are ordered among themselves: not traced as plain accesses
   T old;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   T want = f(old);
