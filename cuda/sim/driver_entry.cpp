@@ -99,9 +99,73 @@ struct PackedLaunch {
   unsigned shared;
   uint64_t shared_window;  // the device's shared memory per block (the static window's size)
   ExecConfig exec;         // schedule and watchdog, as the environment said when the launch was made
+  bool cooperative = false;  // cuLaunchCooperativeKernel: every block resident at once (dcsim_grid.h)
 };
 
+// A cooperative launch: all blocks at once on the stream's worker thread, each with its own stacks
+// and shared memory (ResidentGrid), so grid_group::sync() can wait for every block.
+void execute_resident(Stream& s, const PackedLaunch& p) {
+  const uint64_t blocks = static_cast<uint64_t>(p.grid[0]) * p.grid[1] * p.grid[2];
+  const unsigned threads = p.block[0] * p.block[1] * p.block[2];
+  auto watch = std::make_unique<Watch>(p.exec.timeout_s);
+  s.set_running(watch.get());
+  dcsim_launch L{};
+  L.kernel = p.function->entry;
+  L.params = p.params.data();
+  std::memcpy(L.grid, p.grid, sizeof L.grid);
+  std::memcpy(L.block, p.block, sizeof L.block);
+  L.block_begin = 0;
+  L.block_end = blocks;
+  L.dynamic_shared_bytes = p.shared;
+  L.use_fibers = 1;
+  L.warp_size = 32;
+  L.schedule = p.exec.schedule;
+  L.seed = p.exec.seed;
+  L.cooperative = 1;
+  ResidentGrid grid;
+  if (!grid.map(blocks, threads, kStackBytes, p.shared_window, p.shared)) {
+    L.error_code = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    std::snprintf(L.error, sizeof L.error,
+                  "the CUDA simulator could not map stacks and shared memory for %llu resident blocks of %u threads",
+                  static_cast<unsigned long long>(blocks), threads);
+  } else {
+    L.stacks = grid.base;
+    L.stack_bytes = kStackBytes;
+    L.block_stride = grid.stride;
+    L.static_shared_top = grid.static_top(0);
+    L.static_shared_bytes = p.shared_window;
+    L.dynamic_shared = grid.dynamic(0);
+    run_guarded(p.function->module->run, &L, watch.get());
+  }
+  s.set_running(nullptr);
+  if (watch->interrupted()) return;
+  if (L.error_code) s.record_error(static_cast<CUresult>(L.error_code), "kernel " + p.function->symbol + ": " + L.error);
+}
+
+// How many blocks of `threads` threads with `dynamic` bytes of shared memory one multiprocessor holds
+// at once, by the limits the occupancy calculator uses: resident threads (whole warps), blocks per
+// SM (by compute capability), and shared memory per SM (the opt-in maximum per block plus the 1 KiB
+// the driver reserves per block from sm_80 on). Registers are not a limit here: the simulator reports
+// 32 per thread, which never binds before the thread limit.
+int max_active_blocks(const DeviceConfig& c, int static_shared, unsigned threads, uint64_t dynamic) {
+  if (threads == 0 || threads > static_cast<unsigned>(c.threads_per_block)) return 0;
+  const unsigned warp = static_cast<unsigned>(std::max(1, c.warp));
+  const uint64_t rounded = (threads + warp - 1) / warp * warp;
+  const int cc = c.cc_major * 10 + c.cc_minor;
+  const uint64_t max_blocks = cc == 75 || cc == 86 || cc == 87 ? 16 : cc == 89 || cc == 120 ? 24 : 32;
+  const uint64_t by_threads = static_cast<uint64_t>(c.threads_per_sm) / rounded;
+  const uint64_t reserved = cc >= 80 ? 1024 : 0;
+  const uint64_t per_sm = static_cast<uint64_t>(std::max(c.shared_optin, c.shared_per_block)) + reserved;
+  const uint64_t per_block = static_cast<uint64_t>(static_shared) + dynamic + reserved;
+  const uint64_t by_shared = per_block ? per_sm / per_block : max_blocks;
+  return static_cast<int>(std::min({max_blocks, by_threads, by_shared}));
+}
+
 void execute(Stream& s, const PackedLaunch& p) {
+  if (p.cooperative) {
+    if (!s.cancelled()) execute_resident(s, p);
+    return;
+  }
   const dcsim_kernel_entry* k = p.function->entry;
   const uint64_t blocks = static_cast<uint64_t>(p.grid[0]) * p.grid[1] * p.grid[2];
   const unsigned threads = p.block[0] * p.block[1] * p.block[2];
@@ -187,10 +251,25 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], u
                                               " the function allows (raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   const uint64_t blocks = static_cast<uint64_t>(grid[0]) * grid[1] * grid[2];
   if (cooperative) {
-    const uint64_t resident = static_cast<uint64_t>(dev.cfg.sms) * std::max<uint64_t>(1, dev.cfg.threads_per_sm / threads);
+    // the driver's rule: multiprocessors x the blocks of this size one of them holds at once
+    const int per_sm = max_active_blocks(dev.cfg, fn->static_shared, static_cast<unsigned>(threads), shared);
+    const uint64_t resident = static_cast<uint64_t>(dev.cfg.sms) * static_cast<uint64_t>(per_sm);
     if (blocks > resident)
       return fail(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-                  std::to_string(blocks) + " blocks cannot all be resident (at most " + std::to_string(resident) + ")");
+                  std::to_string(blocks) + " blocks cannot all be resident (at most " + std::to_string(resident) +
+                      ": " + std::to_string(dev.cfg.sms) + " multiprocessors x " + std::to_string(per_sm) +
+                      " blocks of " + std::to_string(threads) + " threads, cuOccupancyMaxActiveBlocksPerMultiprocessor)");
+    // The simulator's own limit: every thread of a resident grid keeps a guarded stack (two memory
+    // mappings), and a process may hold only vm.max_map_count mappings.
+    const uint64_t need = resident_grid_mappings(blocks, static_cast<unsigned>(threads));
+    const uint64_t have = mappings_available();
+    if (need > have)
+      return fail(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                  "the CUDA simulator runs every block of a cooperative launch at once, each CUDA thread on a "
+                  "guarded stack: " + std::to_string(blocks) + " blocks of " + std::to_string(threads) +
+                      " threads need " + std::to_string(need) + " memory mappings, and this process may add " +
+                      std::to_string(have) + " (vm.max_map_count). Simulate a smaller GPU "
+                      "(DOTCOMPUTE_CUDA_SIM_DEVICES=\"sms=4\") so that a grid sized from the occupancy fits");
   }
   if (extra && !params)
     return fail(CUDA_ERROR_NOT_SUPPORTED, "kernel arguments through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER)");
@@ -205,6 +284,7 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], u
   std::memcpy(p->grid, grid, sizeof p->grid);
   std::memcpy(p->block, block, sizeof p->block);
   p->shared = shared;
+  p->cooperative = cooperative;
   p->storage.resize(fn->params_bytes / sizeof(std::max_align_t) + 1);
   char* base = reinterpret_cast<char*>(p->storage.data());
   for (uint32_t i = 0; i < k->nparams; ++i) {
@@ -878,8 +958,26 @@ DCSIM_EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block
   int b = dev->cfg.threads_per_block;
   if (limit > 0 && limit < b) b = limit;
   *block = b;
-  *min_grid = dev->cfg.sms * std::max(1, dev->cfg.threads_per_sm / b);
+  const Function* f = reinterpret_cast<Function*>(h);
+  *min_grid = dev->cfg.sms * std::max(1, max_active_blocks(dev->cfg, f->static_shared, static_cast<unsigned>(b), 0));
   return CUDA_SUCCESS;
+}
+
+// The bound cuLaunchCooperativeKernel checks: a cooperative grid may have sms x this many blocks.
+DCSIM_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, CUfunction h, int block_size,
+                                                                           size_t dynamic_shared, unsigned int) {
+  NEED_INIT;
+  if (!blocks || !h) return CUDA_ERROR_INVALID_VALUE;
+  const Function* f = reinterpret_cast<Function*>(h);
+  const Device* dev = device_of(f->module->device);
+  if (block_size <= 0) return fail(CUDA_ERROR_INVALID_VALUE, "block size must be positive");
+  *blocks = max_active_blocks(dev->cfg, f->static_shared, static_cast<unsigned>(block_size), dynamic_shared);
+  return CUDA_SUCCESS;
+}
+
+DCSIM_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction h, int block_size,
+                                                                  size_t dynamic_shared) {
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, h, block_size, dynamic_shared, 0);
 }
 
 DCSIM_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

@@ -228,6 +228,26 @@ char* thread_stacks(unsigned n, uint64_t bytes);
 bool thread_shared(uint64_t dynamic_bytes, uint64_t static_bytes, char** static_top, char** dynamic);
 // What a faulting address of this thread hit (a shared memory or stack guard page), or "".
 std::string describe_fault(const void* address);
+// The memory of a cooperative launch whose blocks are all resident at once (dcsim_grid.h): each
+// block its own guarded stacks and shared memory windows, `stride` bytes apart (streams.cpp).
+// map() also makes describe_fault of this thread know it, until it is destroyed.
+struct ResidentGrid {
+  ResidentGrid() = default;
+  ResidentGrid(const ResidentGrid&) = delete;
+  ResidentGrid& operator=(const ResidentGrid&) = delete;
+  ~ResidentGrid();
+  bool map(uint64_t blocks, unsigned threads, uint64_t stack_bytes, uint64_t static_bytes, uint64_t dynamic_bytes);
+  char* static_top(uint64_t block) const;
+  char* dynamic(uint64_t block) const;
+  char* base = nullptr;
+  size_t bytes = 0;
+  uint64_t blocks = 0, stride = 0, stack_bytes = 0, static_window = 0, dynamic_window = 0, dynamic_asked = 0;
+  unsigned threads = 0;
+};
+// The memory mappings a cooperative launch of `blocks` blocks of `threads` threads needs, and how
+// many more this process may create (vm.max_map_count less those in use), for the simulator's own limit.
+uint64_t resident_grid_mappings(uint64_t blocks, unsigned threads);
+uint64_t mappings_available();
 
 // ---- building images (builder.cpp) ----
 CUresult build_identity(std::string& out);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -293,6 +294,9 @@ struct SharedMap {
 thread_local Stacks t_stacks;
 thread_local SharedMap t_shared;
 
+// The resident blocks of the cooperative launch this thread runs (ResidentGrid), for describe_fault.
+thread_local const ResidentGrid* t_grid = nullptr;
+
 uint64_t page_size() {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   return page;
@@ -345,9 +349,64 @@ bool thread_shared(uint64_t dynamic_bytes, uint64_t static_bytes, char** static_
   return true;
 }
 
+// One segment per block, block_stride apart:
+//   [n stacks of stack_bytes, each starting with a guard page][guard][static window][guard][dynamic][guard]
+// so every block of a cooperative grid keeps its own stacks and shared memory while the others run.
+bool ResidentGrid::map(uint64_t nblocks, unsigned nthreads, uint64_t each_stack, uint64_t static_bytes,
+                       uint64_t dynamic_bytes) {
+  const uint64_t page = page_size();
+  blocks = nblocks;
+  threads = nthreads;
+  stack_bytes = each_stack;
+  static_window = round_up(std::max<uint64_t>(static_bytes, 1), page);
+  dynamic_window = round_up(std::max<uint64_t>(dynamic_bytes, 1), page);
+  dynamic_asked = dynamic_bytes;
+  stride = threads * stack_bytes + page + static_window + page + dynamic_window + page;
+  bytes = static_cast<size_t>(blocks * stride);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    base = nullptr;
+    return false;
+  }
+  base = static_cast<char*>(p);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    char* seg = base + b * stride;
+    for (unsigned t = 0; t <= threads; ++t)
+      if (mprotect(seg + static_cast<uint64_t>(t) * stack_bytes, page, PROT_NONE) != 0) return false;
+    if (mprotect(static_top(b), page, PROT_NONE) != 0) return false;
+    if (mprotect(static_top(b) + page + dynamic_window, page, PROT_NONE) != 0) return false;
+  }
+  t_grid = this;
+  return true;
+}
+
+char* ResidentGrid::static_top(uint64_t b) const {
+  return base + b * stride + threads * stack_bytes + page_size() + static_window;
+}
+
+char* ResidentGrid::dynamic(uint64_t b) const {
+  return static_top(b) + page_size() + dynamic_window - round_up(dynamic_asked, 16);
+}
+
+ResidentGrid::~ResidentGrid() {
+  if (t_grid == this) t_grid = nullptr;
+  if (base) munmap(base, bytes);
+}
+
 std::string describe_fault(const void* address) {
   const char* a = static_cast<const char*>(address);
   const uint64_t page = page_size();
+  if (const ResidentGrid* g = t_grid; g && g->base && a >= g->base && a < g->base + g->bytes) {
+    const uint64_t b = static_cast<uint64_t>(a - g->base) / g->stride;
+    const char* top = g->static_top(b);
+    if (a >= top && a < top + page) return "past the end of the block's static __shared__ memory";
+    if (a >= top + page + g->dynamic_window && a < top + 2 * page + g->dynamic_window)
+      return "past the end of the block's dynamic shared memory (" + std::to_string(g->dynamic_asked) +
+             " bytes: the launch's shared_mem)";
+    const uint64_t off = static_cast<uint64_t>(a - g->base) % g->stride;
+    if (off < g->threads * g->stack_bytes + page && (off % g->stack_bytes < page || off >= g->threads * g->stack_bytes))
+      return "a CUDA thread's stack overflowed or a local array was written past its end";
+  }
   const SharedMap& m = t_shared;
   if (m.base && a >= m.base + m.static_bytes && a < m.base + m.static_bytes + page)
     return "past the end of the block's static __shared__ memory";
@@ -361,6 +420,31 @@ std::string describe_fault(const void* address) {
       return "a CUDA thread's stack overflowed or a local array was written past its end";
   }
   return "";
+}
+
+uint64_t resident_grid_mappings(uint64_t blocks, unsigned threads) {
+  // per block: each stack and the guard page below it, the guard above the last stack, the static
+  // window and its guard, the dynamic window and its guard
+  return blocks * (2ull * threads + 5);
+}
+
+uint64_t mappings_available() {
+  uint64_t limit = 65530;  // Linux's default vm.max_map_count
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    unsigned long long v = 0;
+    if (std::fscanf(f, "%llu", &v) == 1 && v > 0) limit = v;
+    std::fclose(f);
+  }
+  uint64_t used = 0;
+  if (FILE* f = std::fopen("/proc/self/maps", "r")) {
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) used += static_cast<uint64_t>(std::count(buf, buf + got, '\n'));
+    std::fclose(f);
+  }
+  // leave room for what the process maps meanwhile (other launches' stacks, Python's own arenas)
+  const uint64_t reserve = 4096;
+  return limit > used + reserve ? limit - used - reserve : 0;
 }
 
 void parallel_for(uint64_t count, const std::function<void(uint64_t)>& fn) { pool().run(count, fn); }

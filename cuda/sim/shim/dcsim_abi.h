@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DCSIM_ABI_VERSION 2
+#define DCSIM_ABI_VERSION 3
 #define DCSIM_MAX_PARAMS 256
 
 #ifdef __cplusplus
@@ -52,18 +52,14 @@ typedef struct dcsim_launch {
   /* out: 0 on success, else a CUresult (e.g. 710 CUDA_ERROR_ASSERT) and a message */
   int32_t error_code;
   char error[512];
+  /* v3, cooperative launches (cuLaunchCooperativeKernel): every block of [block_begin, block_end) is
+     resident at once on the calling thread (one fiber per CUDA thread), so grid_group::sync() works.
+     Block i (counted from block_begin) has its stacks at stacks + i * block_stride, and its shared
+     memory windows at static_shared_top + i * block_stride and dynamic_shared + i * block_stride. */
+  int32_t cooperative;
+  uint32_t reserved2;
+  uint64_t block_stride;
 } dcsim_launch;
-
-/* What the simulator library tells a trace build (dcsim_trace.h) of a module it loads: it stores a
-   pointer to this in the module's exported `dcsim_host`, when the module has one. */
-typedef struct dcsim_host_services {
-  uint32_t version; /* 1 */
-  /* The host address ranges [lo, hi) of device memory (one per device); returns how many (at most max). */
-  uint32_t (*arenas)(uintptr_t* lo, uintptr_t* hi, uint32_t max);
-  /* The live allocation whose span (its bytes rounded up, then its red zone) holds host address p:
-     its host start, requested bytes, span and device address; 0 when none does. */
-  int (*allocation)(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device);
-} dcsim_host_services;
 
 #define DCSIM_SCHEDULE_FORWARD 0
 #define DCSIM_SCHEDULE_REVERSE 1

@@ -10,6 +10,8 @@
 // __shfl/__ballot family have their real semantics. The order threads run in
 // is the launch's schedule (forward, reverse, seeded random, warp lockstep:
 // docs/cuda-simulator.md), so that races a GPU would show can show here.
+// A cooperative launch runs every block of the grid at once on one OS thread (all threads as
+// fibers, block after block up to grid_group::sync(): dcsim_grid.h).
 // Function-scope __shared__ variables are rewritten by the builder into
 // references into a per-block window (shared_var below): poisoned (0xFF bytes)
 // when a block first touches them, with a guard page after the window; other
@@ -91,7 +93,8 @@ struct Trap {
   int code;  // the CUresult the launch fails with
 };
 
-enum FiberState : int { kRunnable, kAtBlockBarrier, kAtWarpBarrier, kDone };
+// kAtGridBarrier: waiting in grid_group::sync() of a cooperative launch (dcsim_grid.h)
+enum FiberState : int { kRunnable, kAtBlockBarrier, kAtWarpBarrier, kDone, kAtGridBarrier };
 
 struct Fiber {
   void* sp;
@@ -159,15 +162,6 @@ inline thread_local Fiber* t_fiber;
 inline thread_local dcsim_launch* t_launch;
 inline thread_local SharedWindow t_shared;
 
-}  // namespace
-}  // namespace dcsim
-
-// Per-access tracing hooks (empty unless the module is a trace build: dcsim_trace.h).
-#include "dcsim_trace.h"
-
-namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
-
 // Ends the calling CUDA thread and fails the launch with `code` (the first failure's message is kept).
 inline void fail(int code, const char* fmt, const char* a = "", const char* b = "", long c = 0) {
   if (t_launch && t_launch->error_code == 0) {
@@ -185,24 +179,18 @@ inline unsigned long long splitmix(unsigned long long& state) {
 }
 
 template <class T, size_t Align>
-inline T& shared_var(const void* tag, const char* name = "") {
+inline T& shared_var(const void* tag) {
   SharedWindow& w = t_shared;
   for (unsigned i = 0; i < w.n; ++i)
     if (w.tags[i] == tag) return *static_cast<T*>(w.ptrs[i]);
   constexpr size_t align = alignof(T) > Align ? alignof(T) : Align;
-  // a trace build leaves a gap between variables, where an overrun of one is seen (dcsim_trace.h)
-  const uintptr_t at =
-      (reinterpret_cast<uintptr_t>(w.next) - sizeof(T) - (w.n ? trace::shared_gap() : 0)) & ~(uintptr_t(align) - 1);
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(w.next) - sizeof(T)) & ~(uintptr_t(align) - 1);
   if (!w.top || w.n == 64 || sizeof(T) > static_cast<size_t>(w.next - w.bottom) ||
       at < reinterpret_cast<uintptr_t>(w.bottom))
     fail(701, "the block's static __shared__ variables exceed the simulated device's shared memory%s%s",
          "", "");  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
   w.next = reinterpret_cast<char*>(at);
-  {
-    trace::Mute mute;  // the poison is not the kernel's write
-    memset(w.next, 0xFF, sizeof(T));
-  }
-  trace::on_shared_variable(w.next, sizeof(T), name);
+  memset(w.next, 0xFF, sizeof(T));
   w.tags[w.n] = tag;
   w.ptrs[w.n++] = w.next;
   return *reinterpret_cast<T*>(w.next);
@@ -378,7 +366,6 @@ inline bool release_warp(Block* b, unsigned w) {
     const int s = b->fibers[t].state;
     if (s != kAtWarpBarrier && s != kDone) return false;
   }
-  trace::on_warp_release(b, w, ws.mask, trace::collective_pc());
   for (unsigned l = 0; l < b->warp_size; ++l) {
     const unsigned t = w * b->warp_size + l;
     if (t < b->n && b->fibers[t].state == kAtWarpBarrier) b->fibers[t].state = kRunnable;
@@ -422,12 +409,16 @@ inline void schedule(Block* b) {
         if (b->launch->error_code) return;
       }
     }
-    unsigned live = 0, at_block = 0;
+    unsigned live = 0, at_block = 0, at_grid = 0;
     for (unsigned i = 0; i < b->n; ++i) {
       live += b->fibers[i].state != kDone;
       at_block += b->fibers[i].state == kAtBlockBarrier;
+      at_grid += b->fibers[i].state == kAtGridBarrier;
     }
     if (live == 0) return;
+    // Every live thread waits in grid.sync(): the block is parked until all blocks of the grid are
+    // (run_grid_fibers releases them together).
+    if (at_grid == live) return;
     bool released = false;
     for (unsigned w = 0; w < nwarps; ++w) released = release_warp(b, w) || released;
     if (!released && at_block == live) {
@@ -448,7 +439,6 @@ inline void schedule(Block* b) {
                    t_block_idx.x, t_block_idx.y, t_block_idx.z, first->idx.x, first->idx.y,
                    first->idx.z, first->site_file, first->site_line, f->idx.x, f->idx.y, f->idx.z, f->site_file,
                    f->site_line);
-          trace::on_barrier_divergence(b, first, f, trace::kBarrierDivergence);
           b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
           return;
         }
@@ -456,19 +446,22 @@ inline void schedule(Block* b) {
       for (unsigned i = 0; i < b->n; ++i)
         if (b->fibers[i].state == kAtBlockBarrier) b->fibers[i].state = kRunnable;
       ++b->block_gen;
-      trace::on_block_barrier(b->block_gen);
       released = true;
+    }
+    if (!released && at_grid) {
+      snprintf(b->launch->error, sizeof b->launch->error,
+               "barrier divergence in block (%u, %u, %u) of kernel %s: %u of its %u live threads wait at "
+               "grid_group::sync() while the others wait at __syncthreads or a warp-synchronous operation (every "
+               "thread of a block must reach grid.sync(), as it synchronises the block too)",
+               t_block_idx.x, t_block_idx.y, t_block_idx.z, b->kernel->name, at_grid, live);
+      b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
+      return;
     }
     if (!released) {
       snprintf(b->launch->error, sizeof b->launch->error,
                "kernel %s deadlocked in block (%u, %u, %u) (barrier divergence): %u of %u live threads wait at "
                "__syncthreads, the others at a warp-synchronous operation whose lanes never all arrive",
                b->kernel->name, t_block_idx.x, t_block_idx.y, t_block_idx.z, at_block, live);
-      for (unsigned i = 0; i < b->n; ++i)
-        if (b->fibers[i].state == kAtBlockBarrier) {
-          trace::on_barrier_divergence(b, &b->fibers[i], nullptr, trace::kBarrierDeadlock);
-          break;
-        }
       b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
       return;
     }
@@ -500,7 +493,6 @@ inline const unsigned long long* warp_exchange(unsigned long long value, unsigne
     single[0] = value;
     return single;
   }
-  trace::on_warp_arrive();
   WarpSync& ws = t_block->warps[f->warp];
   const unsigned parity = f->warp_ops++ & 1u;
   ws.slots[parity][f->lane] = value;
@@ -580,10 +572,7 @@ inline int __syncthreads_or(int pred, const char* file = __builtin_FILE(), unsig
   return dcsim_sync_reduce(pred, 2, file, line);
 }
 
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
-  ::dcsim::warp_exchange(0, mask);
-  ::dcsim::trace::on_syncwarp(mask);
-}
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::dcsim::warp_exchange(0, mask); }
 inline unsigned __activemask() {
   using namespace dcsim;
   if (!t_block) return 1u;
@@ -836,6 +825,9 @@ inline void run_block_fibers(dcsim_launch* L) {
 }  // namespace
 }  // namespace dcsim
 
+// cooperative launches: every block resident at once, grid_group::sync()
+#include "dcsim_grid.h"
+
 extern "C" __attribute__((visibility("default"))) const dcsim_kernel_entry* dcsim_kernels(uint32_t* count,
                                                                                          uint32_t* abi) {
   uint32_t* n = nullptr;
@@ -855,7 +847,10 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
   t_launch = L;
   t_shared.top = L->static_shared_top;
   t_shared.bottom = L->static_shared_top ? L->static_shared_top - L->static_shared_bytes : nullptr;
-  trace::on_run_begin(L);
+  if (L->cooperative) {
+    run_grid_fibers(L);
+    return;
+  }
   const uint64_t gx = L->grid[0], gy = L->grid[1];
   for (uint64_t lin = L->block_begin; lin < L->block_end && L->error_code == 0; ++lin) {
     t_block_idx = uint3{static_cast<unsigned>(lin % gx), static_cast<unsigned>((lin / gx) % gy),
@@ -865,14 +860,11 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
     t_shared.next = t_shared.top;
     t_shared.n = 0;
     if (L->dynamic_shared && L->dynamic_shared_bytes) memset(L->dynamic_shared, 0xFF, L->dynamic_shared_bytes);
-    trace::on_block_begin();
     if (L->use_fibers)
       run_block_fibers(L);
     else
       run_block_plain(L);
-    trace::on_block_end();
   }
-  trace::on_run_end(L);
 }
 
 #undef assert

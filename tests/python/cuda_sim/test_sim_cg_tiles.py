@@ -1,7 +1,7 @@
 """Cooperative groups on the simulated cuda:0 beyond warp tiles of scalars (issue 23): shuffles of
 structs and ``double2``, tiles of 64..1024 threads with ``block_tile_memory``, ``cg::reduce`` and the
-scans over them, and the features the simulator refuses (grid sync, textures) failing the launch
-with a message that names them. Results are checked against numpy."""
+scans over them, and the features the simulator refuses (grid sync outside a cooperative launch,
+textures) failing the launch with a message that names them. Results are checked against numpy."""
 
 from __future__ import annotations
 
@@ -141,7 +141,8 @@ extern "C" __global__ void plain(int* out) { out[threadIdx.x] = threadIdx.x; }
 
 def test_grid_sync_and_textures_fail_the_launch_by_name(sim):
     out = sim.zeros((64,), np.int32)
-    with pytest.raises(dc.LaunchError, match=r"grid_group::sync\(\).*not supported by the CUDA simulator"):
+    # grid.sync() needs a cooperative launch (test_sim_grid_sync.py runs it under one)
+    with pytest.raises(dc.LaunchError, match=r"grid_group::sync\(\).*launch that was not cooperative"):
         sim.launch(dc.RawKernel(REFUSED, "grid_wide", backend="cuda"), 64, out, local_size=32)
         sim.synchronize()
     with pytest.raises(dc.LaunchError, match=r"tex1Dfetch: textures.*not supported by the CUDA simulator"):

@@ -16,10 +16,10 @@
 // CUDA also requires in practice (a tile's collective is a barrier of its threads, and kernels
 // call it uniformly); a tile that syncs alone ends as the simulator's deadlock error, not a hang.
 //
-// Not provided: grid groups' sync() (this_grid() gives ranks and sizes, under a cooperative launch
-// too; its sync() fails the launch with CUDA_ERROR_LAUNCH_FAILED naming itself: the simulator runs a
-// grid's blocks one after another on each worker thread, never all at once), multi-grid groups,
-// labeled_partition, memcpy_async.
+// grid_group (this_grid()): ranks and sizes, and sync() under a cooperative launch (every block of
+// the grid resident at once: dcsim_grid.h); outside one it fails the launch (CUDA_ERROR_LAUNCH_FAILED).
+//
+// Not provided: multi-grid groups, labeled_partition, memcpy_async.
 #pragma once
 
 namespace cooperative_groups {
@@ -350,15 +350,14 @@ T exclusive_scan(const thread_block_tile<Size, Parent>& tile, T value) {
   return exclusive_scan(tile, value, plus<T>());
 }
 
-// Grid groups: ranks and sizes of the whole launch. sync() needs every block of the grid running at
-// once, which the simulator never does (see the top of this file): it fails the launch, naming itself.
+// Grid groups: ranks and sizes of the whole launch, and sync() under a cooperative launch
+// (cuLaunchCooperativeKernel), which the simulator runs with every block resident at once
+// (dcsim_grid.h); outside one, is_valid() is false and sync() fails the launch, as CUDA leaves it undefined.
 class grid_group {
  public:
-  bool is_valid() const { return true; }
-  void sync() const {
-    ::dcsim::fail(719, "cooperative_groups::grid_group::sync() (this_grid().sync()) is not supported by the CUDA "
-                       "simulator%s%s: it runs a grid's blocks one after another, never all at once",
-                  "", "");  // CUDA_ERROR_LAUNCH_FAILED, as any kernel fault
+  bool is_valid() const { return ::dcsim::grid_is_valid(); }
+  void sync(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) const {
+    ::dcsim::grid_barrier(file, line);
   }
   unsigned long long size() const { return num_blocks() * this_thread_block().size(); }
   unsigned long long num_threads() const { return size(); }
