@@ -61,6 +61,17 @@ typedef struct dcsim_launch {
   uint64_t block_stride;
 } dcsim_launch;
 
+/* What the simulator library tells a trace build (dcsim_trace.h) of a module it loads: it stores a
+   pointer to this in the module's exported `dcsim_host`, when the module has one. */
+typedef struct dcsim_host_services {
+  uint32_t version; /* 1 */
+  /* The host address ranges [lo, hi) of device memory (one per device); returns how many (at most max). */
+  uint32_t (*arenas)(uintptr_t* lo, uintptr_t* hi, uint32_t max);
+  /* The live allocation whose span (its bytes rounded up, then its red zone) holds host address p:
+     its host start, requested bytes, span and device address; 0 when none does. */
+  int (*allocation)(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device);
+} dcsim_host_services;
+
 #define DCSIM_SCHEDULE_FORWARD 0
 #define DCSIM_SCHEDULE_REVERSE 1
 #define DCSIM_SCHEDULE_RANDOM 2

@@ -162,6 +162,15 @@ inline thread_local Fiber* t_fiber;
 inline thread_local dcsim_launch* t_launch;
 inline thread_local SharedWindow t_shared;
 
+}  // namespace
+}  // namespace dcsim
+
+// Per-access tracing hooks (empty unless the module is a trace build: dcsim_trace.h).
+#include "dcsim_trace.h"
+
+namespace dcsim {
+namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+
 // Ends the calling CUDA thread and fails the launch with `code` (the first failure's message is kept).
 inline void fail(int code, const char* fmt, const char* a = "", const char* b = "", long c = 0) {
   if (t_launch && t_launch->error_code == 0) {
@@ -179,18 +188,24 @@ inline unsigned long long splitmix(unsigned long long& state) {
 }
 
 template <class T, size_t Align>
-inline T& shared_var(const void* tag) {
+inline T& shared_var(const void* tag, const char* name = "") {
   SharedWindow& w = t_shared;
   for (unsigned i = 0; i < w.n; ++i)
     if (w.tags[i] == tag) return *static_cast<T*>(w.ptrs[i]);
   constexpr size_t align = alignof(T) > Align ? alignof(T) : Align;
-  const uintptr_t at = (reinterpret_cast<uintptr_t>(w.next) - sizeof(T)) & ~(uintptr_t(align) - 1);
+  // a trace build leaves a gap between variables, where an overrun of one is seen (dcsim_trace.h)
+  const uintptr_t at =
+      (reinterpret_cast<uintptr_t>(w.next) - sizeof(T) - (w.n ? trace::shared_gap() : 0)) & ~(uintptr_t(align) - 1);
   if (!w.top || w.n == 64 || sizeof(T) > static_cast<size_t>(w.next - w.bottom) ||
       at < reinterpret_cast<uintptr_t>(w.bottom))
     fail(701, "the block's static __shared__ variables exceed the simulated device's shared memory%s%s",
          "", "");  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
   w.next = reinterpret_cast<char*>(at);
-  memset(w.next, 0xFF, sizeof(T));
+  {
+    trace::Mute mute;  // the poison is not the kernel's write
+    memset(w.next, 0xFF, sizeof(T));
+  }
+  trace::on_shared_variable(w.next, sizeof(T), name);
   w.tags[w.n] = tag;
   w.ptrs[w.n++] = w.next;
   return *reinterpret_cast<T*>(w.next);
@@ -366,6 +381,7 @@ inline bool release_warp(Block* b, unsigned w) {
     const int s = b->fibers[t].state;
     if (s != kAtWarpBarrier && s != kDone) return false;
   }
+  trace::on_warp_release(b, w, ws.mask, trace::collective_pc());
   for (unsigned l = 0; l < b->warp_size; ++l) {
     const unsigned t = w * b->warp_size + l;
     if (t < b->n && b->fibers[t].state == kAtWarpBarrier) b->fibers[t].state = kRunnable;
@@ -439,6 +455,7 @@ inline void schedule(Block* b) {
                    t_block_idx.x, t_block_idx.y, t_block_idx.z, first->idx.x, first->idx.y,
                    first->idx.z, first->site_file, first->site_line, f->idx.x, f->idx.y, f->idx.z, f->site_file,
                    f->site_line);
+          trace::on_barrier_divergence(b, first, f, trace::kBarrierDivergence);
           b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
           return;
         }
@@ -446,6 +463,7 @@ inline void schedule(Block* b) {
       for (unsigned i = 0; i < b->n; ++i)
         if (b->fibers[i].state == kAtBlockBarrier) b->fibers[i].state = kRunnable;
       ++b->block_gen;
+      trace::on_block_barrier(b->block_gen);
       released = true;
     }
     if (!released && at_grid) {
@@ -462,6 +480,11 @@ inline void schedule(Block* b) {
                "kernel %s deadlocked in block (%u, %u, %u) (barrier divergence): %u of %u live threads wait at "
                "__syncthreads, the others at a warp-synchronous operation whose lanes never all arrive",
                b->kernel->name, t_block_idx.x, t_block_idx.y, t_block_idx.z, at_block, live);
+      for (unsigned i = 0; i < b->n; ++i)
+        if (b->fibers[i].state == kAtBlockBarrier) {
+          trace::on_barrier_divergence(b, &b->fibers[i], nullptr, trace::kBarrierDeadlock);
+          break;
+        }
       b->launch->error_code = 719;  // CUDA_ERROR_LAUNCH_FAILED
       return;
     }
@@ -493,6 +516,7 @@ inline const unsigned long long* warp_exchange(unsigned long long value, unsigne
     single[0] = value;
     return single;
   }
+  trace::on_warp_arrive();
   WarpSync& ws = t_block->warps[f->warp];
   const unsigned parity = f->warp_ops++ & 1u;
   ws.slots[parity][f->lane] = value;
@@ -572,7 +596,10 @@ inline int __syncthreads_or(int pred, const char* file = __builtin_FILE(), unsig
   return dcsim_sync_reduce(pred, 2, file, line);
 }
 
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::dcsim::warp_exchange(0, mask); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  ::dcsim::warp_exchange(0, mask);
+  ::dcsim::trace::on_syncwarp(mask);
+}
 inline unsigned __activemask() {
   using namespace dcsim;
   if (!t_block) return 1u;
@@ -847,6 +874,7 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
   t_launch = L;
   t_shared.top = L->static_shared_top;
   t_shared.bottom = L->static_shared_top ? L->static_shared_top - L->static_shared_bytes : nullptr;
+  trace::on_run_begin(L);
   if (L->cooperative) {
     run_grid_fibers(L);
     return;
@@ -860,11 +888,14 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
     t_shared.next = t_shared.top;
     t_shared.n = 0;
     if (L->dynamic_shared && L->dynamic_shared_bytes) memset(L->dynamic_shared, 0xFF, L->dynamic_shared_bytes);
+    trace::on_block_begin();
     if (L->use_fibers)
       run_block_fibers(L);
     else
       run_block_plain(L);
+    trace::on_block_end();
   }
+  trace::on_run_end(L);
 }
 
 #undef assert
