@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .native import native
+from .opencl_cache import clear_pocl_cache
 
 
 def cache_folder() -> Path | None:
@@ -27,9 +28,12 @@ def cache_info() -> dict[str, Any]:
 
 
 def cache_clear() -> dict[str, Any]:
-    """Removes every cached kernel, in memory and on disk; returns what was there before."""
+    """Removes every cached kernel, in memory and on disk (PoCL's cache in our folder too); returns what
+    was there before."""
     before = cache_info()
     native().cache_clear()
+    # PoCL's work-group functions cached beside our binaries (runtime/opencl_cache.py) go too
+    clear_pocl_cache(before.get("dir"))
     return before
 
 

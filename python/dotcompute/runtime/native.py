@@ -89,6 +89,10 @@ def _start() -> None:
             "Build it with `pip install .` (or `pip install --no-build-isolation -e .` in a checkout)."
         ) from e
     config.configure_logging()
+    # before the backends are listed: PoCL reads POCL_CACHE_DIR once, when the ICD loader starts it
+    from .opencl_cache import point_pocl_cache
+
+    point_pocl_cache(module.cache_dir())
     _module = module
     _warn_about_cache(module)
     _load_entry_points(module)
