@@ -1,5 +1,6 @@
 """``dotcompute precompile module.py``: compile a module's kernels ahead of time, so that a
-deployment starts with a warm kernel cache."""
+deployment starts with a warm kernel cache; ``dotcompute precompile --ops sum,argmax`` does the same
+for the array operations a program uses (cli/precompile_ops.py)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,48 @@ def kernels_of(module: ModuleType) -> list[tuple[str, Any]]:
     return [(name, obj) for name, obj in vars(module).items() if isinstance(obj, (Kernel, RawKernel))]
 
 
+def run_ops(args: argparse.Namespace) -> int:
+    """``--ops`` / ``--ops-file``: warms the operations' kernels; 1 if any failed, 2 on a bad list."""
+    from . import precompile_ops
+
+    specs = list(args.ops or [])
+    try:
+        for path in args.ops_file or []:
+            specs.extend(precompile_ops.read_ops_file(path))
+        ops = precompile_ops.parse_ops(specs)
+        dtypes = tuple(d for item in args.dtype or [] for d in item.split(",") if d.strip()) or None
+        for d in dtypes or ():
+            precompile_ops.parse_ops([f"sum:{d}"])  # the same dtype check as inside --ops
+    except (OSError, ValueError) as e:
+        print(f"dotcompute precompile: {e}", file=sys.stderr)
+        return 2
+    if not ops:
+        print("dotcompute precompile: --ops names no operation", file=sys.stderr)
+        return 2
+    failed = 0
+    for name, dtype, acc, seconds, error in precompile_ops.warm(ops, args.accelerator, dtypes):
+        if error:
+            failed += 1
+            print(f"{name} {dtype} on {acc}: FAILED: {error}", file=sys.stderr)
+        else:
+            print(f"{name} {dtype}: warmed on {acc} in {seconds * 1e3:.0f} ms")
+    return 1 if failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     from ..orchestrate import precompile
 
+    if args.module is None:
+        if not (args.ops or args.ops_file):
+            print("dotcompute precompile: give a module, --ops or --ops-file", file=sys.stderr)
+            return 2
+        return run_ops(args)
+    if args.ops or args.ops_file:
+        status = run_ops(args)
+        if status == 2:
+            return status
+    else:
+        status = 0
     try:
         module = load_module(args.module)
     except FileNotFoundError as e:
@@ -74,12 +114,20 @@ def run(args: argparse.Namespace) -> int:
             continue
         where = ", ".join(acc for acc, _ in done)
         print(f"{name}: compiled for {where} in {(time.perf_counter() - t0) * 1e3:.0f} ms")
-    return 1 if failed else 0
+    return 1 if failed or status else 0
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("precompile", help="compile a module's kernels ahead of time (warm the cache)")
-    p.add_argument("module", help="a .py file or a dotted module name; its top-level kernels are compiled")
+    p = subparsers.add_parser("precompile", help="compile a module's kernels or array operations ahead of time "
+                                                "(warm the cache)")
+    p.add_argument("module", nargs="?", default=None,
+                   help="a .py file or a dotted module name; its top-level kernels are compiled")
+    p.add_argument("--ops", action="append",
+                   help="array operations to warm, comma-separated, each optionally op:dtype (op:int32+float64); "
+                        "'all' for every one (repeatable)")
+    p.add_argument("--ops-file", action="append", help="a file of operations, one op[:dtype] per line (# comments)")
+    p.add_argument("--dtype", action="append",
+                   help="dtypes for the operations that name none (comma-separated; default float32)")
     p.add_argument("--accelerator", "-a", action="append",
                    help="an accelerator spec (repeatable; default: every device)")
     p.add_argument("--kernel", "-k", action="append", help="only this kernel (repeatable)")
