@@ -77,6 +77,38 @@ std::vector<std::string> host_compiler(std::string& error) {
   return {};
 }
 
+// A trace build (the kernel checks of raw kernels, dcsim_trace.h) needs clang's SanitizerCoverage
+// load/store callbacks, which GCC does not have: DOTCOMPUTE_CXX or CXX when that is clang, else
+// clang++ (or a versioned clang++-N) on PATH.
+std::string trace_compiler(const std::vector<std::string>& cxx, const std::string& version_line) {
+  if (!cxx.empty() && version_line.find("clang") != std::string::npos) return cxx[0];
+  for (const char* name : {"clang++", "clang++-19", "clang++-18", "clang++-17", "clang++-16", "clang++-15", "clang++-14"}) {
+    const std::string exe = find_on_path(name);
+    if (!exe.empty()) return exe;
+  }
+  return "";
+}
+
+// The line the host puts in a kernel's source to ask for a trace build (a comment to NVRTC, and a
+// different source, hence a different cache entry, from the plain build).
+const char kTraceMarker[] = "//!dotcompute-sim-trace";
+
+// DOTCOMPUTE_CUDA_SIM_COUNTERS=1 (read once): every kernel is a trace build with the GPU-model
+// counters' observer (shim/dcsim_counters.h), under an identity of its own (other cache entries).
+bool counters_mode() {
+  static const bool on = [] {
+    const char* v = std::getenv("DOTCOMPUTE_CUDA_SIM_COUNTERS");
+    const std::string s = v ? v : "";
+    return !s.empty() && s != "0" && s != "false" && s != "no" && s != "off";
+  }();
+  return on;
+}
+
+std::string& trace_compiler_cache() {
+  static std::string exe;
+  return exe;
+}
+
 const std::vector<std::string> kFlags = {"-std=c++17", "-O2", "-fPIC", "-shared", "-pthread",
                                          "-fno-strict-aliasing", "-fno-math-errno", "-w"};
 
@@ -486,9 +518,11 @@ CUresult build_identity(std::string& out) {
         for (const char* c = part; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
     char shim[17];
     std::snprintf(shim, sizeof shim, "%016llx", static_cast<unsigned long long>(hash));
+    trace_compiler_cache() = trace_compiler(cxx, log.substr(0, log.find('\n')));
     identity_cache() = "dcsim shim abi " + std::to_string(DCSIM_ABI_VERSION) + " image " +
                        std::to_string(kImageVersion) + " shim " + shim + " | " + cxx[0] + " | " +
-                       log.substr(0, log.find('\n')) + " |" + flags;
+                       log.substr(0, log.find('\n')) + " |" + flags + " | trace " + trace_compiler_cache() +
+                       (counters_mode() ? " | counters" : "");
   });
   if (status != CUDA_SUCCESS) return fail(status, detail);
   out = identity_cache();
@@ -503,7 +537,26 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     return r;
   }
   std::string error;
-  const auto cxx = host_compiler(error);
+  auto cxx = host_compiler(error);
+  bool trace = false;
+  for (size_t at = source.find(kTraceMarker); at != std::string::npos; at = source.find(kTraceMarker, at + 1))
+    trace = trace || at == 0 || source[at - 1] == '\n';
+  trace = trace || counters_mode();
+  if (trace) {
+    if (trace_compiler_cache().empty() && counters_mode()) {
+      log = "DOTCOMPUTE_CUDA_SIM_COUNTERS=1 needs clang++ (14 or later: its -fsanitize-coverage=trace-loads,"
+            "trace-stores instrumentation; GCC has none): install the Debian/Ubuntu package clang (apt-get install "
+            "clang), or point DOTCOMPUTE_CXX at a clang++";
+      return fail(kErrorInvalidSource, log);
+    }
+    if (trace_compiler_cache().empty()) {
+      log = "the kernel checks of raw CUDA kernels on the CUDA simulator need clang++ (its "
+            "-fsanitize-coverage=trace-loads,trace-stores instrumentation; GCC has none): install the Debian/Ubuntu "
+            "package clang (apt-get install clang), or point DOTCOMPUTE_CXX at a clang++";
+      return fail(kErrorInvalidSource, log);
+    }
+    cxx = {trace_compiler_cache()};
+  }
   TempDir dir;
   if (!dir.create()) {
     log = "cannot create a private temporary folder";
@@ -560,16 +613,34 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     log = error;
     return fail(kErrorInvalidSource, error);
   }
-  const std::string kernel = "#include \"dcsim_cuda.h\"\n" + a.prelude + "#line 1 \"kernel.cu\"\n" + a.source +
+  // counters mode: the counters' observer registers itself with the trace build (dcsim_counters.h)
+  const std::string kernel = "#include \"dcsim_cuda.h\"\n" +
+                             std::string(counters_mode() ? "#include \"dcsim_counters.h\"\n" : "") + a.prelude + "#line 1 \"kernel.cu\"\n" + a.source +
                              "\n#line 1 \"dcsim-registration\"\n" + a.epilogue;
   write_file(dir.path() + "/kernel.cpp", kernel);
 
   std::vector<std::string> argv = cxx;
-  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
-  if (needs_no_gnu_unique()) argv.push_back("-fno-gnu-unique");
+  if (trace) {
+    // Compiled with the load/store callbacks and line tables (-g: the checks name source lines), at
+    // -O1 so that accesses stay where the source has them; linked without -fsanitize (which would
+    // pull in a sanitizer runtime: the callbacks are the shim's own).
+    for (const auto& f : kFlags)
+      if (f != "-O2" && f != "-shared") argv.push_back(f);
+    argv.insert(argv.end(), {"-O1", "-g", "-DDCSIM_TRACE=1", "-fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores",
+                             "-c"});
+    if (counters_mode()) argv.push_back("-DDCSIM_COUNTERS=1");
+  } else {
+    argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+    if (needs_no_gnu_unique()) argv.push_back("-fno-gnu-unique");
+  }
   argv.insert(argv.end(), include_flags.begin(), include_flags.end());
-  argv.insert(argv.end(), {"-o", dir.path() + "/kernel.so", dir.path() + "/kernel.cpp"});
-  const int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
+  argv.insert(argv.end(), {"-o", dir.path() + (trace ? "/kernel.o" : "/kernel.so"), dir.path() + "/kernel.cpp"});
+  int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
+  if (status == 0 && trace) {
+    const std::vector<std::string> link = {cxx[0], "-shared", "-pthread", "-o", dir.path() + "/kernel.so",
+                                           dir.path() + "/kernel.o"};
+    status = run(link, dir.path(), dir.path() + "/link.log", log);
+  }
   if (status != 0) {
     if (status < 0) log = "could not run the host C++ compiler " + argv[0];
     return fail(kErrorInvalidSource, "the host C++ compiler rejected the kernel:\n" + log);
@@ -583,7 +654,7 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   ImageHeader h{};
   std::memcpy(h.magic, kImageMagic, sizeof kImageMagic);
   h.version = kImageVersion;
-  h.flags = a.fibers ? kImageFibers : 0;
+  h.flags = a.fibers || trace ? kImageFibers : 0;  // a trace build runs every thread as a fiber
   h.source_bytes = source.size();
   h.device_code_bytes = device_code ? device_code_size : 0;
   h.host_bytes = host.size();

@@ -12,6 +12,9 @@ namespace dcsim_lib {
 
 namespace {
 constexpr uint64_t kAlign = 256;  // cuMemAlloc's alignment guarantee
+// Left unused after each allocation when the free block has room: an access one past the end (or a
+// few elements past it) then lands in no other allocation, so a trace build's memcheck sees it.
+constexpr uint64_t kRedZone = 256;
 uint64_t page_size() {
   static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   return p;
@@ -40,17 +43,19 @@ CUresult Arena::alloc(uint64_t bytes, CUdeviceptr* out) {
   const uint64_t size = (bytes + kAlign - 1) / kAlign * kAlign;
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < size) continue;
-    const uint64_t offset = it->first, left = it->second - size;
+    const uint64_t taken = it->second >= size + kRedZone ? size + kRedZone : size;
+    const uint64_t offset = it->first, left = it->second - taken;
     free_.erase(it);
-    if (left) free_[offset + size] = left;
+    if (left) free_[offset + taken] = left;
     const uint64_t ps = page_size();
-    const uint64_t lo = offset / ps * ps, hi = (offset + size + ps - 1) / ps * ps;
+    const uint64_t lo = offset / ps * ps, hi = (offset + taken + ps - 1) / ps * ps;
     if (mprotect(host_ + lo, hi - lo, PROT_READ | PROT_WRITE) != 0) {
-      free_[offset] = size;  // give it back (neighbours stay uncoalesced: harmless)
+      free_[offset] = taken;  // give it back (neighbours stay uncoalesced: harmless)
       return fail(CUDA_ERROR_OUT_OF_MEMORY, "the host cannot commit " + std::to_string(size) + " bytes");
     }
-    used_[offset] = size;
-    in_use_ += size;
+    used_[offset] = taken;
+    asked_[offset] = bytes;
+    in_use_ += taken;
     *out = kDeviceBase + (static_cast<uint64_t>(device_) << kDeviceShift) + offset;
     return CUDA_SUCCESS;
   }
@@ -67,6 +72,7 @@ CUresult Arena::free(CUdeviceptr p) {
     return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address that is not the start of an allocation");
   uint64_t offset = it->first, size = it->second;
   used_.erase(it);
+  asked_.erase(offset);
   in_use_ -= size;
   // Coalesce with free neighbours, then return whole free pages to the host and make them inaccessible,
   // so a use after free faults rather than reading stale data.
@@ -104,6 +110,54 @@ char* Arena::translate(CUdeviceptr p, uint64_t bytes) const {
   --it;
   if (offset + bytes > it->first + it->second) return nullptr;
   return host_ + offset;
+}
+
+bool Arena::host_range(uintptr_t* lo, uintptr_t* hi) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!host_) return false;
+  *lo = reinterpret_cast<uintptr_t>(host_);
+  *hi = *lo + capacity_;
+  return true;
+}
+
+bool Arena::find(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(host_);
+  if (!host_ || p < base || p >= base + capacity_) return false;
+  const uint64_t offset = p - base;
+  auto it = used_.upper_bound(offset);
+  if (it == used_.begin()) return false;
+  --it;
+  if (offset >= it->first + it->second) return false;
+  auto asked = asked_.find(it->first);
+  *host = base + it->first;
+  *bytes = asked == asked_.end() ? it->second : asked->second;
+  *span = it->second;
+  *device = kDeviceBase + (static_cast<uint64_t>(device_) << kDeviceShift) + it->first;
+  return true;
+}
+
+namespace {
+uint32_t services_arenas(uintptr_t* lo, uintptr_t* hi, uint32_t max) {
+  Sim* s = sim();
+  uint32_t n = 0;
+  if (!s) return 0;
+  for (const auto& d : s->devices)
+    if (n < max && d->arena && d->arena->host_range(&lo[n], &hi[n])) ++n;
+  return n;
+}
+int services_allocation(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device) {
+  Sim* s = sim();
+  if (!s) return 0;
+  for (const auto& d : s->devices)
+    if (d->arena && d->arena->find(p, host, bytes, span, device)) return 1;
+  return 0;
+}
+}  // namespace
+
+const dcsim_host_services* host_services() {
+  static const dcsim_host_services services{1, &services_arenas, &services_allocation};
+  return &services;
 }
 
 uint64_t Arena::in_use() const {

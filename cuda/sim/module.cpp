@@ -96,6 +96,9 @@ CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out
     const char* why = dlerror();
     return fail(CUDA_ERROR_INVALID_IMAGE, std::string("cannot load the kernel's host object: ") + (why ? why : "?"));
   }
+  // A trace build (kernel checks) asks where device memory is: dcsim_trace.h.
+  if (auto* host = reinterpret_cast<const dcsim_host_services**>(dlsym(m->handle, "dcsim_host"))) *host = host_services();
+  counters_attach(*m);  // a counters-mode build (DOTCOMPUTE_CUDA_SIM_COUNTERS=1) reports to counters.cpp
   auto kernels = reinterpret_cast<dcsim_kernels_fn>(dlsym(m->handle, "dcsim_kernels"));
   m->run = reinterpret_cast<dcsim_run_fn>(dlsym(m->handle, "dcsim_run"));
   if (!kernels || !m->run) return fail(CUDA_ERROR_INVALID_IMAGE, "the host object lacks dcsim_kernels/dcsim_run");
@@ -116,6 +119,7 @@ CUresult load_module(const void* image, int device, std::shared_ptr<Module>& out
       f->symbol = entries[i].name;
     f->static_shared = static_cast<int>(cubin_static_shared(device_code, h.device_code_bytes, f->symbol));
     f->max_dynamic_shared = dev ? dev->cfg.shared_per_block - f->static_shared : 0;
+    f->registers = cubin_registers(device_code, h.device_code_bytes, f->symbol);
     size_t offset = 0;
     for (uint32_t p = 0; p < entries[i].nparams; ++p) {
       const size_t a = entries[i].aligns[p] ? entries[i].aligns[p] : 1;

@@ -77,6 +77,10 @@ class Arena {
   // for bytes == 0), else null.
   char* translate(CUdeviceptr p, uint64_t bytes) const;
   uint64_t in_use() const;
+  // For a trace build's kernel checks (dcsim_abi.h, dcsim_host_services): the arena's host range, and
+  // the live allocation whose span (bytes rounded up, then the red zone) holds host address `p`.
+  bool host_range(uintptr_t* lo, uintptr_t* hi) const;
+  bool find(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device) const;
 
  private:
   bool reserve();
@@ -84,7 +88,8 @@ class Arena {
   uint64_t capacity_;
   char* host_ = nullptr;
   mutable std::mutex mutex_;
-  std::map<uint64_t, uint64_t> used_;   // offset -> size
+  std::map<uint64_t, uint64_t> used_;   // offset -> size (with the red zone, when it had one)
+  std::map<uint64_t, uint64_t> asked_;  // offset -> the bytes cuMemAlloc asked for
   std::map<uint64_t, uint64_t> free_;   // offset -> size, coalesced
   uint64_t in_use_ = 0;
 };
@@ -275,6 +280,8 @@ Device* device_of(int ordinal);
 
 // Resolves a device address for copies: the host address of [p, p+bytes) in device memory or
 // a pinned/managed host range; null when the range is not allocated.
+// The services a trace build of a module gets (module.cpp stores their address in it).
+const dcsim_host_services* host_services();
 char* resolve(CUdeviceptr p, uint64_t bytes, int* device = nullptr);
 bool is_pinned(const void* host, uint64_t bytes);
 

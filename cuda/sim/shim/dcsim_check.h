@@ -60,7 +60,7 @@ struct Finding {
   uint32_t mask, lanes;
   uint32_t line[2];    // synccheck: the barriers' source lines when the backend knows them
   uint32_t thread[2][3], group[2][3];  // the two parties (memcheck/initcheck: [0] only)
-  uint32_t pad;
+  uint32_t stores;     // bit i: party i's access was a store
   uint64_t site[2];    // the call sites (backend addresses, resolved to lines by the host)
   uint64_t count;      // how many accesses showed this problem
   char name[32];       // a named region (a shared variable)

@@ -22,6 +22,8 @@ struct dcsim_check_report_t {
   uint32_t nrecords;
   uint32_t dropped;        // findings beyond the first kMax distinct ones
   uint32_t record_bytes;   // sizeof(dccheck::Finding), for the reader to verify
+  uint32_t block[3];       // the launch's blockDim and gridDim (the host turns indices into global ids)
+  uint32_t grid[3];
   uint32_t pad;
   char module[64];
   dccheck::Finding records[dccheck::Findings::kMax];
@@ -106,6 +108,7 @@ struct Checker : trace::Observer {
       f.check = dccheck::kMemcheck;
       region_of(f, a);
       party(f, 0, who);
+      f.stores = a.store ? 1u : 0u;
       g_state.findings.add(f);
       // The access would land in a red zone, a guard page or another variable: the thread stops
       // here (as compute-sanitizer stops a kernel at its first invalid access).
@@ -155,6 +158,8 @@ struct Checker : trace::Observer {
       region_of(f, a);
       party(f, 0, other);
       party(f, 1, who);
+      // a write-write pair, or a read-write one where `now` read: the earlier access was the store
+      f.stores = (a.store ? 2u : 0u) | (hazard == dccheck::kWriteWrite || !a.store ? 1u : 0u);
       g_state.findings.add(f);
     }
   }
@@ -191,6 +196,9 @@ struct Checker : trace::Observer {
     r.dropped = dropped;
     r.record_bytes = sizeof(dccheck::Finding);
     r.epoch = g.epoch;
+    const uint32_t dims[6] = {t_block_dim.x, t_block_dim.y, t_block_dim.z, t_grid_dim.x, t_grid_dim.y, t_grid_dim.z};
+    memcpy(r.block, dims, sizeof r.block);
+    memcpy(r.grid, dims + 3, sizeof r.grid);
     __atomic_store_n(&r.magic, 0x4B434344u, __ATOMIC_RELEASE);
   }
 };

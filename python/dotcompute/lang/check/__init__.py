@@ -4,12 +4,13 @@
 run the kernel instrumented on the host first (printer.py: the CPU emitter's source with checked
 accesses; runner.py: the run over copies and the report). Importing this package registers the
 checked launch with lang/launching.py, which only tests whether ``DOTCOMPUTE_CHECK`` is set, and the
-raw MSL kernels' checked launch with runtime/raw_kernel.py (raw_metal.py).
+raw MSL and CUDA kernels' checked launches with runtime/raw_kernel.py (raw_metal.py, raw_cuda.py).
 """
 
 from __future__ import annotations
 
 from ...runtime import raw_kernel as _raw_kernel
+from . import raw_cuda as _raw_cuda
 from . import raw_metal as _raw_metal
 from .layout import ALL_CHECKS
 from .runner import Finding, checked_launch, run_checks
@@ -18,5 +19,8 @@ from .spec import CheckSpec, parse_check
 # raw MSL kernels: checked on the Metal test double (raw_metal.py)
 _raw_kernel.RAW_CHECKERS["metal"] = _raw_metal.checked_runner
 _raw_kernel.ENV_LAUNCH["metal"] = _raw_metal.env_launch
+# raw CUDA kernels: checked on the CUDA simulator's trace build (raw_cuda.py)
+_raw_kernel.RAW_CHECKERS["cuda"] = _raw_cuda.checked_runner
+_raw_kernel.ENV_LAUNCH["cuda"] = _raw_cuda.env_launch
 
 __all__ = ["ALL_CHECKS", "CheckSpec", "Finding", "checked_launch", "parse_check", "run_checks"]
