@@ -152,6 +152,21 @@ LaunchPlan::LaunchPlan(std::shared_ptr<Kernel> kernel, std::vector<ParamSpec> pa
   }
 }
 
+bool LaunchPlan::indices_fit(const LaunchConfig& config, const ArgValue* args, size_t nargs) const noexcept {
+  for (const IndexFact& f : facts_) {
+    if (f.arg >= nargs) return false;
+    Buffer* const* bp = std::get_if<Buffer*>(&args[f.arg]);
+    if (bp == nullptr || *bp == nullptr) return false;
+    const Shape& shape = (*bp)->shape();
+    if (f.dim >= shape.size()) continue;
+    const uint64_t g = f.gid < config.dims ? config.global_size[f.gid] : 1;
+    // 128 bits: scale * (g - 1) of a huge launch must not wrap into an index that looks in range
+    const __int128 top = static_cast<__int128>(f.scale) * static_cast<__int128>(g - 1) + f.offset;
+    if (top >= static_cast<__int128>(shape[f.dim])) return false;
+  }
+  return true;
+}
+
 void LaunchPlan::launch(const LaunchConfig& config, const ArgValue* args, size_t nargs, Stream* stream) {
   Accelerator& acc = kernel_->accelerator();
   Stream& s = stream ? *stream : acc.default_stream();

@@ -12,6 +12,7 @@ from .runtime import array_hooks as _array_hooks
 from .runtime import layer_hooks as _layer_hooks
 from .runtime import trace as _trace
 from .runtime.array_hooks import HOOKS as _ARRAY_HOOKS
+from .runtime.fast_launch import attempt as _fast_attempt
 
 
 class LaunchSizeTypeError(LaunchError, TypeError):
@@ -114,6 +115,9 @@ def launch(kernel: Any, global_size: Any, *args: Any, local_size: Any = None, ac
     raising ``dc.KernelCheckError``) first runs the kernel instrumented on the host (docs/kernel-safety.md).
     """
     if type(accelerator) is _Accelerator and fallback is None and not retries and check is None:  # the hot path
+        if (local_size is None and stream is None and not _accelerator_module.inherited_by_fork
+                and _fast_attempt(accelerator, kernel, global_size, args)):
+            return  # a cached kernel with plain arguments: one native call (runtime/fast_launch.py)
         launch_on(accelerator, kernel, global_size, args, local_size, stream)
         return
     if type(accelerator) is str and accelerator.strip().lower() in _CHOSEN:

@@ -27,6 +27,8 @@ dotcompute::Stream* as_stream(py::handle obj);
 std::vector<int64_t> to_sizes(py::handle obj, const char* what);
 
 void bind_launch(py::module_& m);
+// LaunchPlan.fast and the FastLaunch type (fast_launch.cpp)
+void bind_fast_launch(py::module_& m, py::class_<dotcompute::LaunchPlan, std::shared_ptr<dotcompute::LaunchPlan>>& plan);
 void bind_dlpack(py::module_& m);
 
 }  // namespace dcpy

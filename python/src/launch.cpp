@@ -200,8 +200,8 @@ void bind_launch(py::module_& m) {
           },
           py::arg("params"), py::arg("raw") = false);
 
-  py::class_<dc::LaunchPlan, std::shared_ptr<dc::LaunchPlan>>(m, "LaunchPlan")
-      .def("launch", &launch, py::arg("global_size"), py::arg("local_size") = py::none(),
+  py::class_<dc::LaunchPlan, std::shared_ptr<dc::LaunchPlan>> plan(m, "LaunchPlan");
+  plan.def("launch", &launch, py::arg("global_size"), py::arg("local_size") = py::none(),
            py::arg("args") = py::tuple(), py::arg("stream") = py::none(), py::arg("shared_bytes") = 0,
            py::arg("cooperative") = false)
       .def_property_readonly("params",
@@ -213,6 +213,7 @@ void bind_launch(py::module_& m) {
       .def_property_readonly("raw", &dc::LaunchPlan::raw)
       .def_property_readonly("expanded_count", &dc::LaunchPlan::expanded_count)
       .def_property_readonly("kernel", [](const dc::LaunchPlan& p) { return p.kernel().shared_from_this(); });
+  bind_fast_launch(m, plan);
 }
 
 }  // namespace dcpy

@@ -46,6 +46,17 @@ struct HostArray {
 // (int -> int64_t, float -> double, bool -> bool).
 using ArgValue = std::variant<Buffer*, HostArray, int64_t, double, bool>;
 
+// An indexing `arg[..., scale * global_id(gid) + offset, ...]` (at position `dim`) that every
+// work-item of the kernel makes unguarded: the Python layer's bounds analysis finds these
+// (python/dotcompute/lang/bounds.py) so that a launch can be checked before anything runs.
+struct IndexFact {
+  uint32_t arg = 0;
+  uint32_t dim = 0;
+  uint32_t gid = 0;
+  int64_t scale = 1;
+  int64_t offset = 0;
+};
+
 class DOTCOMPUTE_API LaunchPlan {
  public:
   static constexpr size_t kInlineArgs = 64;
@@ -61,6 +72,14 @@ class DOTCOMPUTE_API LaunchPlan {
     launch(config, args.data(), args.size(), stream);
   }
 
+  // The unguarded indexings indices_fit() checks (replacing any set before).
+  void set_index_facts(std::vector<IndexFact> facts) { facts_ = std::move(facts); }
+  const std::vector<IndexFact>& index_facts() const noexcept { return facts_; }
+  // Whether every fact's largest index at this launch's global size lies inside its argument's
+  // extent. False as well when a fact's argument is not a device buffer: the caller then proves the
+  // launch its own way (and words the failure). A fact whose dimension the buffer lacks proves nothing.
+  bool indices_fit(const LaunchConfig& config, const ArgValue* args, size_t nargs) const noexcept;
+
   const std::vector<ParamSpec>& params() const noexcept { return params_; }
   bool raw() const noexcept { return raw_; }
   Kernel& kernel() const noexcept { return *kernel_; }
@@ -73,6 +92,7 @@ class DOTCOMPUTE_API LaunchPlan {
   bool raw_;
   bool untyped_;
   size_t expanded_ = 0;
+  std::vector<IndexFact> facts_;
 };
 
 }  // namespace dotcompute

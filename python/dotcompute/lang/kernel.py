@@ -167,6 +167,8 @@ class Kernel(KernelBase):
         self._fixed: list[ParamType | None] = []
         self._specs: dict[tuple, Specialization] = {}
         self._launches: dict[tuple, Any] = {}
+        # accelerator -> the native fast path of the entry last launched there (runtime/fast_launch.py)
+        self._fast: dict[Any, Any] = {}
 
     @classmethod
     def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None,

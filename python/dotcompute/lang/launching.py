@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import config
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
+from ..runtime import fast_launch as _fast_launch
 from .bounds import Prover
 from .bounds import facts as bound_facts
 from .compile_options import compile_options
@@ -31,7 +32,7 @@ class LaunchEntry:
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
                  "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain",
-                 "bounds", "proved")
+                 "bounds", "proved", "fast")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
@@ -61,6 +62,9 @@ class LaunchEntry:
         # set by prepare() when the bounds proof is all that keeps the entry from being plain: its
         # Prover.holds, which the hot path asks (the same Buffers and global_size as the last proof)
         self.proved: Any = None
+        # the native fast path (runtime/fast_launch.py), for an entry that is plain or needs only the
+        # bounds proof, which the native side then makes from the same facts
+        self.fast: Any = None
 
 
 def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
@@ -142,7 +146,36 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
         # plain once proved: an unguarded x[i] kernel relaunched on the same Buffers (issue 24: the
         # slow path's checks cost ~1 us per launch, a third of it)
         entry.proved = entry.bounds.holds
+    if entry.plain or entry.proved is not None:
+        entry.fast = _fast_path(kernel, entry, args, found)
     return entry
+
+
+def _fast_path(kernel: Any, entry: LaunchEntry, args: tuple[Any, ...], found: tuple[Any, ...]) -> Any:
+    """The entry's native FastLaunch (runtime/fast_launch.py), or None for a kernel whose launches
+    must go through Python (``check=`` given to @dc.kernel)."""
+    if getattr(kernel, "check_spec", None) is not None:
+        return None
+    from ..runtime.buffer import Buffer
+
+    # a parameter typed by its argument takes, on this entry, only arguments of that exact type
+    # (the entry's signature_key); the native side checks a buffer's dtype and rank itself
+    want: list[Any] = [None] * entry.nparams
+    for i in kernel._generic:
+        if i < len(args) and i not in entry.buffers:
+            want[i] = type(args[i])
+    facts = tuple((f.arg, f.dim, f.gid, f.scale, f.offset) for f in found)
+    return entry.plan.fast(Buffer, tuple(want), facts)
+
+
+def _file_fast(kernel: Any, acc: Any, entry: LaunchEntry) -> None:
+    """After a launch through ``entry`` succeeded: its fast path becomes the kernel's on ``acc``,
+    unless DOTCOMPUTE_DEBUG now asks for debug launches or a checked launch is running."""
+    if CHECK_STATE.busy or _env_debug():
+        return
+    raw = _fast_launch.env_debug_raw()
+    if raw is _last_env[0] or raw == _last_env[0]:  # (not changed since _env_debug read it)
+        _fast_launch.file(kernel, acc, entry.fast, raw)
 
 
 def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
@@ -168,6 +201,9 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         except KernelTypeError as e:
             user_kernel_name(e, entry.emitted.entry, kernel.name)
             raise
+        if entry.fast is not None and (kernel._fast.get(acc) is not entry.fast
+                                       or _fast_launch.STATE.debug_raw is not _fast_launch.env_debug_raw()):
+            _file_fast(kernel, acc, entry)
         return
     if entry is None or (entry.spec.captures and not entry.spec.valid()):
         entry = prepare(kernel, acc, args, debug)
@@ -203,6 +239,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     except KernelTypeError as e:
         user_kernel_name(e, entry.emitted.entry, kernel.name)
         raise
+    if entry.fast is not None and not debug:
+        _file_fast(kernel, acc, entry)
 
 
 def user_kernel_name(e: KernelTypeError, entry: str, name: str) -> None:

@@ -13,6 +13,7 @@ from ..errors import BackendUnavailableError, OutOfMemoryError
 from . import trace as _trace
 from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
+from .fast_launch import attempt as _fast_attempt
 from .layer_hooks import provided
 from .native import native
 from .stream import Stream
@@ -290,6 +291,9 @@ class Accelerator(metaclass=_ConstructedFromSpec):
     def launch(self, kernel: Any, global_size: Any, *args: Any, local_size: Any = None, stream: Any = None,
                fallback: Any = None, retries: int = 0, check: Any = None) -> None:
         """``dc.launch(kernel, global_size, *args, accelerator=self, ...)``."""
+        if (local_size is None and stream is None and fallback is None and not retries and check is None
+                and not inherited_by_fork and _fast_attempt(self, kernel, global_size, args)):
+            return  # a cached kernel with plain arguments: one native call (runtime/fast_launch.py)
         if fallback is not None or retries or check is not None:
             # dc.launch (registered by dotcompute.launch) hands these options to dotcompute.orchestrate
             # (check=: to the kernel checks, docs/kernel-safety.md)

@@ -16,6 +16,7 @@ from .accelerator import Accelerator
 from .buffer import Buffer
 from .compile import compile_source
 from .cuda_c_headers import C_LIBRARY_HEADERS, LIBRARY_HEADER_HINTS
+from .fast_launch import NO_FAST
 from .kernel_globals import KernelGlobals
 from .params import ParamSpec
 from .registry import KNOWN_BACKENDS
@@ -83,6 +84,8 @@ class RawKernel:
     than the device can hold is refused with ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``
     (a ``LaunchError``).
     """
+
+    _fast = NO_FAST  # no launch fast path (runtime/fast_launch.py): raw launches take the normal one
 
     def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "",
                  read_only: Iterable[int | str] = (), shared_mem: int = 0, cooperative: bool = False) -> None:

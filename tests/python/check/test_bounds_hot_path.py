@@ -58,8 +58,10 @@ def test_a_new_buffer_or_size_is_proved_before_it_runs(monkeypatch):
         dc.launch(pair, 6, x, acc.zeros(3, np.float32), accelerator=acc)  # the second buffer is new
     with pytest.raises(dc.LaunchError):
         dc.launch(pair, 7, x, out, accelerator=acc)  # a larger size
-    dc.launch(pair, 4, x, out, accelerator=acc)  # smaller: proved again, and fine
-    assert len(calls) == 4
+    # smaller: proved again, and fine -- by the launch fast path's native check of the same facts
+    # (runtime/fast_launch.py), so Python's prove is not called for it
+    dc.launch(pair, 4, x, out, accelerator=acc)
+    assert len(calls) == 3
     small = acc.zeros(2, np.float32)
     with pytest.raises(dc.LaunchError):
         dc.launch(bump, 5, small, np.float32(1.0), accelerator=acc)
