@@ -13,6 +13,7 @@ source line (``program_source:LINE``, as Metal's compiler does) through the obje
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import re
@@ -78,6 +79,7 @@ class _Object:
     sites: dict[int, str]
     lines: dict[int, int]  # code offset -> MSL line (0: none found)
     lock: threading.Lock
+    chains: dict[int, tuple[int, ...]] = dataclasses.field(default_factory=dict)  # every MSL line, innermost first
 
 
 _double: Any = None
@@ -262,8 +264,10 @@ def _lines(obj: _Object, pcs: set[int]) -> None:
             obj.lines.setdefault(current, 0)
             continue
         m = _FRAME.match(ln)
-        if current is not None and m and os.path.basename(m.group(1)) == SOURCE_NAME and not obj.lines.get(current):
-            obj.lines[current] = int(m.group(2))
+        if current is not None and m and os.path.basename(m.group(1)) == SOURCE_NAME:
+            obj.chains[current] = obj.chains.get(current, ()) + (int(m.group(2)),)
+            if not obj.lines.get(current):
+                obj.lines[current] = int(m.group(2))
     for pc in want:
         obj.lines.setdefault(pc, 0)
 
@@ -310,6 +314,8 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
     for r in recs:
         kind = KIND_NAMES[r.kind]
         line, oline = obj.lines.get(int(r.pc), 0), obj.lines.get(int(r.opc), 0)
+        if kind == "synccheck" and r.sub == 2 and obj.chains.get(int(r.pc), (line,)) == obj.chains.get(int(r.opc)):
+            continue  # one barrier of the source that the compiler copied into two paths: the same barrier
         key = (r.kind, r.sub, r.space, r.region, line, oline)
         prior = merged.get(key)
         if prior is not None:  # several code addresses of one line: one finding
@@ -318,7 +324,7 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
             continue
         me = _gid(int(r.tid), global_size)
         count = int(r.count)
-        more = f" ({count} accesses)" if count > 1 else ""
+        more = f" ({count} {'times' if kind == 'synccheck' else 'accesses'})" if count > 1 else ""
         where = f"{SOURCE_NAME}:{line}"
         name, what = region(r)
         if kind == "memcheck":
@@ -361,11 +367,10 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
 
 
 def _with_count(f: Finding, count: int) -> Finding:
-    import dataclasses
-
-    msg = re.sub(r" \(\d+ accesses\)", "", f.message, count=1)
+    unit = "times" if f.kind == "synccheck" else "accesses"
+    msg = re.sub(r" \(\d+ (?:accesses|times)\)", "", f.message, count=1)
     head, sep, rest = msg.partition("\n")
-    return dataclasses.replace(f, count=count, message=f"{head} ({count} accesses){sep}{rest}")
+    return dataclasses.replace(f, count=count, message=f"{head} ({count} {unit}){sep}{rest}")
 
 
 # ------------------------------------------------------------------------------------ the launch

@@ -1,0 +1,119 @@
+"""Kernel checks of raw MSL kernels on the Metal double (metal:0): every seeded bug of msl_corpus.py is
+found by its check at its MSL line, the correct kernels run under every check with no finding and the
+right results, and the launch behaves as for language kernels (nothing runs after a finding, ``:warn``
+logs and runs, ``DOTCOMPUTE_CHECK`` applies).
+
+Run as tests/run.sh's Metal phase does (the double loaded through DOTCOMPUTE_PLUGIN_PATH):
+
+    DOTCOMPUTE_PLUGIN_PATH=build/metal-double DOTCOMPUTE_METAL_DOUBLE_DIR=build/metal-double \\
+      PYTHONPATH=tests/python/metal python3 -m pytest -p metal_limits tests/python/check/test_raw_msl_checks.py
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from msl_corpus import BUG_LIBRARY, BUGS, CLEAN, CLEAN_LIBRARY, Case
+
+import dotcompute as dc
+from dotcompute.lang.check.raw_metal import clang_available
+
+
+@pytest.fixture(scope="module")
+def metal() -> dc.Accelerator:
+    if not any(b.name == "metal" and b.available for b in dc.backends()):
+        pytest.skip("metal:0 is not loaded: run with DOTCOMPUTE_PLUGIN_PATH=build/metal-double (the Metal phase "
+                    "of tests/run.sh)")
+    if not clang_available():
+        pytest.skip("clang++ is absent: the raw MSL checks compile the kernel with clang's SanitizerCoverage")
+    return dc.accelerator("metal")
+
+
+def _kernel(case: Case) -> dc.RawKernel:
+    return dc.RawKernel(BUG_LIBRARY if case.kind else CLEAN_LIBRARY, case.id, backend="metal")
+
+
+def _launch(case: Case, acc: dc.Accelerator, check, args=None) -> tuple:
+    args = case.make_args() if args is None else args
+    dc.launch(_kernel(case), case.global_size, *args, local_size=case.local_size, accelerator=acc, check=check)
+    return args
+
+
+def test_the_corpus_covers_every_check():
+    assert len(BUGS) >= 10 and {b.kind for b in BUGS} == {"memcheck", "racecheck", "synccheck", "initcheck"}
+    assert all(b.line > 0 and "// BUG" in BUG_LIBRARY.splitlines()[b.line - 1] for b in BUGS)
+
+
+@pytest.mark.parametrize("case", BUGS, ids=[b.id for b in BUGS])
+def test_bug_found_by_its_check_at_its_line(case, metal):
+    args = case.make_args()
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.raises(dc.KernelCheckError) as ei:
+        _launch(case, metal, case.kind, args)
+    findings = ei.value.findings
+    assert findings and all(f.kind == case.kind for f in findings), [str(f) for f in findings]
+    assert any(case.line in (f.line, f.other_line) for f in findings), (case.line, [str(f) for f in findings])
+    f = next(f for f in findings if case.line in (f.line, f.other_line))
+    assert f.filename == "program_source" and f"program_source:{f.line}:" in f.message
+    assert len(f.groups) == len(f.threads)
+    if case.kind == "racecheck":
+        assert len(f.threads) == 2 and f.threads[0] != f.threads[1] and f.hazard in ("write-write", "read-write")
+    elif case.kind == "synccheck":
+        assert len(f.threads) == 2 and f.buffer is None
+    else:
+        assert len(f.threads) == 1 and f.buffer and f.index is not None
+    for a, b in zip(args, before, strict=True):  # the launch did not run
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_memcheck_names_the_buffer_and_the_element(metal):
+    case = next(b for b in BUGS if b.id == "read_one_past_end")
+    with pytest.raises(dc.KernelCheckError) as ei:
+        _launch(case, metal, "memcheck")
+    f = ei.value.findings[0]
+    assert (f.buffer, f.index, f.threads) == ("x", (64,), ((63,),))
+    case = next(b for b in BUGS if b.id == "threadgroup_overrun")
+    with pytest.raises(dc.KernelCheckError) as ei:
+        _launch(case, metal, "memcheck")
+    f = ei.value.findings[0]
+    assert (f.buffer, f.index) == ("tile", (32,)) and "threadgroup variable 'tile'" in f.message
+
+
+@pytest.mark.parametrize("case", BUGS, ids=[b.id for b in BUGS])
+def test_bug_found_under_all_checks(case, metal):
+    with pytest.raises(dc.KernelCheckError) as ei:
+        _launch(case, metal, "all")
+    assert any(f.kind == case.kind for f in ei.value.findings)
+
+
+@pytest.mark.parametrize("case", CLEAN, ids=[c.id for c in CLEAN])
+def test_clean_kernels_have_no_findings(case, metal):
+    args = _launch(case, metal, "all")
+    assert case.expect is not None
+    case.expect(args)
+
+
+def test_warn_logs_and_launches(metal, caplog):
+    case = next(b for b in BUGS if b.id == "global_accumulate")
+    with caplog.at_level(logging.WARNING, logger="dotcompute.check"):
+        args = _launch(case, metal, "racecheck:warn")
+    assert "write-write race" in caplog.text and "program_source:" in caplog.text
+    assert args[1][0] != 0  # the real launch ran
+
+
+def test_dotcompute_check_applies_to_raw_msl(metal, monkeypatch):
+    case = next(b for b in BUGS if b.id == "neighbour_without_barrier")
+    monkeypatch.setenv("DOTCOMPUTE_CHECK", "racecheck")
+    with pytest.raises(dc.KernelCheckError):
+        _launch(case, metal, None)
+    monkeypatch.setenv("DOTCOMPUTE_CHECK", "off")
+    _launch(case, metal, None)  # runs (wrong, but unchecked)
+
+
+def test_check_false_runs_unchecked(metal):
+    case = next(b for b in BUGS if b.id == "global_accumulate")
+    args = _launch(case, metal, False)
+    assert args[1][0] != 0
