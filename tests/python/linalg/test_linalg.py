@@ -177,10 +177,10 @@ def test_no_device_path_is_a_clear_error(accelerator: dc.Accelerator) -> None:
         ctx = dc.ops.prefer("portable")
     else:
         ctx = nullcontext()
-    x = accelerator.asarray(np.eye(3, dtype=np.complex64))
+    x = accelerator.asarray(np.eye(3, dtype=np.float16))  # complex has kernels (test_complex_factorizations.py)
     with ctx:
         for fn in (L.cholesky, L.inv, L.det):
-            with pytest.raises(NoDevicePath, match=f"dc.linalg.{fn.__name__} for complex64.*{accelerator.id}"):
+            with pytest.raises(NoDevicePath, match=f"dc.linalg.{fn.__name__} for float16.*{accelerator.id}"):
                 fn(x)
         with pytest.raises(NotImplementedError, match="ord=1"):
             L.matrix_norm(accelerator.asarray(np.eye(3, dtype=np.float32)), ord=1)

@@ -3,9 +3,10 @@
 Paths: numpy.linalg (LAPACK, OpenBLAS) on host-memory buffers (cpu:0) and numpy input, zero-copy;
 the kernels of kernels.py and portable_decomp.py on device buffers (and on cpu:0 under
 ``dc.ops.prefer("portable")``) for real float32/float64 (integers are computed in float64, as numpy
-does; complex too for vecdot, eigh, svd, qr, slogdet and what builds on them). Functions and dtypes with
-no device kernel yet raise :class:`NoDevicePath` (a NotImplementedError) naming the function and the
-device: data never silently makes a round trip to the host.
+does; complex too for vecdot, eigh, svd, qr, slogdet, cholesky, solve, inv, det and what builds on
+them). Functions and dtypes with no device kernel yet raise :class:`NoDevicePath` (a
+NotImplementedError) naming the function and the device: data never silently makes a round trip
+to the host.
 """
 
 from __future__ import annotations
@@ -100,6 +101,12 @@ def _float_dtype(name: str, o: Operand) -> np.dtype:
     if o.dtype.kind == "c" or o.dtype == np.float16:
         raise _no_device(name, o, f" for {o.dtype}")
     return o.dtype if o.dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _factor_dtype(name: str, o: Operand) -> np.dtype:
+    """The dtype cholesky/LU compute in on a device: complex64/complex128 as they are (Hermitian
+    Cholesky, complex pivoting), else what ``_float_dtype`` gives."""
+    return o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype(name, o)
 
 
 def _flat_as(o: Operand, dtype: np.dtype) -> Buffer:
@@ -362,20 +369,24 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     n = _square("cholesky", o)
     if _host(o):
         return _wrap(o, np.linalg.cholesky(o.view(), upper=upper))
-    dt = _float_dtype("cholesky", o)
+    dt = _factor_dtype("cholesky", o)
     a = _flat_as(o, dt)
     batches = a.size // (n * n) if n else 0
     info = o.acc.zeros((batches,), np.int32)
     if batches:
         o.acc.launch(lk.cholesky, batches, a, info, n)
     _check_info("cholesky", info, "Matrix is not positive definite")
+    if upper and dt.kind == "c" and a.size:  # L^H: the conjugate transpose, one kernel
+        up = o.acc.empty((a.size,), dt)
+        o.acc.launch(lk.conj_transpose, a.size, a, up, n)
+        return _shaped(up, o.shape)
     low = _shaped(a, o.shape)
     return matrix_transpose(low) if upper else low
 
 
 def _lu(name: str, o: Operand, rhs: Buffer | None, m: int) -> tuple[Buffer, Buffer, Buffer, Buffer, int]:
     n = _square(name, o)
-    dt = _float_dtype(name, o)
+    dt = _factor_dtype(name, o)
     a = _flat_as(o, dt)
     batches = a.size // (n * n) if n else int(np.prod(o.shape[:-2], dtype=np.int64))
     b = rhs if rhs is not None else o.acc.empty((0,), dt)
@@ -397,7 +408,7 @@ def solve(x1: Any, x2: Any, /) -> Any:
         return _wrap(a if not a.is_numpy else b, np.linalg.solve(a.view(), b.view()))
     if not vec and b.shape[:-2] != a.shape[:-2]:
         raise _no_device("solve", a, f" with broadcast batches ({a.shape} and {b.shape})")
-    dt = np.result_type(_float_dtype("solve", a), _float_dtype("solve", b))
+    dt = np.result_type(_factor_dtype("solve", a), _factor_dtype("solve", b))
     bo = Operand(b.acc, None, b.device())
     rhs = _flat_as(bo, dt)
     if a.dtype != dt:
@@ -414,7 +425,7 @@ def inv(x: Any, /) -> Any:
     n = _square("inv", o)
     if _host(o):
         return _wrap(o, np.linalg.inv(o.view()))
-    dt = _float_dtype("inv", o)
+    dt = _factor_dtype("inv", o)
     batches = int(np.prod(o.shape[:-2], dtype=np.int64))
     eye = np.broadcast_to(np.eye(n, dtype=dt), (batches, n, n)).reshape(-1)
     rhs = o.acc.asarray(np.ascontiguousarray(eye))  # the identity's constant is built where it is needed

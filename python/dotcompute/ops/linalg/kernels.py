@@ -120,25 +120,27 @@ def cast(x: dc.Buffer, out: dc.Buffer):
 
 @dc.kernel
 def cholesky(a: dc.Buffer, info: dc.Buffer[dc.int32], n: dc.int64):
-    # in place, lower triangle (the upper one zeroed); info[b] = 1 when matrix b is not positive definite
+    # in place, lower triangle (the upper one zeroed); info[b] = 1 when matrix b is not positive definite.
+    # Real symmetric or complex Hermitian (A = L L^H, numpy's lower factor): the diagonal is real,
+    # L[i, j] = (A[i, j] - sum_k L[i, k] conj(L[j, k])) / L[j, j]; dc.conj and .real are no-ops on reals
     b = dc.global_id(0)
     if b < info.shape[0]:
         o = b * n * n
         info[b] = 0
         for j in range(n):
-            d = a[o + j * n + j]
+            d = a[o + j * n + j].real
             for k in range(j):
-                d -= a[o + j * n + k] * a[o + j * n + k]
+                d -= (dc.conj(a[o + j * n + k]) * a[o + j * n + k]).real
             if not d > 0:  # also NaN
                 info[b] = 1
-                d = a[o] * 0 + math.nan
+                d = d * 0 + math.nan
             else:
                 d = dc.sqrt(d)
-            a[o + j * n + j] = d
+            a[o + j * n + j] = a[o] * 0 + d
             for i in range(j + 1, n):
                 s = a[o + i * n + j]
                 for k in range(j):
-                    s -= a[o + i * n + k] * a[o + j * n + k]
+                    s -= a[o + i * n + k] * dc.conj(a[o + j * n + k])
                 a[o + i * n + j] = s / d
             for i in range(j):
                 a[o + i * n + j] = a[o] * 0
@@ -198,6 +200,18 @@ def lu_solve(a: dc.Buffer, rhs: dc.Buffer, info: dc.Buffer[dc.int32], det: dc.Bu
 
 
 @dc.kernel
+def conj_transpose(x: dc.Buffer, out: dc.Buffer, n: dc.int64):
+    # out[b, i, j] = conj(x[b, j, i]) for a batch of n x n matrices (the upper Cholesky factor L^H)
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        b = f // (n * n)
+        r = f - b * n * n
+        i = r // n
+        j = r - i * n
+        out[f] = dc.conj(x[b * n * n + j * n + i])
+
+
+@dc.kernel
 def tri_solve(t: dc.Buffer, rhs: dc.Buffer, batches: dc.int64, n: dc.int64, m: dc.int64, lower: dc.int32,
               trans: dc.int32):
     # solves T X = B in place for matrix b's m right-hand sides: T lower or upper triangular as
@@ -219,5 +233,5 @@ def tri_solve(t: dc.Buffer, rhs: dc.Buffer, batches: dc.int64, n: dc.int64, m: d
                 rhs[q + j * m + k] = s / d
 
 
-__all__ = ["broadcast_copy", "cast", "cholesky", "cross3", "diagonal", "lu_solve", "outer", "rowdot", "rowdot_conj",
-           "rownorm", "tri_solve"]
+__all__ = ["broadcast_copy", "cast", "cholesky", "conj_transpose", "cross3", "diagonal", "lu_solve", "outer", "rowdot",
+           "rowdot_conj", "rownorm", "tri_solve"]
