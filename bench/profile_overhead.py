@@ -3,8 +3,10 @@
     python bench/profile_overhead.py [--launches 20000] [--rounds 7] [--json bench/results/profile_overhead.json]
 
 Prints microseconds per launch of a one-element kernel on cpu:0 with buffer arguments (the hot
-path), best of ``--rounds`` rounds, each layer from the native call up, and numpy's ufunc call
-(``np.add(h, a, out=h)`` on a one-element array) beside them as the yardstick. The rounds
+path), best of ``--rounds`` rounds, each layer from the native call up (the pybind11 plan call
+the normal path makes, the fast path's native call and its Python gate, then the entry points),
+and numpy's ufunc call (``np.add(h, a, out=h)`` on a one-element array) beside them as the
+yardstick. The rounds
 interleave the rows (round 1 of every row, then round 2, ...) so load that comes and goes on a
 shared machine touches every row alike. A measurement, never pass/fail.
 """
@@ -23,6 +25,7 @@ import numpy as np
 
 import dotcompute as dc
 from dotcompute.lang.launching import launch_kernel, signature_key
+from dotcompute.runtime.fast_launch import attempt
 
 _launch_module = importlib.import_module("dotcompute.launch")  # dc.launch is the function
 
@@ -48,6 +51,9 @@ def _rows(acc: dc.Accelerator, x: dc.Buffer, a: np.float32) -> list[tuple[str, C
     rows = [
         ("numpy np.add(h, a, out=h)", lambda: np.add(h, a, out=h), 1),
         ("native plan.launch", lambda: entry.plan.launch((1,), None, args, None), 1),
+        # the launch fast path's native call (python/src/fast_launch.cpp), and its Python gate
+        ("native FastLaunch", lambda: entry.fast(1, args), 1),
+        ("fast_launch.attempt", lambda: attempt(acc, _touch, 1, args), 1),
         ("lang launch_kernel", lambda: launch_kernel(_touch, acc, (1,), None, args, None), 1),
         ("launch_on", lambda: _launch_module.launch_on(acc, _touch, 1, args), 1),
         ("acc.launch", lambda: acc.launch(_touch, 1, x, a), 1),
