@@ -84,6 +84,23 @@ dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* config_in, co
         }
       }
     }
+    // Threadgroup memory: the pipeline's own (`threadgroup T x[N];`) plus every length set below must
+    // fit the device's maximum, else Metal's validation stops the process (or the encoder faults): a
+    // clear error instead, naming the lengths (RawKernel(shared_mem=) sets [[threadgroup(0)]]'s).
+    uint64_t threadgroup_bytes = [ps staticThreadgroupMemoryLength];
+    const uint64_t dynamic_bytes = (static_cast<uint64_t>(config->dynamic_shared_bytes) + 15u) & ~uint64_t(15);
+    threadgroup_bytes += dynamic_bytes;
+    for (uint32_t i = 0; i < nargs; ++i)
+      if (args[i].kind == DC_ARG_LOCAL) threadgroup_bytes += (static_cast<uint64_t>(args[i].size) + 15u) & ~uint64_t(15);
+    const uint64_t threadgroup_max = [dev->device.get() maxThreadgroupMemoryLength];
+    if (threadgroup_bytes > threadgroup_max) {
+      return fail(DC_ERROR_LAUNCH, "launch of " + kern->name + ": " + std::to_string(threadgroup_bytes) +
+                                       " bytes of threadgroup memory (" + std::to_string(dynamic_bytes) +
+                                       " for [[threadgroup(0)]] from shared_mem, " +
+                                       std::to_string([ps staticThreadgroupMemoryLength]) +
+                                       " declared in the kernel) exceed the device's " +
+                                       std::to_string(threadgroup_max));
+    }
     id<MTLCommandBuffer> cb = [st->queue.get() commandBuffer];
     id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];
     [enc setComputePipelineState:ps];

@@ -18,6 +18,7 @@ from .compile import compile_source
 from .cuda_c_headers import C_LIBRARY_HEADERS, LIBRARY_HEADER_HINTS
 from .fast_launch import NO_FAST
 from .kernel_globals import KernelGlobals
+from .msl_params import check_threadgroup_memory
 from .params import ParamSpec
 from .registry import KNOWN_BACKENDS
 from .registry import accelerator as _accelerator
@@ -78,7 +79,9 @@ class RawKernel:
     NVRTC instantiates it and the kernel is looked up under its lowered (mangled)
     name, on a GPU and on the CUDA simulator alike. ``shared_mem`` is the dynamic
     (``extern __shared__``) shared memory of each block in bytes, the third value of
-    ``<<<grid, block, shared_mem>>>``. ``cooperative=True`` launches it as
+    ``<<<grid, block, shared_mem>>>``. Metal: ``shared_mem`` is the length of the kernel's
+    ``threadgroup T* [[threadgroup(0)]]`` parameter per threadgroup (``setThreadgroupMemoryLength:atIndex:0``;
+    threadgroup parameters at other indices are refused). ``cooperative=True`` launches it as
     ``cuLaunchCooperativeKernel`` does (on a GPU and on the simulator alike): every
     block resident at once, for kernels that synchronise the grid; a grid larger
     than the device can hold is refused with ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``
@@ -102,9 +105,12 @@ class RawKernel:
         if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
             raise ValueError(f"RawKernel: shared_mem is the dynamic shared memory of each block in bytes (an int "
                              f">= 0), got {shared_mem!r}")
-        if shared_mem and backend != "cuda":
-            raise ValueError(f"RawKernel: shared_mem (dynamic `extern __shared__` memory) is for CUDA kernels, "
+        if shared_mem and backend not in ("cuda", "metal"):
+            raise ValueError(f"RawKernel: shared_mem (dynamic `extern __shared__` memory in CUDA, the length of "
+                             f"`threadgroup T* [[threadgroup(0)]]` in MSL) is for CUDA and Metal kernels, "
                              f"not {backend}")
+        if backend == "metal":
+            check_threadgroup_memory(source, name, int(shared_mem))
         if not isinstance(cooperative, bool):
             raise ValueError(f"RawKernel: cooperative must be True or False, got {cooperative!r}")
         if cooperative and backend != "cuda":
