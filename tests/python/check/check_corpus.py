@@ -397,3 +397,33 @@ def s_break_per_item(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
         if acc > 100.0:
             break  # BUG
     out[l] = acc
+
+
+@bug("synccheck", 128, lambda: (v(), z(128), np.int32(100)), 64)
+def s_return_before_barrier(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32], n: dc.int32):
+    s = dc.shared((64,), dc.float32)
+    l = dc.local_id(0)
+    i = dc.global_id(0)
+    if i >= n - 10:
+        return  # BUG
+    s[l] = x[i]
+    dc.barrier()
+    out[i] = s[(l + 1) % 64]
+
+
+# ------------------------------------------------------------------------------------- racecheck, atomics
+
+@bug("racecheck", 128, lambda: (v() % 8, np.zeros(8, np.int32), np.zeros(128, np.int32)))
+def r_plain_read_of_atomic(x: dc.Buffer[dc.float32], hist: dc.Buffer[dc.int32], out: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    b = int(x[i])
+    dc.atomic_add(hist, b, 1)
+    out[i] = hist[b]  # BUG
+
+
+@bug("racecheck", 64, lambda: (np.zeros(1, np.int32),))
+def r_plain_reset_of_counter(count: dc.Buffer[dc.int32]):
+    i = dc.global_id(0)
+    if i == 0:
+        count[0] = 0  # BUG
+    dc.atomic_add(count, 0, 1)

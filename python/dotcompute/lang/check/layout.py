@@ -16,6 +16,8 @@ debug mode's report buffer uses) and device functions reach it through the same 
     [9..11] global size
     [12] bar            offset of the per-item barrier counters
     [13] max_items      how many counters there are
+    [14] ret_line       synccheck: the line of the first ``return`` an item of the current group took
+    [15] ret_tid        ... and that item's linear global id
     [16..26] pending    a write-write conflict held until the store is done: two items storing the same
                         value (``flag[0] = 1`` from every item) is not reported
     SLOTS: per region [shadow offset, elements, base address (set by the kernel), element bytes]
@@ -30,7 +32,7 @@ ALL_CHECKS = tuple(CHECK_BITS)
 
 H_LOCK, H_STORED, H_CAP, H_MASK, H_TID, H_LI, H_GROUP, H_NSLOTS, H_DROPPED = range(9)
 H_GS = 9
-H_BAR, H_MAX_ITEMS = 12, 13
+H_BAR, H_MAX_ITEMS, H_RET_LINE, H_RET_TID = 12, 13, 14, 15
 #: a write-write race waiting for its store: reported only if the stored value differs (words 16..26)
 H_PEND = 16
 SLOTS = 32
@@ -48,4 +50,4 @@ F_KIND, F_SUB, F_ID, F_LINE, F_TID, F_OTID, F_OLINE, F_I0, F_I1, F_I2, F_NDIM, F
 KIND_NAMES = {1: "memcheck", 2: "racecheck", 3: "synccheck", 4: "initcheck"}
 # racecheck: which access came first; synccheck: which group-level construct diverged
 RACE_SUB = {1: "write-write", 2: "read-write", 3: "read-write"}
-SYNC_SUB = {1: "if", 2: "for", 3: "while", 4: "break", 5: "continue"}
+SYNC_SUB = {1: "if", 2: "for", 3: "while", 4: "break", 5: "continue", 6: "return"}

@@ -103,7 +103,17 @@ class CheckPrinter(CpuPrinter):
             self.emit(f"dc_ck_post({self.debug_param()});")  # a held write-write conflict: same value?
 
     def s_CheckBarrier(self, s: CheckBarrier) -> None:
+        if self.plan is not None and self.plan.has_return and self.mode == "item":
+            # an item passing a barrier that an item of its group returned before: divergent
+            total = "((dc_e0 - dc_b0) * (dc_e1 - dc_b1) * (dc_e2 - dc_b2))"
+            self.emit(f"dc_ck_bar_live({self.debug_param()}, dc_nlive, {total}, {s.loc.line});")
+            return
         self.emit(f"dc_ck_bar({self.debug_param()});")
+
+    def s_Return(self, s: ir.Return) -> None:
+        if isinstance(self.fn, ir.Kernel) and self.mode == "item" and self.plan is not None and self.plan.has_return:
+            self.emit(f"dc_ck_ret({self.debug_param()}, {s.loc.line});")  # who returned where (synccheck)
+        super().s_Return(s)
 
     # ------------------------------------------------------------------ who is running
     def used_names(self, fn: ir.Function) -> set[str]:

@@ -240,6 +240,13 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
             construct = L.SYNC_SUB.get(rec[L.F_SUB], "branch")
             bline = rec[L.F_OLINE]
             part = "condition" if construct != "for" else "range"
+            if construct == "return":
+                msg = (f"{k.filename}:{line}: divergent barrier: work-item {_fmt(other)} returns at line {line}, "
+                       f"but work-item {_fmt(me)} of its work-group goes on to the barrier at line {bline}, so not "
+                       "every item reaches that barrier")
+                out.append(Finding(kind, line, None, None, (other, me), _with_text(msg, k.filename, line),
+                                   k.filename, other_line=bline, count=count, groups=(group(other), group(me))))
+                continue
             if construct in ("break", "continue"):
                 msg = (f"{k.filename}:{line}: divergent barrier: work-item {_fmt(me)} takes the {construct} at line "
                        f"{line} out of a loop holding the barrier at line {bline}, but work-item {_fmt(other)} of its "

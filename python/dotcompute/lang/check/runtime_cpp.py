@@ -28,6 +28,8 @@ from .layout import (
     H_MASK,
     H_NSLOTS,
     H_PEND,
+    H_RET_LINE,
+    H_RET_TID,
     H_STORED,
     H_TID,
     REC,
@@ -71,9 +73,21 @@ static inline void dc_ck_item(int64_t* c, int64_t g0, int64_t g1, int64_t g2, in
 }}
 static inline void dc_ck_group(int64_t* c, int64_t g, int64_t nitems) {{
   c[{H_GROUP}] = g;
+  c[{H_RET_LINE}] = 0;
+  c[{H_RET_TID}] = -1;
   for (int64_t i = 0; i < nitems; ++i) c[c[{H_BAR}] + i] = 0;
 }}
 static inline void dc_ck_bar(int64_t* c) {{ ++c[c[{H_BAR}] + c[{H_LI}]]; }}
+static inline void dc_ck_ret(int64_t* c, int64_t line) {{
+  if (c[{H_RET_TID}] < 0) {{ c[{H_RET_LINE}] = line; c[{H_RET_TID}] = c[{H_TID}]; }}
+}}
+static inline void dc_ck_bar_live(int64_t* c, int64_t nlive, int64_t total, int64_t line) {{
+  // past a barrier while items of the group have returned: they never reach it (a GPU may hang,
+  // or run on with them missing)
+  ++c[c[{H_BAR}] + c[{H_LI}]];
+  if (nlive < total && c[{H_RET_TID}] >= 0 && (c[{H_MASK}] & 4))
+    dc_ck_find(c, 3, 6, -1, c[{H_RET_LINE}], c[{H_TID}], c[{H_RET_TID}], line, 0, 0, 0, 0);
+}}
 static inline void dc_ck_base(int64_t* c, int64_t slot, const void* p, int reset) {{
   int64_t* d = c + {SLOTS} + {SLOT_WORDS} * slot;
   d[2] = (int64_t)(intptr_t)p;
@@ -102,7 +116,20 @@ static void dc_ck_shadow(int64_t* c, const void* addr, int64_t id, int64_t line,
     // barrier between them (the same barrier count)
 #define DC_CK_CONC(x) (((x) >> 32) != grp || (x) == sync)
 #define DC_CK_TID(x) (((x) & 0xffffffffLL) - 1)
-    if (kind == 2) {{ w[5] = 1; return; }}  // atomics: ordered among themselves; they initialise
+    // w[5]: 1 written, | 2 when the last write was an atomic update
+    if (kind == 2) {{
+      // atomics are ordered among themselves, not with plain accesses of other items
+      if (mask & 2) {{
+        if (w[0] && (w[0] & 0xffffffffLL) != me && !(w[5] & 2) && DC_CK_CONC(w[1]))
+          dc_ck_find(c, 2, 1, id, line, me - 1, DC_CK_TID(w[0]), w[0] >> 32, e, 0, 0, 1);
+        else if (w[2] && DC_CK_CONC(w[3]) && ((w[2] & 0xffffffffLL) != me || w[4]))
+          dc_ck_find(c, 2, 3, id, line, me - 1, DC_CK_TID((w[2] & 0xffffffffLL) != me ? w[2] : w[4]),
+                     ((w[2] & 0xffffffffLL) != me ? w[2] : w[4]) >> 32, e, 0, 0, 1);
+      }}
+      if (!(w[0] && !(w[5] & 2) && DC_CK_CONC(w[1]))) {{ w[0] = tag; w[1] = sync; }}  // a plain write stays
+      w[5] |= w[0] == tag ? 3 : 1;
+      return;
+    }}
     if (kind == 0) {{
       if ((mask & 8) && !w[5]) dc_ck_find(c, 4, 0, id, line, me - 1, -1, 0, e, 0, 0, 1);
       if ((mask & 2) && w[0] && (w[0] & 0xffffffffLL) != me && DC_CK_CONC(w[1]))
@@ -113,7 +140,7 @@ static void dc_ck_shadow(int64_t* c, const void* addr, int64_t id, int64_t line,
     }}
     if (mask & 2) {{
       if (w[0] && (w[0] & 0xffffffffLL) != me && DC_CK_CONC(w[1])) {{
-        if (d[3] <= 16) {{  // decided after the store (dc_ck_post): equal values are no hazard
+        if (d[3] <= 16 && !(w[5] & 2)) {{  // decided after the store (dc_ck_post): equal values are no hazard
           int64_t* q = c + {H_PEND};
           q[0] = 1; q[1] = (int64_t)(intptr_t)a; q[2] = d[3];
           q[3] = 0; q[4] = 0;
@@ -132,7 +159,7 @@ static void dc_ck_shadow(int64_t* c, const void* addr, int64_t id, int64_t line,
     }}
 #undef DC_CK_CONC
 #undef DC_CK_TID
-    w[0] = tag; w[1] = sync; w[5] = 1;
+    w[0] = tag; w[1] = sync; w[5] = 1;  // a plain write: no longer an atomic's
     return;
   }}
 }}
