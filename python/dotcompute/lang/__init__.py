@@ -18,6 +18,7 @@ from .builtins import (
     barrier,
     global_id,
     global_size,
+    grid_barrier,
     group_id,
     local_id,
     local_size,
@@ -63,8 +64,8 @@ _MATH_EXPORTS = sorted(MATH)
 
 __all__ = [
     "kernel", "func", "Kernel", "DeviceFunction",
-    "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "shared",
-    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "grid_barrier",
+    "shared", "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
     # vectors, matrices, structs (lang/vectypes.py)
     "vec2", "vec3", "vec4", "vector", "mat22", "mat33", "mat44", "matrix", "struct",
     "dot", "cross", "length", "length_sq", "normalize", "transpose", "outer", "determinant",

@@ -48,6 +48,9 @@ num_groups = _id("num_groups", "the number of work-groups")
 
 barrier = Builtin("barrier", "barrier",
                   "barrier(): every work-item of the group waits here; memory written before is visible after.")
+grid_barrier = Builtin("grid_barrier", "barrier",
+                       "grid_barrier(): every work-item of the whole launch waits here (CUDA: a cooperative "
+                       "launch and cooperative_groups' grid sync); memory written before is visible after.")
 shared = Builtin("shared", "shared",
                  "shared(shape, dtype): a work-group array, declared at the top level of a kernel.")
 
@@ -186,14 +189,14 @@ MATH["rint"] = MathFunction("rint", "round", np.rint)
 
 #: What ``dotcompute`` re-exports at top level (``dc.sqrt``, ``dc.global_id``, ...).
 EXPORTS: dict[str, Any] = {
-    **{b.name: b for b in IDS}, "barrier": barrier, "shared": shared,
+    **{b.name: b for b in IDS}, "barrier": barrier, "grid_barrier": grid_barrier, "shared": shared,
     **{b.name: b for b in ATOMICS}, **{b.name: b for b in SUBGROUP}, **MATH,
 }
 
 globals().update(MATH)
 
 __all__ = ["Builtin", "MathFunction", "ATOMICS", "IDS", "MATH", "EXPORTS", "global_id", "local_id", "group_id",
-           "global_size", "local_size", "num_groups", "barrier", "shared", "atomic_add", "atomic_sub",
+           "global_size", "local_size", "num_groups", "barrier", "grid_barrier", "shared", "atomic_add", "atomic_sub",
            "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas", "SUBGROUP", "subgroup_size",
            "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min", "subgroup_max",
            "subgroup_shuffle"]

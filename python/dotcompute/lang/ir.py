@@ -487,7 +487,10 @@ class ExprStmt(Stmt):
 
 @dataclass(kw_only=True, eq=False)
 class Barrier(Stmt):
-    """``dc.barrier()``: work-group execution and memory barrier (global and shared memory)."""
+    """``dc.barrier()``: work-group execution and memory barrier (global and shared memory);
+    ``grid=True``: ``dc.grid_barrier()``, the same for every work-item of the launch (CUDA only)."""
+
+    grid: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,6 +525,8 @@ class Kernel(Function):
     #: ``@dc.kernel(fastmath=True)``: the CPU emitter lets GCC approximate division and square roots too
     fastmath: bool = False
     uses_barrier: bool = False
+    #: ``dc.grid_barrier()``: launched cooperatively (CUDA); ``uses_barrier`` is set too (whole groups)
+    uses_grid_barrier: bool = False
     uses_atomics: bool = False
     uses_subgroups: bool = False
     signature: str = ""

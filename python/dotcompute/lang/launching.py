@@ -114,9 +114,16 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
         else:
             raise LaunchError(f"{kernel.name}: the emitter produced an unknown parameter kind {p.kind!r}")
     check_shared_memory(kernel.name, k, acc)
-    native_kernel = compile_source(acc, emitted.text, emitted.entry, compile_options(kernel, acc.backend))
+    options = compile_options(kernel, acc.backend)
+    if "grid_barrier" in emitted.features:  # the CUDA source includes <cooperative_groups.h>
+        from ..cuda import cuda_include_dirs
+
+        options = " ".join([options, *(f"--include-path={d}" for d in cuda_include_dirs())]).strip()
+    native_kernel = compile_source(acc, emitted.text, emitted.entry, options)
     # debug launches pass every expanded argument themselves (the report buffer has no extents)
     plan = native_kernel.plan(specs, raw=debug)
+    if "grid_barrier" in emitted.features:
+        plan = _CooperativePlan(plan)
     written = tuple(p.index for p in params if p.is_buffer and p.written)
     buffers = tuple(p.index for p in params if p.is_buffer)
     ndims = tuple(p.type.ndim if isinstance(p.type, BufferType) else 0 for p in params)
@@ -149,6 +156,23 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
     if entry.plain or entry.proved is not None:
         entry.fast = _fast_path(kernel, entry, args, found)
     return entry
+
+
+class _CooperativePlan:
+    """The plan of a kernel that calls ``dc.grid_barrier()``: every launch is cooperative
+    (``cuLaunchCooperativeKernel``: all blocks resident, or CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE),
+    as the barrier needs; such an entry never takes the fast path (it is not plain: uses_barrier)."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+
+    def launch(self, global_size: Any, local_size: Any, args: Any, stream: Any) -> None:
+        self.plan.launch(global_size, local_size, args, stream, 0, True)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.plan, name)
 
 
 def _fast_path(kernel: Any, entry: LaunchEntry, args: tuple[Any, ...], found: tuple[Any, ...]) -> Any:

@@ -619,7 +619,14 @@ class CLikePrinter:
         self.emit(f"(void){self.expr(s.value)};")
 
     def s_Barrier(self, s: ir.Barrier) -> None:
-        self.emit(self.barrier())
+        self.emit(self.grid_barrier(s) if s.grid else self.barrier())
+
+    def grid_barrier(self, s: ir.Barrier) -> str:
+        """``dc.grid_barrier()``: only CUDA can wait for every work-group of a launch (a cooperative launch
+        keeps them all resident); OpenCL, Metal and the CPU backend have no such launch."""
+        raise self.type_error(s, f"dc.grid_barrier() is not available on the {self.backend} backend: only CUDA "
+                                 f"can synchronise every work-group of a launch (a cooperative launch keeps "
+                                 f"them all resident)", hint="split the kernel into two launches at the barrier")
 
     # ------------------------------------------------------------------ declarations
     def used_names(self, fn: ir.Function) -> set[str]:

@@ -321,6 +321,9 @@ class CpuPrinter(CLikePrinter):
         for s in k.shared:
             self.note_type(s.dtype)
             self.emit(f"alignas(64) {self.storage(s.dtype)} {s.name}[{s.type.size}];")
+        if k.uses_grid_barrier:  # fission would cut there as at a group barrier: refuse, naming the call
+            first = next(n for n in ir.walk(k) if isinstance(n, ir.Barrier) and n.grid)
+            self.grid_barrier(first)
         if k.uses_barrier:
             self.fission_body(used)
         else:

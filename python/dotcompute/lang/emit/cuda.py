@@ -1,4 +1,5 @@
-"""CUDA C++ for NVRTC: no ``#include`` at all, only built-in types and intrinsics.
+"""CUDA C++ for NVRTC: only built-in types and intrinsics, no ``#include`` -- except
+``<cooperative_groups.h>`` in a kernel that calls ``dc.grid_barrier()`` (launched cooperatively).
 
 Indexing is 64-bit throughout: global ids are computed as
 ``(long long)blockIdx.x * blockDim.x + threadIdx.x``, so a grid over more than
@@ -118,6 +119,13 @@ class CudaPrinter(GpuPrinter):
 
     def barrier(self) -> str:
         return "__syncthreads();"
+
+    def grid_barrier(self, s: ir.Barrier) -> str:
+        # cooperative_groups' grid sync: valid because kernels with it are launched with
+        # cuLaunchCooperativeKernel (lang/launching.py), which keeps every block resident
+        self.features.add("grid_barrier")
+        self.need("dc_cg", "#include <cooperative_groups.h>\n")
+        return "cooperative_groups::this_grid().sync();"
 
     def builtin(self, kind: str, dim: int) -> str:
         a = _AXES[self.hw[dim]]

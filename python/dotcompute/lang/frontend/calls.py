@@ -348,7 +348,7 @@ class CallLowering:
             # a Python int when the body runs as Python: weak in promotion (x[i] * i stays float32)
             return ir.BuiltinId(kind=fn.name, dim=d, type=INDEX, weak=True, loc=loc)
         if fn.kind == "barrier":
-            raise self.rep.syntax(node, "dc.barrier() is a statement and has no value")
+            raise self.rep.syntax(node, f"dc.{fn.name}() is a statement and has no value")
         if fn.kind == "shared":
             raise self.rep.syntax(node, "dc.shared() may only be assigned to a name at the top level of a kernel",
                                   hint="write `tile = dc.shared((256,), dc.float32)` at the start of the kernel")

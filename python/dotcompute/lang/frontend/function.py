@@ -71,6 +71,7 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         self.loop_depth = 0
         self.nesting = 0
         self.uses_barrier = False
+        self.uses_grid_barrier = False
         self.uses_atomics = False
         self.returns: list[tuple[ir.Return, ast.Return]] = []
         self.return_spec = return_spec
@@ -206,7 +207,8 @@ class FunctionLowerer(ExprLowering, CallLowering, StmtLowering):
         if self.is_kernel:
             return ir.Kernel(name=self.ir_name, py_name=self.parsed.name, params=self.params, return_type=VOID,
                              body=body, locals=self.locals, filename=self.parsed.info.filename, loc=loc,
-                             shared=self.shared, uses_barrier=self.uses_barrier, uses_atomics=self.uses_atomics)
+                             shared=self.shared, uses_barrier=self.uses_barrier, uses_atomics=self.uses_atomics,
+                             uses_grid_barrier=self.uses_grid_barrier)
         rt = self.finish_returns(body)
         return ir.Function(name=self.ir_name, py_name=self.parsed.name, params=self.params, return_type=rt,
                            body=body, locals=self.locals, filename=self.parsed.info.filename, loc=loc)

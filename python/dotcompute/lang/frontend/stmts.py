@@ -86,22 +86,26 @@ class StmtLowering:
                 callee = self.value(v.func)  # type: ignore[attr-defined]
             except Exception:
                 callee = None
-            if isinstance(callee, StaticValue) and callee.value is dcb.barrier:
-                self.barrier(v)
+            if isinstance(callee, StaticValue) and callee.value in (dcb.barrier, dcb.grid_barrier):
+                self.barrier(v, grid=callee.value is dcb.grid_barrier)
                 return
         e = self.value(v)  # type: ignore[attr-defined]
         if isinstance(e, (ir.Call, ir.AtomicOp)):
             self.emit(ir.ExprStmt(value=e, loc=self.loc(node)))  # type: ignore[attr-defined]
         # other expressions have no effect; lowering them above has checked them
 
-    def barrier(self, call: ast.Call) -> None:
+    def barrier(self, call: ast.Call, grid: bool = False) -> None:
+        what = "dc.grid_barrier()" if grid else "dc.barrier()"
         if not self.is_kernel:  # type: ignore[attr-defined]
-            raise self.rep.syntax(call, "dc.barrier() is only allowed in kernels, not in device functions",
+            raise self.rep.syntax(call, f"{what} is only allowed in kernels, not in device functions",
                                   hint="call the barrier in the kernel between the device function calls")
         if call.args or call.keywords:
-            raise self.rep.type(call, "dc.barrier() takes no arguments")
+            raise self.rep.type(call, f"{what} takes no arguments")
+        # a grid barrier is met by whole work-groups too: the launch runs whole groups, as for dc.barrier()
         self.uses_barrier = True  # type: ignore[attr-defined]
-        self.emit(ir.Barrier(loc=self.loc(call)))  # type: ignore[attr-defined]
+        if grid:
+            self.uses_grid_barrier = True  # type: ignore[attr-defined]
+        self.emit(ir.Barrier(grid=grid, loc=self.loc(call)))  # type: ignore[attr-defined]
 
     def s_Break(self, node: ast.Break) -> None:
         if not self.loop_depth:  # type: ignore[attr-defined]
