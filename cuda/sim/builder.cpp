@@ -469,6 +469,30 @@ bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, 
   return true;
 }
 
+// The shim headers a build uses: the ones embedded in this library, or, for work on the shim itself,
+// the same files read from $DOTCOMPUTE_CUDA_SIM_SHIM_DIR (a checkout's cuda/sim/shim) when it is set,
+// so that a header edit needs no rebuild of the library. Read once; the identity hashes what is used.
+const std::vector<std::pair<std::string, std::string>>& shim_files() {
+  static const std::vector<std::pair<std::string, std::string>> files = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    const char* dir = std::getenv("DOTCOMPUTE_CUDA_SIM_SHIM_DIR");
+    for (const ShimFile* f = kShimFiles; f->name; ++f) {
+      std::string text = f->text;
+      if (dir && *dir) {
+        std::ifstream in(std::string(dir) + "/" + f->name, std::ios::binary);
+        if (in) {
+          std::stringstream ss;
+          ss << in.rdbuf();
+          text = ss.str();
+        }
+      }
+      out.emplace_back(f->name, std::move(text));
+    }
+    return out;
+  }();
+  return files;
+}
+
 std::string& identity_cache() {
   static std::string id;
   return id;
@@ -513,8 +537,8 @@ CUresult build_identity(std::string& out) {
     // build: any edit of dcsim_cuda.h or a header beside it gives new cache keys, with no version
     // number to remember to bump.
     uint64_t hash = 0xcbf29ce484222325ull;
-    for (const ShimFile* f = kShimFiles; f->name; ++f)
-      for (const char* part : {f->name, "\n", f->text, "\n"})
+    for (const auto& f : shim_files())
+      for (const char* part : {f.first.c_str(), "\n", f.second.c_str(), "\n"})
         for (const char* c = part; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
     char shim[17];
     std::snprintf(shim, sizeof shim, "%016llx", static_cast<unsigned long long>(hash));
@@ -563,12 +587,12 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     return fail(kErrorOperatingSystem, log);
   }
   mkdir((dir.path() + "/include").c_str(), 0700);
-  for (const ShimFile* f = kShimFiles; f->name; ++f) {
-    const std::string name = f->name;
+  for (const auto& f : shim_files()) {
+    const std::string& name = f.first;
     // a header in a folder of its own (include/cooperative_groups/reduce.h): make the folder first
     for (size_t slash = name.find('/', 8); slash != std::string::npos; slash = name.find('/', slash + 1))
       mkdir((dir.path() + "/" + name.substr(0, slash)).c_str(), 0700);
-    write_file(dir.path() + "/" + name, f->text);
+    write_file(dir.path() + "/" + name, f.second);
   }
   // The include and macro options NVRTC was given mean the same to the host compiler; the rest (arch,
   // fast math, language standard) do not apply.

@@ -41,7 +41,12 @@ CUresult Arena::alloc(uint64_t bytes, CUdeviceptr* out) {
     return fail(CUDA_ERROR_OUT_OF_MEMORY, "cannot reserve " + std::to_string(capacity_) +
                                               " bytes of address space for simulated device memory");
   const uint64_t size = (bytes + kAlign - 1) / kAlign * kAlign;
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
+  // First fit among the free blocks with room for the red zone too; only when none has, the first
+  // that holds the bytes alone.
+  auto it = free_.begin();
+  while (it != free_.end() && it->second < size + kRedZone) ++it;
+  if (it == free_.end()) it = free_.begin();
+  for (; it != free_.end(); ++it) {
     if (it->second < size) continue;
     const uint64_t taken = it->second >= size + kRedZone ? size + kRedZone : size;
     const uint64_t offset = it->first, left = it->second - taken;

@@ -31,6 +31,9 @@ struct dcsim_check_report_t {
 
 extern "C" {
 __attribute__((visibility("default"))) uint32_t dcsim_check_control[2] = {0, 0};
+// The buffers' own sizes, written with the control: {device address, bytes} pairs (0 ends the list). The
+// runtime may allocate more than a buffer holds; an access past the buffer's bytes is out of bounds.
+__attribute__((visibility("default"))) uint64_t dcsim_check_extents[64] = {};
 __attribute__((visibility("default"))) dcsim_check_report_t dcsim_check_report = {};
 }
 
@@ -46,6 +49,7 @@ struct State {
   uintptr_t base = 0;    // where the module object is loaded
   dccheck::Shadow global;
   dccheck::Findings findings;
+  uint64_t extents[64] = {};
 };
 inline State g_state;
 inline thread_local dccheck::Shadow t_shared_shadow;  // the block's shared memory (one block per worker at a time)
@@ -81,6 +85,7 @@ struct Checker : trace::Observer {
     if (epoch != g.epoch) {
       g.epoch = epoch;
       g.checks = __atomic_load_n(&dcsim_check_control[1], __ATOMIC_ACQUIRE);
+      memcpy(g.extents, dcsim_check_extents, sizeof g.extents);
       std::lock_guard<std::mutex> shadow(g.global_mutex);
       g.global.clear();
       g.findings.clear();
@@ -97,8 +102,21 @@ struct Checker : trace::Observer {
 
   DCSIM_NO_TRACE void block_begin(unsigned long long, unsigned) override { t_shared_shadow.clear(); }
 
-  DCSIM_NO_TRACE void access(const trace::Access& a) override {
+  // An allocation the host gave a smaller size for: the access measured against that size.
+  DCSIM_NO_TRACE static trace::Access bounded(const trace::Access& in) {
+    trace::Access a = in;
+    if (a.region.space != trace::kGlobal || !a.region.device) return a;
+    for (unsigned i = 0; i + 1 < 64 && g_state.extents[i]; i += 2)
+      if (g_state.extents[i] == a.region.device && g_state.extents[i + 1] < a.region.bytes) {
+        a.region.bytes = g_state.extents[i + 1];
+        a.region.inside = a.region.inside && a.addr + a.bytes <= a.region.base + a.region.bytes;
+      }
+    return a;
+  }
+
+  DCSIM_NO_TRACE void access(const trace::Access& in) override {
     const uint32_t checks = t_checks;
+    const trace::Access a = bounded(in);
     const dccheck::Who who{a.tid, static_cast<uint32_t>(a.bid), static_cast<uint32_t>(a.interval),
                            static_cast<uint32_t>(a.warp_syncs), a.warp,
                            static_cast<uint32_t>(a.pc - g_state.base)};

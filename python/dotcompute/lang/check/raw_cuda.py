@@ -74,17 +74,18 @@ def _trace_kernel(kernel: Any) -> Any:
     return got
 
 
-def _copies(acc: Any, args: tuple[Any, ...]) -> tuple[list[Any], dict[int, tuple[int, np.dtype]]]:
-    """Device copies of the array arguments (scalars as they are), and {device address: (argument, dtype)}."""
+def _copies(acc: Any, args: tuple[Any, ...]) -> tuple[list[Any], dict[int, tuple[int, np.dtype, int]]]:
+    """Device copies of the array arguments (scalars as they are), and {device address: (argument, dtype,
+    bytes)}."""
     from ...runtime.buffer import Buffer
 
     out: list[Any] = []
-    where: dict[int, tuple[int, np.dtype]] = {}
+    where: dict[int, tuple[int, np.dtype, int]] = {}
     for i, a in enumerate(args):
         if isinstance(a, (Buffer, np.ndarray)):
             host = np.array(a.numpy() if isinstance(a, Buffer) else a, copy=True)
             c = acc.asarray(host)
-            where[int(c.__cuda_array_interface__["data"][0])] = (i, host.dtype)
+            where[int(c.__cuda_array_interface__["data"][0])] = (i, host.dtype, host.nbytes)
             out.append(c)
         else:
             out.append(a)
@@ -147,8 +148,12 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
     with _epoch_lock:
         epoch = next(_epochs) & 0xFFFFFFFF
     copies, where = _copies(acc, args)
+    extents = np.zeros(64, np.uint64)
+    for j, (ptr, (_, _, nbytes)) in enumerate(list(where.items())[:32]):
+        extents[2 * j:2 * j + 2] = (ptr, nbytes)
     failure: LaunchError | None = None
     with tk.__dict__.setdefault("_cuda_check_lock", threading.Lock()):  # one checked run of a module at a time
+        tk.globals.get("dcsim_check_extents", dtype=np.uint64, accelerator=acc).copy_from(extents)
         control.copy_from(np.array([epoch, check.mask], np.uint32))
         try:
             RawKernel._dc_launch(tk, acc, global_size, local_size, tuple(copies), None)
@@ -177,7 +182,7 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
 
 
 def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[int, int, int], dims: int,
-            where: dict[int, tuple[int, np.dtype]], names: list[str]) -> list[Finding]:
+            where: dict[int, tuple[int, np.dtype, int]], names: list[str]) -> list[Finding]:
     src = kernel.source().splitlines()
 
     def text(line: int) -> str:
@@ -197,7 +202,7 @@ def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[i
             if arg is None:
                 return None, "device memory outside every allocation" if not r["region"] else \
                     f"the allocation at 0x{int(r['region']):x}", int(r["bytes"]) or 1
-            i, dtype = arg
+            i, dtype, _ = arg
             pname = names[i] if i < len(names) and names[i] else f"arg{i}"
             return pname, f"buffer '{pname}' (argument {i}, {int(r['region_bytes'])} bytes)", dtype.itemsize
         if space == _SPACE_STATIC:
