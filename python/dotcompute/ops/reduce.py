@@ -194,13 +194,18 @@ def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
 
 
 def _arg_by_lanes(smallest: bool, x: Buffer) -> Buffer:
-    """argmin (``smallest``)/argmax of all of the flat ``x`` on a CPU-type device: the extreme by the
-    lanes kernel, the first run whose extreme it is (a search of the per-run extremes), then the first
-    index in that run -- one pass over the array and a second over one run."""
-    target, partial = _extreme_by_lanes(smallest, x)
-    run = _first_index(partial, target, 1, partial.size, 1)
+    """argmin (``smallest``)/argmax of all of the flat ``x`` on a CPU-type device: the per-run extremes
+    by the lanes kernel, the first run holding the best of them (argmin/argmax of the extremes), then
+    the first index in that run -- one pass over the array and a second over one run."""
+    t = x.dtype.type
+    runs = -(-x.size // rk.RUN)
+    partial = x.accelerator.empty((runs,), t)
+    x.accelerator.launch(rk.lanes_extreme_kernel(t, smallest), runs, x, partial)
+    # the first run holding the extreme (or the first NaN) by the same search as short rows: one
+    # program fewer to build than the extreme's reduction plus a search for it (three in all, not five)
+    run = arg_by_search("argmin" if smallest else "argmax", partial, 1, runs, 1)
     out = x.accelerator.empty((1,), np.int64)
-    x.accelerator.launch(rk.first_in_run_kernel(x.dtype.type), rk.WIDTH, x, target, run, out, local_size=rk.WIDTH)
+    x.accelerator.launch(rk.first_in_run_kernel(t), rk.WIDTH, x, partial, run, out, local_size=rk.WIDTH)
     return out
 
 
@@ -221,6 +226,20 @@ def _portable_axis(name: str, buf: Buffer, axis: int, out_dtype: np.dtype) -> Bu
     return shaped(out, out_shape)
 
 
+#: On CPU-type devices (PoCL) rows up to this long are folded by one work-item each (the rows kernel)
+#: instead of the work-group tree: PoCL runs a whole work-group on one thread anyway, such a loop
+#: takes tens of microseconds at most, and the rows kernel is the lighter program to build cold (the
+#: first dc.sum of 1,000 float32 in a fresh process: about 1 s less of PoCL's LLVM than with the tree
+#: kernel, bench/results/cold_compile.md). The lanes kernels' per-run partials of 16M elements
+#: (4,096 for sums, 16,384 for min/max) take this path too, so one program serves every size up to
+#: this and the second stage of the large ones.
+ROWS_ON_CPU_MAX = 16384
+
+
+def _rows_on_cpu_device(acc: Any, n: int) -> bool:
+    return n <= ROWS_ON_CPU_MAX and acc.type == "cpu"
+
+
 def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any,
                 commutative: bool = False, strided: bool | None = None) -> Buffer:
     """The portable reduction of the flat ``x`` viewed as (outer, n, inner) over n → ``outer*inner`` values.
@@ -236,7 +255,7 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
     out = acc.empty((rows,), acc_t)
     if rows == 0:
         return out
-    if n <= 32 or rows >= 1024:
+    if n <= 32 or rows >= 1024 or _rows_on_cpu_device(acc, n):
         acc.launch(rk.rows_kernel(op, acc_t), rows, x, out, n, inner)
         return out
     src, src_n, src_inner = x, n, inner
@@ -344,7 +363,8 @@ def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffe
     fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
     rows = outer * inner
     t = x.dtype.type
-    if n <= 32 or rows >= 1024:  # short rows, or rows enough to fill the device: one work-item per row
+    if n <= 32 or rows >= 1024 or _rows_on_cpu_device(x.accelerator, n):
+        # short rows, or rows enough to fill the device: one work-item per row
         out = x.accelerator.empty((rows,), np.int64)
         x.accelerator.launch(_arg_rows_kernel(name == "argmin", t), rows, x, out, n, inner)
         return out

@@ -255,10 +255,10 @@ def first_index_kernel(dtype: Any) -> Any:
 
 @cache
 def first_in_run_kernel(dtype: Any) -> Any:
-    """``out[0]`` = the smallest index k in run ``run[0]`` (``RUN`` elements of the flat ``x``) with
-    x[k] == target[0] (NaN matches NaN), or the length of ``x``: one work-group of ``WIDTH``. With
-    the run that lanes_extreme_kernel found first holding the extreme, argmin/argmax read one run
-    a second time instead of the whole array."""
+    """``out[0]`` = the smallest index k in run ``r = run[0]`` (``RUN`` elements of the flat ``x``) with
+    x[k] == target[r] (NaN matches NaN), or the length of ``x``: one work-group of ``WIDTH``.
+    ``target``: lanes_extreme_kernel's per-run extremes; with the first run holding the best of
+    them, argmin/argmax read one run a second time instead of the whole array."""
     T = dtype  # noqa: N806
 
     @dc.kernel
@@ -268,7 +268,7 @@ def first_in_run_kernel(dtype: Any) -> Any:
         n = x.shape[0]
         lo = run[0] * RUN
         hi = min(lo + RUN, n)
-        want = T(target[0])
+        want = T(target[run[0]])
         nan = want != want
         found = n
         k = lo + l  # item l looks at lo + l, lo + l + WIDTH, ...: its first match is its smallest

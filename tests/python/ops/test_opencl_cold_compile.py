@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dotcompute as dc
@@ -123,3 +124,27 @@ print(json.dumps({"got": got, "misses": cache_info()["misses"], "pocl": os.envir
     assert report["got"] == [4999, 4999, 4999]
     assert report["misses"] == 0  # every kernel of the three sizes came from the cache
     assert report["pocl"] == str(tmp_path / "cache" / "pocl")
+
+
+@pytest.mark.parametrize("n", [33, 1000, 16384, 16385, 40_000])
+def test_short_rows_path_on_cpu_devices_matches_numpy(accelerator: dc.Accelerator, n: int) -> None:
+    """Around ROWS_ON_CPU_MAX (one work-item per row on CPU-type devices, the tree beyond): sums,
+    extremes and arg-searches with ties and NaN, full and along an axis, against numpy."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(-50, 50, n).astype(np.float32)  # many ties
+    x[[n // 3, n - 1]] = 60.0  # the largest twice: argmax is the first
+    with dc.ops.prefer("portable"):
+        b = accelerator.asarray(x)
+        assert float(dc.sum(b)) == float(x.sum(dtype=np.float64))  # integers: exact in float32
+        assert [float(dc.min(b)), float(dc.max(b)), int(dc.argmin(b)), int(dc.argmax(b))] == \
+            [x.min(), x.max(), x.argmin(), x.argmax()]
+        y = x.copy()
+        y[[n // 2, n // 2 + 1]] = np.nan
+        bn = accelerator.asarray(y)
+        assert np.isnan(float(dc.max(bn))) and int(dc.argmax(bn)) == n // 2 and int(dc.argmin(bn)) == n // 2
+        m = np.stack([x, x[::-1]])
+        bm = accelerator.asarray(m)
+        np.testing.assert_array_equal(dc.argmax(bm, axis=1).numpy(), m.argmax(axis=1))
+        np.testing.assert_array_equal(dc.sum(bm, axis=1).numpy(), m.sum(axis=1))
+        i = accelerator.asarray(np.arange(n, dtype=np.int64) % 7)
+        assert int(dc.sum(i)) == int((np.arange(n) % 7).sum()) and int(dc.argmax(i)) == 6
