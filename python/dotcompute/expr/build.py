@@ -41,8 +41,6 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     except ValueError:
         raise ValueError("operands could not be broadcast together with shapes "
                          + " and ".join(str(s) for s in shapes)) from None
-    if len(out) > 3:
-        raise ValueError(f"array expressions support 0 to 3 dimensions; the result would have shape {out}")
     return out
 
 
@@ -61,15 +59,16 @@ def _raw(x: Any) -> Any:
 
 
 def beyond_kernels(args: tuple[Any, ...]) -> bool:
-    """Whether generated kernels cannot compute on ``args`` (complex values, more than 3 dimensions)
-    while numpy can work on their memory in place (every buffer among them is host memory)."""
+    """Whether generated kernels cannot compute on ``args`` (complex values) while numpy can work on
+    their memory in place (every buffer among them is host memory). Any number of dimensions is
+    the kernels' (read by strides)."""
     buffers = [a for a in args if isinstance(a, Buffer)]
     if not buffers:
         return False
     try:
+        np.broadcast_shapes(*(b.shape for b in buffers))
         beyond = (any(isinstance(a, (complex, np.complexfloating)) for a in args)
-                  or any(b.dtype.kind == "c" for b in buffers)
-                  or len(np.broadcast_shapes(*(b.shape for b in buffers))) > 3)
+                  or any(b.dtype.kind == "c" for b in buffers))
     except ValueError:
         return False  # shapes that do not broadcast: the expression layer says so
     # the accelerator's property, not buf.host_visible: asking a pending buffer would evaluate it

@@ -83,9 +83,15 @@ def namespace() -> dict[str, Any]:
 class Program:
     """The pieces of one fused kernel: operands, body lines and the structural key."""
 
-    def __init__(self, out_shape: tuple[int, ...], index: list[str]) -> None:
+    def __init__(self, out_shape: tuple[int, ...], index: list[str], strided: bool = False,
+                 flat_var: str | None = None) -> None:
         self.out_shape = out_shape
         self.index = index  # the kernel's index variable per output dimension
+        # strided: every leaf is passed as its 1-d memory and indexed by strides (kernel parameters
+        # have 1 to 3 dimensions; expressions any number). flat_var: the variable holding the output's
+        # C-order flat index, when the kernel has one (a leaf of the output's shape reads it directly)
+        self.strided = strided
+        self.flat_var = flat_var
         self.buffers: list[tuple[Buffer, np.dtype, int]] = []  # (argument, dtype, ndim)
         self.scalars: list[tuple[Any, np.dtype]] = []
         self.ints: list[int] = []
@@ -175,8 +181,44 @@ class Program:
             return None
         return self.index[d]
 
+    def _param(self, value: int) -> str:
+        self.ints.append(int(value))
+        return f"p{len(self.ints) - 1}"
+
+    def _flat_output(self) -> str:
+        """The output's C-order flat index: ``flat_var``, or a line computing it from the index
+        variables with the output's strides as parameters (emitted once, at first use)."""
+        if self.flat_var is not None:
+            return self.flat_var
+        strides = _c_strides(self.out_shape)
+        terms = [f"{v} * {self._param(st)}" for v, st, n in zip(self.index, strides, self.out_shape, strict=True)
+                 if n != 1]
+        self.flat_var = "fo"
+        self.lines.append(f"fo = {' + '.join(terms) if terms else 'int64(0)'}")
+        return self.flat_var
+
+    def _strided_leaf(self, buf: Buffer, dtype: np.dtype, subscript: str, pattern: Any) -> tuple[str, np.dtype]:
+        """A leaf read from its 1-d memory at ``subscript`` (the N-d form of leaf and leaf_view)."""
+        name = f"b{len(self.buffers)}"
+        flat = Buffer._wrap(buf._native.view(0, (buf.size,)), buf.accelerator)
+        self.buffers.append((flat, dtype, 1))
+        self.key.append(("bs", dtype.str, pattern))
+        var = self.tmp()
+        self.lines.append(f"{var} = {name}[{subscript}]")
+        return var, dtype
+
     def leaf(self, buf: Buffer, dtype: np.dtype, shape: tuple[int, ...], zero_d: bool = False) -> tuple[str, np.dtype]:
         name = f"b{len(self.buffers)}"
+        if self.strided and not zero_d:
+            if tuple(shape) == tuple(self.out_shape):
+                return self._strided_leaf(buf, dtype, self._flat_output(), "same")
+            terms, pattern = [], []
+            for j, (extent, stride) in enumerate(zip(shape, _c_strides(shape), strict=True)):
+                idx = self._index_of(j, len(shape), extent)
+                if idx is not None and extent != 1:
+                    terms.append(f"{idx} * {self._param(stride)}")
+                    pattern.append(self.index.index(idx))
+            return self._strided_leaf(buf, dtype, " + ".join(terms) or "int64(0)", tuple(pattern))
         if zero_d:
             self.buffers.append((buf, dtype, 1))
             self.key.append(("b0", dtype.str))
@@ -192,6 +234,8 @@ class Program:
     def leaf_view(self, node: LazyBuffer) -> tuple[str, np.dtype]:
         view = node._view
         assert view is not None
+        if self.strided or view.base.ndim > 3:
+            return self._strided_view(node)
         name = f"b{len(self.buffers)}"
         self.buffers.append((view.base, node.dtype, view.base.ndim))
         subs, pattern = [], []
@@ -220,6 +264,13 @@ class Program:
         self.lines.append(f"{var} = {name}[{', '.join(subs)}]")
         return var, node.dtype
 
+    def _strided_view(self, node: LazyBuffer) -> tuple[str, np.dtype]:
+        """A view read from its base's 1-d memory: offset + sum of (step x base stride) x index."""
+        view = node._view
+        assert view is not None
+        subscript, pattern = strided_subscript(self, view.base.shape, view.index, node.shape)
+        return self._strided_leaf(view.base, node.dtype, subscript, ("v", pattern))
+
     # ------------------------------------------------------------------------------------------
     def params(self, outputs: list[tuple[str, np.dtype, int]]) -> str:
         parts = [f"{n}: Buffer[{CAST_NAMES[t]}, {nd}]" for n, t, nd in outputs]
@@ -230,6 +281,38 @@ class Program:
 
     def arguments(self) -> list[Any]:
         return ([b for b, _, _ in self.buffers] + [v for v, _ in self.scalars] + list(self.ints))
+
+
+def _c_strides(shape: tuple[int, ...]) -> list[int]:
+    """C-order strides of ``shape``, in elements."""
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    return strides
+
+
+def strided_subscript(prog: Program, base_shape: tuple[int, ...], index: tuple[tuple, ...],
+                      shape: tuple[int, ...]) -> tuple[str, tuple]:
+    """(the flat subscript into a base of ``base_shape`` for the view ``index`` of ``shape`` at the
+    program's current index, the structural pattern): the start and the per-dimension steps become
+    parameters, so views of one form share a kernel."""
+    strides = _c_strides(base_shape)
+    offset, steps = 0, {}
+    for d, entry in enumerate(index):
+        if entry[0] == "fix":
+            offset += entry[1] * strides[d]
+            continue
+        _, vdim, start, step = entry
+        offset += start * strides[d]
+        steps[vdim] = steps.get(vdim, 0) + step * strides[d]
+    terms, pattern = [prog._param(offset)], []
+    for vdim in sorted(steps):
+        idx = prog._index_of(vdim, len(shape), shape[vdim])
+        if idx is None or shape[vdim] == 1:
+            continue  # broadcast (or a single position): the start only
+        terms.append(f"{idx} * {prog._param(steps[vdim])}")
+        pattern.append(prog.index.index(idx))
+    return " + ".join(terms), tuple(pattern)
 
 
 #: generated kernels by structural key, least recently used first (bounded: a program that makes
@@ -309,4 +392,5 @@ def launch(acc: Any, kernel: Kernel, global_size: tuple[int, ...], *args: Any) -
     STATS["launches"] += 1
 
 
-__all__ = ["Program", "compile_kernel", "recording", "kernels", "STATS", "CAST_NAMES", "namespace", "launch"]
+__all__ = ["Program", "strided_subscript", "compile_kernel", "recording", "kernels", "STATS", "CAST_NAMES",
+           "namespace", "launch"]

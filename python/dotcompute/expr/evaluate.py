@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from .codegen import STATS, Program, compile_kernel, launch
+from .codegen import STATS, Program, compile_kernel, launch, strided_subscript
 from .lazy import _NATIVE, EVALUATE, PENDING, LazyBuffer, Scalar, alias_root
 from .operands import accelerator_of, operand
 from .types import EXPR_DTYPES
@@ -27,11 +27,34 @@ def _index_vars(ndim: int) -> list[str]:
     return [f"i{d}" for d in range(ndim)]
 
 
+#: kernels index 1 to 3 dimensions (work-items and buffer parameters); a result of more runs as a
+#: 1-d launch over its flat index, with every operand read by strides (codegen.Program's strided mode)
+KERNEL_DIMS = 3
+
+
 def _header(prog: Program, outputs: list[tuple[str, np.dtype, int]]) -> list[str]:
     lines = ["def {name}(" + prog.params(outputs) + "):"]
     for d, v in enumerate(prog.index):
         lines.append(f"    {v} = gid({d})")
     return lines
+
+
+def _flat_kernel(prog: Program, outputs: list[tuple[str, np.dtype, int]], total: str, extents: list[str]
+                 ) -> list[str]:
+    """The header and guard of a 1-d launch over an N-d result: ``g`` is the flat index (C order),
+    ``i0..`` the index per dimension, taken apart from it last dimension first."""
+    lines = ["def {name}(" + prog.params(outputs) + "):", "    g = gid(0)", f"    if g < {total}:",
+             "        r = g"]
+    for d in range(len(prog.index) - 1, 0, -1):
+        lines += [f"        {prog.index[d]} = r % {extents[d]}", f"        r = r // {extents[d]}"]
+    if prog.index:
+        lines.append(f"        {prog.index[0]} = r")
+    return lines
+
+
+def flat_view(buf: Buffer) -> Buffer:
+    """``buf``'s memory as a 1-d buffer (a native view: launches write through it)."""
+    return Buffer._wrap(buf._native.view(0, (buf.size,)), buf.accelerator)
 
 
 def _pending_inside(root: LazyBuffer) -> tuple[dict[int, LazyBuffer], dict[int, int]]:
@@ -70,22 +93,29 @@ def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
     if extras:
         for r in roots:
             results += [h for h in held_intermediates(r) if all(h is not q for q in results)]
-    prog = Program(shape, _index_vars(len(shape)))
+    flat = len(shape) > KERNEL_DIMS
+    prog = Program(shape, _index_vars(len(shape)), strided=flat, flat_var="g" if flat else None)
     for r in roots:
         prog.value(r)
     var_of = [prog.memo[id(r)] for r in results]
     ids = list(prog.memo)
-    outputs = [(f"o{k}", r.dtype, max(1, len(shape))) for k, r in enumerate(results)]
+    outputs = [(f"o{k}", r.dtype, 1 if flat else max(1, len(shape))) for k, r in enumerate(results)]
     first_extent = len(prog.ints)
     prog.ints.extend(shape)
-    lines = _header(prog, outputs)
-    guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
-    lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+    if flat:
+        prog.ints.append(int(np.prod(shape, dtype=np.int64)))
+        lines = _flat_kernel(prog, outputs, f"p{first_extent + len(shape)}",
+                             [f"p{first_extent + d}" for d in range(len(shape))])
+        sub = "g"
+    else:
+        lines = _header(prog, outputs)
+        guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
+        lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+        sub = ", ".join(prog.index) if prog.index else "0"
     lines += [f"        {ln}" for ln in prog.lines]
-    sub = ", ".join(prog.index) if prog.index else "0"
     for (name, dtype, _), var in zip(outputs, var_of, strict=True):
         lines.append(f"        {name}[{sub}] = {prog.convert(var, dtype)}")
-    key = ("ew", len(shape), tuple(r.dtype.str for r in results), tuple(prog.key),
+    key = ("ew", len(shape), flat, tuple(r.dtype.str for r in results), tuple(prog.key),
            tuple(ids.index(id(r)) for r in results))
     return key, lines, results, prog
 
@@ -121,8 +151,13 @@ def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> N
     key, lines, results, prog = plan_elementwise(roots, extras)
     kernel, _ = compile_kernel(key, "dc_expr", lines)
     outs = [acc.empty(shape if shape else (1,), r.dtype) for r in results]
-    launch(acc, kernel, shape if shape else (1,), *outs, *prog.arguments())
-    if record is not None:
+    if prog.strided:
+        # a 1-d launch writing the results' flat memory; not recorded for @dc.fuse's replay, whose
+        # argument slots are the caller's buffers, not the flat views of them passed here
+        launch(acc, kernel, (outs[0].size,), *(flat_view(o) for o in outs), *prog.arguments())
+    else:
+        launch(acc, kernel, shape if shape else (1,), *outs, *prog.arguments())
+    if record is not None and not prog.strided:
         record.append((kernel, shape, outs_spec(results), tuple(prog.arguments())))
     STATS["values_written"] += len(outs)
     for r, o in zip(results, outs, strict=True):
@@ -248,7 +283,7 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     base, index, shape = _writes_through(target)
     if isinstance(value, Buffer):
         accelerator_of(base, value)  # a ValueError naming both devices, not a kernel's argument error
-    if not _kernel_writes(base) or base.ndim > 3:  # more dimensions than kernels index
+    if not _kernel_writes(base):
         _store_on_host(base, index, shape, value, casting)
         return
     value = operand(value, base.accelerator, base.dtype if casting == "unsafe" else None)
@@ -276,6 +311,9 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
         run([copy], extras=False)
         value = copy
     nd = len(shape)
+    if nd > KERNEL_DIMS or base.ndim > KERNEL_DIMS:
+        _store_strided(base, index, shape, value)
+        return
     prog = Program(shape, _index_vars(nd))
     var = prog.value(value)
     for n in shape:
@@ -306,11 +344,39 @@ def _store(target: Buffer, value: Any, casting: str) -> None:
     launch(base.accelerator, kernel, shape if shape else (1,), base, *prog.arguments())
 
 
+def _store_strided(base: Buffer, index: tuple[tuple, ...], shape: tuple[int, ...], value: Any) -> None:
+    """The store kernel for a target of more dimensions than kernels index (or a view of such a base):
+    the base's 1-d memory written at the view's strided subscript; a 1-d launch over the target's
+    flat index when it has more than 3 dimensions itself."""
+    nd = len(shape)
+    flat = nd > KERNEL_DIMS
+    prog = Program(shape, _index_vars(nd), strided=True, flat_var="g" if flat else None)
+    var = prog.value(value)
+    subscript, pattern = strided_subscript(prog, base.shape, index, shape)
+    first_extent = len(prog.ints)
+    prog.ints.extend(shape)
+    outputs = [("o0", base.dtype, 1)]
+    if flat:
+        prog.ints.append(int(np.prod(shape, dtype=np.int64)))
+        lines = _flat_kernel(prog, outputs, f"p{first_extent + nd}", [f"p{first_extent + d}" for d in range(nd)])
+        # the value's lines may compute the flat index; the subscript's terms read only i0..
+    else:
+        lines = _header(prog, outputs)
+        guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
+        lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+    lines += [f"        {ln}" for ln in prog.lines]
+    lines.append(f"        o0[{subscript}] = {prog.convert(var, base.dtype)}")
+    key = ("store_nd", nd, flat, base.dtype.str, base.ndim, pattern, tuple(prog.key))
+    kernel, _ = compile_kernel(key, "dc_store", lines)
+    gsize = (int(np.prod(shape, dtype=np.int64)),) if flat else (shape if shape else (1,))
+    launch(base.accelerator, kernel, gsize, flat_view(base), *prog.arguments())
+
+
 def copy_view(view: LazyBuffer) -> Buffer:
     """A new buffer holding a view's elements as they are now."""
     acc = view.accelerator
-    if not _kernel_writes(view) or view._view.base.ndim > 3:
-        # complex, or a base of more dimensions than kernels index: numpy picks the elements from a host copy
+    if not _kernel_writes(view):
+        # complex in host memory: numpy picks the elements from a host copy
         host = view._view.base.numpy()
         return acc.asarray(np.asarray(host[host_index(view._view.index, view.shape)], order="C"))
     out = acc.empty(view.shape, view.dtype)
@@ -408,5 +474,5 @@ EVALUATE["copy"] = copy_view
 EVALUATE["store"] = store
 EVALUATE["pinned"] = pinned_copy
 
-__all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "copy_view", "before_write", "before_launch", "evaluate_all",
-           "plan_elementwise", "held_intermediates", "host_index"]
+__all__ = ["EVALUATION_LOCK", "run", "store", "concrete", "flat_view", "copy_view", "before_write", "before_launch",
+           "evaluate_all", "plan_elementwise", "held_intermediates", "host_index"]

@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime import Buffer
 from ..runtime.buffer import normalize_shape
 from .codegen import CAST_NAMES, compile_kernel, launch
-from .evaluate import before_write, concrete, host_index, run, store
+from .evaluate import before_write, concrete, flat_view, host_index, run, store
 from .lazy import LazyBuffer, View
 from .types import EXPR_DTYPES
 from .views import reshaped
@@ -169,15 +169,7 @@ def getitem(buf: Buffer, key: Any) -> Any:
         return concrete(buf) if type(buf) is LazyBuffer else buf  # x[()] and x[...] of a 0-d Buffer: itself
     if shape == ():
         return read_element(base, index, acc)
-    if len(shape) > 3 or base.ndim > 3:
-        # generated kernels index 1 to 3 dimensions, so no view of more can be evaluated: numpy makes
-        # the result from the host's elements (in place on host memory, else a download) as a new
-        # Buffer — a copy, as before views of more than 3 dimensions existed (docs/array-api.md)
-        if acc.host_visible_memory:
-            elements, _ = _host_view(buf)
-        else:
-            elements = concrete(buf).numpy() if type(buf) is LazyBuffer else buf.numpy()
-        return acc.asarray(np.array(elements[key], order="C"))
+    # a view of any number of dimensions: generated kernels read it by strides (codegen.Program)
     return LazyBuffer.view(View(base, index), shape, acc)
 
 
@@ -186,9 +178,8 @@ def read_element(base: Buffer, index: tuple[tuple, ...], acc: Any) -> Any:
     pos = tuple(e[1] for e in index)
     if acc.unified_memory:
         return base._native.host_view(False)[pos]  # device memory is host memory: read in place
-    if base.dtype not in EXPR_DTYPES or base.ndim == 0 or base.ndim > 3:
-        # 0-d: kernels have no 0-d buffers (the
-        # generated read would have no index at all). A host copy can do both
+    if base.dtype not in EXPR_DTYPES or base.ndim == 0:
+        # 0-d: kernels have no 0-d buffers (the generated read would have no index at all): a host copy
         return base.numpy()[host_index(index, ())]
     one = LazyBuffer.view(View(base, index), (), acc)
     value = LazyBuffer.pending("cast", (one,), (base.dtype,), base.dtype, (), acc)
@@ -235,8 +226,6 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
     new = normalize_shape(dims)
     if int(np.prod(new, dtype=np.int64)) != buf.size:
         raise ValueError(f"reshape: cannot reshape a buffer of shape {buf.shape} (size {buf.size}) into shape {new}")
-    if len(new) > 3:
-        raise ValueError(f"reshape: buffers have 0 to 3 dimensions here, not {new}")
     same_memory = reshaped(buf, new)
     if same_memory is not None:
         return same_memory
@@ -247,6 +236,11 @@ def reshape(buf: Buffer, shape: Any) -> Buffer:
         return acc.asarray(np.asarray(src).reshape(new))  # nothing a kernel could index
     out = acc.empty(new, src.dtype)
     k, m = len(new), src.ndim
+    if k > 3 or m > 3:
+        # more dimensions than kernel parameters: src is contiguous now, so the elements in C order
+        # are its 1-d memory, copied into the result's
+        flat_view(out)[...] = flat_view(src)
+        return out
     t = CAST_NAMES[src.dtype]
     params = [f"o: Buffer[{t}, {k}]", f"x: Buffer[{t}, {m}]"] + [f"q{d}: int64" for d in range(k)] + \
         [f"r{d}: int64" for d in range(m)]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
-from .lazy import EVALUATE, LazyBuffer, Scalar
+from .lazy import LazyBuffer, Scalar
 from .types import check_dtype
 
 
@@ -65,12 +65,8 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
     """
     if isinstance(x, Buffer):
         check_dtype(x.dtype, "operand")
-        if type(x) is LazyBuffer and x._view is not None and x._view.base.ndim > 3:
-            x = EVALUATE["copy"](x)  # a window onto a 4-d buffer: generated kernels index 3 dimensions
         if x.ndim == 0 and not (type(x) is LazyBuffer and (x._op is not None or x._backing is not None)):
             return Scalar(np.asarray(x)[()].item(), x.dtype)
-        if x.ndim > 3:
-            raise ValueError(f"array expressions support 0 to 3 dimensions, got shape {x.shape}")
         return x
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         if dtype is not None and isinstance(x, complex):
@@ -93,8 +89,6 @@ def operand(x: Any, acc: Any, dtype: Any = None) -> Any:
         check_dtype(arr.dtype, "operand")
         if arr.ndim == 0:
             return Scalar(arr[()].item(), arr.dtype)
-        if arr.ndim > 3:
-            raise ValueError(f"array expressions support 0 to 3 dimensions, got shape {arr.shape}")
         if acc is None:
             return NotImplemented
         return acc.asarray(np.ascontiguousarray(arr))

@@ -30,9 +30,7 @@ _NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": 
 
 
 def _fusable(x: Any) -> bool:
-    # a view of a buffer of more than 3 dimensions cannot be read by a generated kernel
-    return type(x) is LazyBuffer and (x._op is not None or (x._view is not None and x._view.base.ndim <= 3)) \
-        and x.ndim >= 1
+    return type(x) is LazyBuffer and (x._op is not None or x._view is not None) and x.ndim >= 1
 
 
 def _result_dtype(kind: str, dtype: np.dtype) -> np.dtype:
@@ -112,7 +110,8 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
     val_t = x.dtype if arg or kind in ("min", "max") else acc_t
     shape = x.shape
     nd = len(shape)
-    prog = Program(shape, [f"i{d}" for d in range(nd)])
+    # more dimensions than kernel parameters have: operands are read by strides (codegen.Program)
+    prog = Program(shape, [f"i{d}" for d in range(nd)], strided=nd > 3)
     var = prog.value(x)
     first_extent = len(prog.ints)
     prog.ints.extend(shape)

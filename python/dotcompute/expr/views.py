@@ -131,7 +131,7 @@ def memory_of(view: LazyBuffer) -> Buffer | None:
     """The view as a Buffer on its base's memory, for uses outside launches (an operation's host
     path, ``np.asarray``, ``.numpy()``, DLPack), or None where it must be copied (a strided view,
     an OpenCL device)."""
-    if view.accelerator.backend not in _ALIAS_EVERYWHERE or view._view.base.ndim > 3:  # type: ignore[union-attr]
+    if view.accelerator.backend not in _ALIAS_EVERYWHERE:
         return None
     region = contiguous_region(view)
     if region is None:

@@ -54,7 +54,38 @@ def matmul(x1: Buffer, x2: Buffer, /, out: Buffer | None = None, *, accelerator:
         a, b = host(x1), host(x2)
         res = np.matmul(a, b)
         return fill(acc, res.shape, res.dtype, lambda v: v.__setitem__(..., res))
+    if x1.ndim > 3 or x2.ndim > 3 or (x1.ndim >= 2 and x2.ndim >= 2 and x1.shape[:-2] != x2.shape[:-2]):
+        return _batched_matmul(x1, x2)
     return _ops.matmul(x1, x2)  # dc.matmul's older path (batches broadcast by ops), which refuses the rest
+
+
+def _batched_matmul(x1: Buffer, x2: Buffer) -> Buffer:
+    """numpy's matmul over broadcast batch dimensions of any number, on the device: each operand
+    broadcast to the common batch (an expression store, N-d by strides) and seen as one 3-d stack
+    (a reshape of the same memory), one batched product, and the result reshaped back."""
+    a = reshape(x1, (1, x1.shape[0])) if x1.ndim == 1 else x1  # numpy: a vector is a 1-row matrix,
+    b = reshape(x2, (x2.shape[0], 1)) if x2.ndim == 1 else x2  # ... or a 1-column one, dropped after
+    try:
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        raise ValueError(f"dc.matmul: the batch dimensions of {x1.shape} and {x2.shape} do not broadcast") from None
+    count = math.prod(batch)
+    product = _ops.matmul(_stacked(a, batch, count), _stacked(b, batch, count))
+    shape = batch + (a.shape[-2], b.shape[-1])
+    if x1.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if x2.ndim == 1:
+        shape = shape[:-1]
+    return reshape(product, shape)
+
+
+def _stacked(x: Buffer, batch: tuple[int, ...], count: int) -> Buffer:
+    full = batch + tuple(x.shape[-2:])
+    if tuple(x.shape) != full:
+        spread = x.accelerator.empty(full, x.dtype)
+        spread[...] = x  # the broadcast, written by one generated kernel
+        x = spread
+    return reshape(x, (count, *x.shape[-2:]))
 
 
 def matrix_transpose(x: Buffer, /) -> Buffer:
