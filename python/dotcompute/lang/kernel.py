@@ -169,6 +169,9 @@ class Kernel(KernelBase):
         self._launches: dict[tuple, Any] = {}
         # accelerator -> the native fast path of the entry last launched there (runtime/fast_launch.py)
         self._fast: dict[Any, Any] = {}
+        # launched from a launch-index record (lang/launch_index.py) without being parsed: _generic
+        # is known, _decls is made when something needs it
+        self._indexed = False
 
     @classmethod
     def from_parsed(cls, parsed: ParsedFunction, debug: bool | None = None, name: str | None = None,

@@ -18,6 +18,7 @@ import numpy as np
 from .. import config
 from ..errors import KernelIndexError, KernelTypeError, LaunchError
 from ..runtime import fast_launch as _fast_launch
+from . import launch_index
 from .bounds import Prover
 from .bounds import facts as bound_facts
 from .compile_options import compile_options
@@ -32,12 +33,14 @@ class LaunchEntry:
 
     __slots__ = ("spec", "emitted", "plan", "nparams", "written", "buffers", "uses_barrier", "gs_params",
                  "debug", "ndims", "names", "max_group", "caps", "cpu_inner", "hw_swap", "expand", "plain",
-                 "bounds", "proved", "fast")
+                 "bounds", "proved", "fast", "filename", "captures")
 
     def __init__(self, spec: Any, emitted: Any, plan: Any, written: tuple[int, ...], buffers: tuple[int, ...],
                  ndims: tuple[int, ...], names: tuple[str, ...], max_group: int) -> None:
         self.spec = spec
         self.emitted = emitted
+        self.filename = spec.module.kernel.filename
+        self.captures = bool(spec.captures)  # re-checked (spec.valid()) before a launch off the hot path
         self.plan = plan
         self.nparams = len(names)
         self.written = written
@@ -87,9 +90,18 @@ def signature_key(kernel: Any, args: tuple[Any, ...]) -> tuple | None:
     return tuple(key)
 
 
-def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> LaunchEntry:
+_UNSET: Any = object()
+
+
+def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool, index_key: Any = _UNSET) -> LaunchEntry:
     from ..runtime import ParamSpec, compile_source
 
+    if index_key is _UNSET:
+        index_key = None if debug else _index_key(kernel, acc, args)
+        if index_key is not None:
+            hit = _from_index(kernel, acc, args, index_key)
+            if hit is not None:
+                return hit
     types = kernel.types_from_args(args)
     spec = kernel.specialize(types, debug)
     emitted = spec.emit(acc.backend)
@@ -155,6 +167,102 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool) -> Launch
         entry.proved = entry.bounds.holds
     if entry.plain or entry.proved is not None:
         entry.fast = _fast_path(kernel, entry, args, found)
+        if index_key is not None and all(getattr(t, "elem", None) is None for t in types):
+            _to_index(index_key, kernel, entry, specs, types, found)
+    return entry
+
+
+# ----------------------------------------------------------------------------- the launch index
+
+def _index_key(kernel: Any, acc: Any, args: tuple[Any, ...]) -> str | None:
+    if getattr(kernel, "check_spec", None) is not None:
+        return None
+    try:
+        return launch_index.source_key(kernel, acc, args)
+    except launch_index.Unindexable as e:
+        log.debug("%s is not in the launch index: %s", kernel.name, e)
+        return None
+
+
+def _to_index(key: str, kernel: Any, entry: LaunchEntry, specs: list[Any], types: list[Any],
+              found: tuple[Any, ...]) -> None:
+    k = entry.spec.module.kernel
+    launch_index.write_record(key, {
+        "text": entry.emitted.text, "entry": entry.emitted.entry,
+        "options": compile_options(kernel, entry.emitted.backend), "generic": list(kernel._generic),
+        "specs": [[p.kind, p.name, p.dtype.str, p.ndim, bool(p.written)] for p in specs],
+        "types": [[t.dtype.name, t.ndim] if isinstance(t, BufferType) else [t.name, 0] for t in types],
+        "written": list(entry.written), "buffers": list(entry.buffers), "ndims": list(entry.ndims),
+        "names": list(entry.names), "filename": k.filename, "subgroups": bool(k.uses_subgroups),
+        "facts": [[f.arg, f.dim, f.gid, f.scale, f.offset, f.line, f.buffer, f.text] for f in found]})
+
+
+class IndexedEntry(LaunchEntry):
+    """A launch entry made from a launch-index record (lang/launch_index.py): the kernel was not
+    parsed. ``spec`` and ``emitted`` (error messages, staging) are made on first use."""
+
+    __slots__ = ("_kernel", "_types", "_backend")
+
+    @property  # type: ignore[override]
+    def spec(self) -> Any:
+        try:
+            return LaunchEntry.spec.__get__(self)  # type: ignore[attr-defined]
+        except AttributeError:
+            made = self._kernel.specialize(self._types, False)
+            LaunchEntry.spec.__set__(self, made)  # type: ignore[attr-defined]
+            return made
+
+    @property  # type: ignore[override]
+    def emitted(self) -> Any:
+        try:
+            return LaunchEntry.emitted.__get__(self)  # type: ignore[attr-defined]
+        except AttributeError:
+            made = self.spec.emit(self._backend)
+            LaunchEntry.emitted.__set__(self, made)  # type: ignore[attr-defined]
+            return made
+
+
+def _from_index(kernel: Any, acc: Any, args: tuple[Any, ...], key: str) -> LaunchEntry | None:
+    """The entry the record under ``key`` describes (its binary from the kernel cache), or None."""
+    from ..runtime import ParamSpec, compile_source
+    from .bounds import Fact
+    from .types import scalar_type
+
+    rec = launch_index.read_record(key)
+    if rec is None:
+        return None
+    try:
+        specs = [ParamSpec(kind, name, np.dtype(dt), ndim=nd, written=w) for kind, name, dt, nd, w in rec["specs"]]
+        types = [BufferType(scalar_type(np.dtype(dt)), nd) if nd else scalar_type(np.dtype(dt))
+                 for dt, nd in rec["types"]]
+        found = tuple(Fact(*f) for f in rec["facts"])
+        text, entry_name, options = rec["text"], rec["entry"], rec["options"]
+        generic = tuple(int(i) for i in rec["generic"])
+        names = tuple(rec["names"])
+    except (KeyError, TypeError, ValueError) as e:  # a record of another layout: compile as usual
+        log.debug("launch index record %s unusable: %s", key, e)
+        return None
+    plan = compile_source(acc, text, entry_name, options).plan(specs, raw=False)
+    entry = IndexedEntry.__new__(IndexedEntry)
+    entry._kernel, entry._types, entry._backend = kernel, types, acc.backend
+    entry.plan, entry.names, entry.nparams = plan, names, len(names)
+    entry.written, entry.buffers = tuple(rec["written"]), tuple(rec["buffers"])
+    entry.ndims, entry.filename, entry.captures = tuple(rec["ndims"]), rec["filename"], False
+    # only plain entries are filed (see prepare): none of the extras apply
+    entry.uses_barrier, entry.gs_params, entry.debug, entry.cpu_inner, entry.hw_swap = False, (), False, 0, 0
+    entry.expand, entry.caps = None, (1 << 30,) * 3
+    max_group = int(acc.info.get("max_work_group_size", 256) or 256)
+    if rec.get("subgroups") and acc.backend == "opencl":
+        from .emit.subgroups import OPENCL_MAX_GROUP
+
+        max_group = min(max_group, OPENCL_MAX_GROUP)
+    entry.max_group = max_group
+    entry.bounds = Prover(found) if found else ()
+    entry.plain = not entry.bounds
+    entry.proved = entry.bounds.holds if entry.bounds else None
+    kernel._generic = generic  # what decls() would find (the source is the key's): the hot path's key
+    entry.fast = _fast_path(kernel, entry, args, found)
+    log.debug("launch plan for %s on %s from the launch index: %s", kernel.name, acc.id, entry_name)
     return entry
 
 
@@ -211,8 +319,19 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
     if debug is None:  # DOTCOMPUTE_DEBUG: the unchanged text (the common case) is tested here, without a call
         raw = _ENV_DATA.get(_ENV_KEY) if _ENV_DATA is not None else os.environ.get("DOTCOMPUTE_DEBUG")
         debug = _last_env[1] if raw is _last_env[0] else _env_debug()
-    if kernel._decls is None:
-        kernel.decls()
+    index_key: Any = _UNSET
+    if kernel._decls is None and not kernel._indexed:
+        # a kernel's first launch in this process: from the launch index without parsing when its
+        # record is there (lang/launch_index.py), else parsed as usual
+        first = None
+        if not debug:
+            index_key = _index_key(kernel, acc, args)
+            first = _from_index(kernel, acc, args, index_key) if index_key is not None else None
+        if first is None:
+            kernel.decls()
+        else:
+            kernel._indexed = True
+            kernel._launches[(acc, signature_key(kernel, args) if kernel._generic else None, False)] = first
     key = (acc, signature_key(kernel, args) if kernel._generic else None, debug)
     entry = kernel._launches.get(key)
     if entry is not None and len(args) == entry.nparams and (
@@ -229,8 +348,8 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
                                        or _fast_launch.STATE.debug_raw is not _fast_launch.env_debug_raw()):
             _file_fast(kernel, acc, entry)
         return
-    if entry is None or (entry.spec.captures and not entry.spec.valid()):
-        entry = prepare(kernel, acc, args, debug)
+    if entry is None or (entry.captures and not entry.spec.valid()):
+        entry = prepare(kernel, acc, args, debug, index_key if entry is None else _UNSET)
         kernel._launches[key] = entry
         # once per (kernel, accelerator, signature): the per-launch path itself never logs
         log.debug("launch plan for %s on %s: %s%s", kernel.name, acc.id, entry.emitted.entry,
@@ -240,7 +359,7 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         raise KernelTypeError(f"{kernel.name}() takes {entry.nparams} argument(s) ({', '.join(names)}), "
                               f"got {len(args)}")
     if entry.bounds:  # before anything runs: an unguarded index past a buffer's end (lang/bounds.py)
-        entry.bounds.check(kernel.name, entry.spec.module.kernel.filename, global_size, args)
+        entry.bounds.check(kernel.name, entry.filename, global_size, args)
     if entry.expand is not None:
         args = entry.expand(args)
     if entry.uses_barrier:
