@@ -124,3 +124,11 @@ def test_cuda_env_check_applies(sim, monkeypatch):
 def test_cuda_only_the_named_checks_run(sim):
     case = next(c for c in BUGS if c.id == "shared_read_before_write")
     _launch(case, sim, "memcheck,racecheck")  # an initcheck bug: nothing to report here
+
+
+def test_cuda_checks_without_clang_name_the_package(sim, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no clang++ (nor anything else) to be found
+    monkeypatch.delenv("DOTCOMPUTE_CXX", raising=False)
+    case = next(c for c in BUGS if c.id == "race_shared_neighbour")
+    with pytest.raises(dc.DotComputeError, match=r"clang\+\+.*apt-get install clang"):
+        _launch(case, sim, "racecheck")
