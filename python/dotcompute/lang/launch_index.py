@@ -21,6 +21,7 @@ whose value has no fingerprint (a user module, an arbitrary object) makes a kern
 Records are files under ``<cache dir>/launch-index/`` read with the kernel cache's rules: no
 symbolic links followed, regular files owned by this user and writable by no one else, at most
 1 MiB, in a folder with the same ownership; written to a private temporary file and renamed.
+``dotcompute cache clear`` removes them with the binaries (runtime/cache.py).
 """
 
 from __future__ import annotations
@@ -246,17 +247,4 @@ def write_record(key: str, record: dict) -> None:
             pass
 
 
-def clear() -> None:
-    """Removes every record (``dotcompute cache clear`` clears the binaries they point to)."""
-    folder = _index_dir(create=False)
-    if folder is None:
-        return
-    for name in os.listdir(folder):
-        if name.endswith(".json"):
-            try:
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
-
-
-__all__ = ["Unindexable", "clear", "compiler_identity", "fingerprint", "read_record", "source_key", "write_record"]
+__all__ = ["Unindexable", "compiler_identity", "fingerprint", "read_record", "source_key", "write_record"]

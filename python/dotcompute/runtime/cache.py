@@ -34,6 +34,11 @@ def cache_clear() -> dict[str, Any]:
     native().cache_clear()
     # PoCL's work-group functions cached beside our binaries (runtime/opencl_cache.py) go too
     clear_pocl_cache(before.get("dir"))
+    # and the launch index's records (lang/launch_index.py), which name binaries by their source
+    index = Path(before["dir"]) / "launch-index" if before.get("dir") else None
+    if index is not None and index.is_dir() and not index.is_symlink():
+        for record in index.glob("*.json"):
+            record.unlink(missing_ok=True)
     return before
 
 
