@@ -410,7 +410,10 @@ def lanes_extreme_kernel(dtype: Any, smallest: bool) -> Any:
     def pick(a, v):
         better = v < a if SMALLEST else v > a
         if FLOAT:
-            better = better or v != v
+            # `|`, not `or`: both tests are evaluated, so the select has no branch and the C
+            # compiler vectorises it (16M float32 on cpu:0 under load: 54 ms with `|`, 160-220 ms
+            # with the short-circuit `or`, which stayed scalar)
+            better = better | (v != v)
         return v if better else a
 
     @dc.kernel
