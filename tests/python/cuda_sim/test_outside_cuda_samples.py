@@ -8,8 +8,9 @@ with the sample's own local headers pasted in place of their ``#include``; its h
 the ``extern "C"`` host declarations and file-scope host variables, which NVRTC refuses on a GPU too,
 are commented out) and launches its kernels with the sample's geometry. The kernels' text is not changed.
 
-Not run here, with the reason (docs/cuda-simulator.md keeps the list):
-the grid-synchronising samples (this_grid().sync() is refused by the simulator).
+The grid-synchronising samples (reductionMultiBlockCG, conjugateGradientMultiBlockCG) run through a
+cooperative launch (RawKernel(..., cooperative=True), as their cudaLaunchCooperativeKernel), on a grid
+within the bound their host code computes (cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs).
 """
 
 from __future__ import annotations
@@ -188,3 +189,46 @@ def test_convolution_separable(sim, name):
     axis = 1 if rows else 0
     want = np.apply_along_axis(lambda v: np.convolve(v.astype(np.float64), taps, mode="same"), axis, image)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_reduction_multi_block_cg(sim):
+    # the host code's bound: numBlocks <= numBlocksPerSm * numSms; smemSize = threads * sizeof(double)
+    src = device_part("Samples/2_Concepts_and_Techniques/reductionMultiBlockCG/reductionMultiBlockCG.cu",
+                      "void call_reduceSinglePassMultiBlockCG")
+    n, threads, blocks = 1 << 16, 256, 12
+    x = np.random.default_rng(11).random(n, dtype=np.float32)
+    out = sim.zeros((blocks,), np.float32)
+    k = dc.RawKernel(src, "reduceSinglePassMultiBlockCG", backend="cuda", shared_mem=threads * 8, cooperative=True)
+    sim.launch(k, blocks * threads, sim.asarray(x), out, np.uint32(n), local_size=threads)
+    np.testing.assert_allclose(out.numpy()[0], x.sum(dtype=np.float64), rtol=1e-5)
+
+
+def _tridiagonal_csr(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sample's genTridiag: a symmetric tridiagonal matrix, diagonal 10..11, off-diagonal 0..1, as CSR."""
+    diag = rng.random(n, dtype=np.float32) + 10.0
+    off = rng.random(n - 1, dtype=np.float32)
+    dense = np.diag(diag) + np.diag(off, 1) + np.diag(off, -1)
+    rows, cols = np.nonzero(dense)
+    indptr = np.searchsorted(rows, np.arange(n + 1)).astype(np.int32)
+    return indptr, cols.astype(np.int32), dense[rows, cols].astype(np.float32)
+
+
+def test_conjugate_gradient_multi_block_cg(sim):
+    # its kernels come after the host helpers genTridiag/cpuSpMV/...: the device part is the file's head
+    # (includes, THREADS_PER_BLOCK) and the text from the first __device__ function to main()
+    whole = device_part("Samples/4_CUDA_Libraries/conjugateGradientMultiBlockCG/conjugateGradientMultiBlockCG.cu")
+    head = whole[:whole.index("/* genTridiag")]
+    src = head + whole[whole.index("__device__ void gpuSpMV"):whole.index("bool areAlmostEqual")]
+    n, threads, blocks = 2048, 512, 3  # THREADS_PER_BLOCK; blocks <= numBlocksPerSm * numSms
+    indptr, cols, vals = _tridiagonal_csr(n, np.random.default_rng(12))
+    x, ax, p = (sim.zeros((n,), np.float32) for _ in range(3))
+    r = sim.asarray(np.ones(n, np.float32))  # r = rhs = 1, x = 0, as main() sets them
+    dot = sim.zeros((1,), np.float64)
+    k = dc.RawKernel(src, "gpuConjugateGradient", backend="cuda", cooperative=True,
+                     shared_mem=8 * (threads // 32 + 1))  # sMemSize
+    sim.launch(k, blocks * threads, sim.asarray(indptr), sim.asarray(cols), sim.asarray(vals), x, ax, p, r, dot,
+               np.int32(vals.size), np.int32(n), np.float32(1e-5), local_size=threads)
+    a = np.zeros((n, n))
+    a[np.repeat(np.arange(n), np.diff(indptr)), cols] = vals
+    np.testing.assert_allclose(a @ x.numpy().astype(np.float64), np.ones(n), rtol=1e-4, atol=1e-4)
+
