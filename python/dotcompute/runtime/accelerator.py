@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, OutOfMemoryError
 from . import trace as _trace
+from . import uninit as _uninit
 from .array_hooks import HOOKS
 from .buffer import Buffer, native_order, normalize_shape
 from .fast_launch import attempt as _fast_attempt
@@ -233,7 +234,10 @@ class Accelerator(metaclass=_ConstructedFromSpec):
             raise OutOfMemoryError(f"out of memory on {self.id}: cannot allocate a buffer of shape {dims} and "
                                    f"dtype {dt}: its extents or its size pass 2**63 - 1 bytes, more than any "
                                    f"device can address")
-        return Buffer._wrap(self._native.allocate(dims, dt), self)
+        buf = Buffer._wrap(self._native.allocate(dims, dt), self)
+        if _uninit.active:  # initcheck of acc.empty memory (runtime/uninit.py): only while checks are in use
+            _uninit.mark(buf)
+        return buf
 
     def zeros(self, shape: int | Sequence[int], dtype: Any = np.float32) -> Buffer:
         buf = self.empty(shape, dtype)

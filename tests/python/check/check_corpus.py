@@ -23,16 +23,18 @@ class Bug:
     global_size: int | tuple[int, ...]
     local_size: int | tuple[int, ...] | None = None
     where: Any = None              # the device function holding the # BUG line, if not the kernel
+    on_device: bool = False        # make_args takes the accelerator (acc.empty buffers)
 
 
 BUGS: list[Bug] = []
 
 
-def bug(kind: str, global_size: Any, make_args: Callable[[], tuple], local_size: Any = None,
-        where: Any = None) -> Callable:
+def bug(kind: str, global_size: Any, make_args: Callable[..., tuple], local_size: Any = None,
+        where: Any = None, on_device: bool = False) -> Callable:
     def add(fn: Any) -> Any:
-        k = dc.kernel(fn)
-        BUGS.append(Bug(k.name, k, kind, make_args, global_size, local_size, where))
+        # acc.empty memory is tracked once checks are in use: a kernel declared with check= says so
+        k = dc.kernel(check=kind)(fn) if on_device else dc.kernel(fn)
+        BUGS.append(Bug(k.name, k, kind, make_args, global_size, local_size, where, on_device))
         return k
     return add
 
@@ -427,3 +429,13 @@ def r_plain_reset_of_counter(count: dc.Buffer[dc.int32]):
     if i == 0:
         count[0] = 0  # BUG
     dc.atomic_add(count, 0, 1)
+
+
+# ------------------------------------------------------------------------------------- initcheck, acc.empty
+
+@bug("initcheck", 64, lambda acc: (acc.empty(64, np.float32), z(64)), on_device=True)
+def i_empty_buffer_half_written(tmp: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < 32:
+        tmp[i] = 1.0
+    out[i] = tmp[i]  # BUG

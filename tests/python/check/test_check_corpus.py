@@ -15,8 +15,8 @@ def test_the_corpus_is_large_enough():
 
 
 def _run(b, accelerator, check):
-    dc.launch(b.kernel, b.global_size, *b.make_args(), local_size=b.local_size, accelerator=accelerator,
-              check=check)
+    args = b.make_args(accelerator) if b.on_device else b.make_args()
+    dc.launch(b.kernel, b.global_size, *args, local_size=b.local_size, accelerator=accelerator, check=check)
 
 
 @pytest.mark.parametrize("b", BUGS, ids=[b.id for b in BUGS])

@@ -117,3 +117,22 @@ def test_check_false_runs_unchecked(metal):
     case = next(b for b in BUGS if b.id == "global_accumulate")
     args = _launch(case, metal, False)
     assert args[1][0] != 0
+
+
+def test_initcheck_sees_acc_empty_memory(metal):
+    clean = next(c for c in CLEAN if c.id == "saxpy_guarded")
+    _launch(clean, metal, "initcheck")  # checks are in use: acc.empty memory is tracked from here on
+    src = metal.empty(64, np.float32)
+    with src.host() as h:
+        h[:40] = 1.0
+    case = next(b for b in BUGS if b.id == "read_one_past_end")
+    with pytest.raises(dc.KernelCheckError) as ei:
+        dc.launch(_kernel(case), 63, src, np.zeros(64, np.float32), local_size=32, accelerator=metal,
+                  check="initcheck")
+    f = ei.value.findings[0]
+    assert f.kind == "initcheck" and f.buffer == "x" and f.index == (40,) and f.threads == ((39,),)
+    assert "acc.empty" in f.message and f.count == 24  # x[40] .. x[63]
+    with src.host() as h:
+        h[40:] = 2.0
+    dc.launch(_kernel(case), 63, src, np.zeros(64, np.float32), local_size=32, accelerator=metal,
+              check="initcheck")

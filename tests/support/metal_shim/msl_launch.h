@@ -40,7 +40,8 @@ struct DcMslCheckArg {       // one [[buffer(i)]] binding
   unsigned long long bytes;
   unsigned long long elem;   // element size in bytes (reports give element indices)
   int kind;                  // 0 unbound, 1 a buffer, 2 bytes (setBytes: a scalar or a struct)
-  int uninit;                // initcheck: no element has been written yet (acc.empty)
+  int uninit;                // initcheck applies: `unwritten` says which elements hold nothing yet
+  const unsigned char* unwritten;  // per element: 1 never written (acc.empty memory), else 0
 };
 struct DcMslFinding {
   int kind;                  // 1 memcheck, 2 racecheck, 3 synccheck, 4 initcheck

@@ -9,12 +9,22 @@ raw MSL and CUDA kernels' checked launches with runtime/raw_kernel.py (raw_metal
 
 from __future__ import annotations
 
+import os as _os
+
 from ...runtime import raw_kernel as _raw_kernel
 from . import raw_cuda as _raw_cuda
 from . import raw_metal as _raw_metal
 from .layout import ALL_CHECKS
 from .runner import Finding, checked_launch, run_checks
-from .spec import CheckSpec, parse_check
+from .spec import CheckSpec, env_check, parse_check
+
+# DOTCOMPUTE_CHECK set when dotcompute starts: acc.empty memory is tracked for initcheck from the first
+# buffer on (a bad value is reported by the first launch that reads it)
+if _os.environ.get("DOTCOMPUTE_CHECK"):
+    try:
+        env_check(_os.environ["DOTCOMPUTE_CHECK"])
+    except (TypeError, ValueError):
+        pass
 
 # raw MSL kernels: checked on the Metal test double (raw_metal.py)
 _raw_kernel.RAW_CHECKERS["metal"] = _raw_metal.checked_runner

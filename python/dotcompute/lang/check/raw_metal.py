@@ -39,7 +39,7 @@ SOURCE_NAME = "program_source"  # what Metal's compiler (and the double) call th
 
 class _Arg(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("bytes", ctypes.c_ulonglong), ("elem", ctypes.c_ulonglong),
-                ("kind", ctypes.c_int), ("uninit", ctypes.c_int)]
+                ("kind", ctypes.c_int), ("uninit", ctypes.c_int), ("unwritten", ctypes.c_void_p)]
 
 
 class _Finding(ctypes.Structure):
@@ -174,20 +174,23 @@ def _choose_group(grid: list[int], dims: int, limit: int, must_divide: bool) -> 
     return group
 
 
-def _arg_bytes(i: int, a: Any) -> tuple[np.ndarray, int, int, bool]:
-    """(bytes, element size, kind, uninitialised) of raw argument ``i`` as the plugin binds it."""
+def _arg_bytes(i: int, a: Any) -> tuple[np.ndarray, int, int, np.ndarray | None]:
+    """(bytes, element size, kind, the elements acc.empty left unwritten or None) of raw argument ``i`` as
+    the plugin binds it."""
+    from ...runtime import uninit
     from ...runtime.buffer import Buffer
     from ...runtime.raw_kernel import _arg_spec
 
     if isinstance(a, Buffer):
         data = np.ascontiguousarray(a.numpy())
-        return data.reshape(-1).view(np.uint8), data.dtype.itemsize, 1, bool(getattr(a, "_uninitialised", False))
+        mask = uninit.unwritten(a, data) if uninit.FRESH else None
+        return data.reshape(-1).view(np.uint8), data.dtype.itemsize, 1, mask
     if isinstance(a, np.ndarray):
         data = np.ascontiguousarray(a)
-        return data.reshape(-1).view(np.uint8), data.dtype.itemsize, 1, False
+        return data.reshape(-1).view(np.uint8), data.dtype.itemsize, 1, None
     _, dtype, _ = _arg_spec(i, a)
     data = np.asarray(a, dtype=dtype).reshape(1)
-    return data.view(np.uint8), data.dtype.itemsize, 2, False
+    return data.view(np.uint8), data.dtype.itemsize, 2, None
 
 
 def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, ...],
@@ -208,9 +211,13 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
     keep = []
     cargs = (_Arg * max(1, len(args)))()
     for i, a in enumerate(args):
-        data, elem, kind, uninit = _arg_bytes(i, a)
+        data, elem, kind, unwritten = _arg_bytes(i, a)
         keep.append(data)
-        cargs[i] = _Arg(data.ctypes.data, data.nbytes, elem, kind, int(uninit and "initcheck" in check.checks))
+        fresh = unwritten is not None and "initcheck" in check.checks
+        mask = np.ascontiguousarray(unwritten, dtype=np.uint8) if fresh else None
+        keep.append(mask)
+        cargs[i] = _Arg(data.ctypes.data, data.nbytes, elem, kind, int(fresh),
+                        mask.ctypes.data if mask is not None else None)
     found = (_Finding * CAPACITY)()
     ck = _Check(version=1, mask=check.mask, nargs=len(args), stored=0, args=cargs, findings=found,
                 capacity=CAPACITY, faulted=0, dropped=0, max_shadow=MAX_SHADOW_BYTES)
@@ -334,8 +341,12 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
             f = Finding(kind, line, name, (int(r.index),), (me,), msg + text(line), SOURCE_NAME, count=count,
                         groups=(grp(me),))
         elif kind == "initcheck":
-            scope = (f"any thread of its threadgroup ({_fmt(grp(me))})" if r.space != 0 else "any thread")
-            msg = f"{where}: thread {_fmt(me)} read {what} element {r.index} before {scope} wrote it{more}"
+            if r.space == 0:
+                msg = (f"{where}: thread {_fmt(me)} read {what} element {r.index}, which nothing has written since "
+                       f"acc.empty allocated it{more}")
+            else:
+                msg = (f"{where}: thread {_fmt(me)} read {what} element {r.index} before any thread of its "
+                       f"threadgroup ({_fmt(grp(me))}) wrote it{more}")
             f = Finding(kind, line, name, (int(r.index),), (me,), msg + text(line), SOURCE_NAME, count=count,
                         groups=(grp(me),))
         elif kind == "racecheck":

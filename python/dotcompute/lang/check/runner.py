@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import KernelCheckError, LaunchError
+from ...runtime import uninit as _uninit
 from .. import launching as _launching
 from ..compile_options import compile_options
 from ..launching import barrier_local_size, shared_caps
@@ -130,7 +131,13 @@ def run_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, 
     expanded = expand(host) if expand is not None else host
     if len(expanded) != len(k.params):
         raise LaunchError(f"{kernel.name}: {len(expanded)} arguments for {len(k.params)} parameters")
-    ctx, sizes = _context(kernel, check, k, expanded, global_size, ls)
+    unwritten: dict[int, np.ndarray] = {}  # buffer parameter -> elements acc.empty left unwritten
+    if "initcheck" in check.checks and _uninit.FRESH and expand is None:
+        for p, a, h in zip(k.params, args, host, strict=True):
+            mask = _uninit.unwritten(a, h) if p.is_buffer else None
+            if mask is not None:
+                unwritten[p.index] = mask
+    ctx, sizes = _context(kernel, check, k, expanded, global_size, ls, unwritten)
     call: list[Any] = []
     for p, a in zip(k.params, expanded, strict=True):
         call.append(a)
@@ -146,15 +153,16 @@ def run_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, 
 
 
 def _context(kernel: Any, check: CheckSpec, k: Any, expanded: tuple[Any, ...], global_size: tuple[int, ...],
-             ls: tuple[int, ...]) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
-    regions: list[tuple[int, int, bool]] = []  # (elements, element bytes, shared)
+             ls: tuple[int, ...], unwritten: dict[int, np.ndarray] | None = None,
+             ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
+    regions: list[tuple[int, int, bool, np.ndarray | None]] = []  # (elements, element bytes, shared, unwritten)
     sizes: dict[int, tuple[int, ...]] = {}
     for p, a in zip(k.params, expanded, strict=True):
         if p.is_buffer:
-            regions.append((int(a.size), int(a.dtype.itemsize), False))
+            regions.append((int(a.size), int(a.dtype.itemsize), False, (unwritten or {}).get(p.index)))
             sizes[p.index] = tuple(int(s) for s in a.shape)
     for s in k.shared:
-        regions.append((int(s.type.size), int(s.dtype.itemsize), True))
+        regions.append((int(s.type.size), int(s.dtype.itemsize), True, None))
     if len(regions) > L.MAX_SLOTS:
         raise LaunchError(f"{kernel.name}: check= covers at most {L.MAX_SLOTS} buffers and dc.shared arrays")
     items = 1
@@ -162,7 +170,7 @@ def _context(kernel: Any, check: CheckSpec, k: Any, expanded: tuple[Any, ...], g
         items *= d
     bar = L.FINDINGS + L.CAPACITY * L.REC
     offset = bar + items
-    total = offset + sum(L.SHADOW * n for n, _, _ in regions)
+    total = offset + sum(L.SHADOW * n for n, _, _, _ in regions)
     if total * 8 > MAX_SHADOW_BYTES:
         raise LaunchError(f"{kernel.name}: checking this launch needs {total * 8 >> 20} MiB of shadow memory "
                           f"(over {MAX_SHADOW_BYTES >> 20} MiB): check it on smaller buffers")
@@ -174,11 +182,11 @@ def _context(kernel: Any, check: CheckSpec, k: Any, expanded: tuple[Any, ...], g
     ctx[L.H_GS:L.H_GS + 3] = g[:3]
     ctx[L.H_BAR] = bar
     ctx[L.H_MAX_ITEMS] = items
-    for slot, (n, esz, shared) in enumerate(regions):
+    for slot, (n, esz, shared, fresh) in enumerate(regions):
         base = L.SLOTS + L.SLOT_WORDS * slot
         ctx[base:base + 4] = (offset, n, 0, esz)
-        if not shared:  # buffers come initialised (initcheck looks at work-group memory only)
-            ctx[offset + 5:offset + L.SHADOW * n:L.SHADOW] = 1
+        if not shared:  # buffers come written, except acc.empty elements nothing wrote yet (runtime/uninit.py)
+            ctx[offset + 5:offset + L.SHADOW * n:L.SHADOW] = 1 if fresh is None else ~fresh
         offset += L.SHADOW * n
     return ctx, sizes
 
@@ -219,8 +227,12 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
                                count=count, groups=(group(me),)))
         elif kind == "initcheck":
             elem = rec[L.F_I0]
-            msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem} before any work-item of its "
-                   f"work-group ({_fmt(group(me))}) wrote it{more}")
+            if did in sizes:  # a buffer: acc.empty memory
+                msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem}, which nothing has "
+                       f"written since acc.empty allocated it{more}")
+            else:
+                msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem} before any work-item of "
+                       f"its work-group ({_fmt(group(me))}) wrote it{more}")
             out.append(Finding(kind, line, name, (elem,), (me,), _with_text(msg, filename, line), filename,
                                count=count, groups=(group(me),)))
         elif kind == "racecheck":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...runtime import uninit as _uninit
 from .layout import ALL_CHECKS, CHECK_BITS
 
 OFF_WORDS = frozenset(("", "0", "off", "none", "false", "no"))
@@ -34,6 +35,7 @@ def parse_check(value: Any, where: str = "check") -> CheckSpec | None:
     if isinstance(value, CheckSpec):
         return value
     if value is True:
+        _uninit.active = True
         return CheckSpec(ALL_CHECKS)
     warn = False
     if isinstance(value, str):
@@ -65,6 +67,8 @@ def parse_check(value: Any, where: str = "check") -> CheckSpec | None:
             chosen.add(n)
         else:
             raise ValueError(f"{where}={value!r}: unknown check {n!r}; choose from all, {', '.join(ALL_CHECKS)}")
+    # checks are in use from now on: acc.empty memory is tracked for initcheck (runtime/uninit.py)
+    _uninit.active = True
     return CheckSpec(tuple(c for c in ALL_CHECKS if c in chosen), warn)
 
 
