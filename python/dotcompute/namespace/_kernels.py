@@ -135,6 +135,22 @@ def search_sorted(a: dc.Buffer, v: dc.Buffer, out: dc.Buffer, right: dc.int32):
         out[f] = lo
 
 
+@dc.kernel
+def int_range(out: dc.Buffer, start: dc.int64, step: dc.int64):
+    # arange of integers on the device: exact, so the values are numpy's (the caller checked they fit)
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        out[f] = start + step * f
+
+
+@dc.kernel
+def diagonal_ones(out: dc.Buffer, one, first: dc.int64, stride: dc.int64, count: dc.int64):
+    # eye: the zeroed buffer's k-th diagonal set to one (one: a scalar of the buffer's dtype)
+    f = dc.global_id(0)
+    if f < count:
+        out[first + f * stride] = one
+
+
 def launch(acc: Accelerator, kernel: Any, n: int, *args: Any) -> None:
     if n:
         acc.launch(kernel, n, *args)
@@ -165,5 +181,5 @@ def index_buffer(acc: Accelerator, idx: np.ndarray) -> Buffer:
     return acc.asarray(np.ascontiguousarray(idx, dtype=np.int64).reshape(-1))
 
 
-__all__ = ["index_buffer", "launch", "nonzero_flags", "run_counts", "run_starts", "scatter_coords",
-           "scatter_inverse", "scatter_runs", "search_sorted", "take_along", "take_flat"]
+__all__ = ["diagonal_ones", "index_buffer", "int_range", "launch", "nonzero_flags", "run_counts", "run_starts",
+           "scatter_coords", "scatter_inverse", "scatter_runs", "search_sorted", "take_along", "take_flat"]

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..expr.types import SUPPORTED
 from ..runtime import Accelerator, Buffer
+from . import _kernels, _layout
 from ._common import concrete, host, on_host
 from .datatypes import dtype_of
 from .devices import resolve, to_device
@@ -201,6 +203,12 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         _check_device_dtype("dc.arange", acc, dt)
         return _blocked(acc, count, dt, lambda v, i0: np.add(_BASE[: len(v)] * int(step), int(start) + i0 * int(step),
                                                               out=v, dtype=dt, casting="unsafe"))
+    if not acc.host_visible_memory and dt is not None and dt in _DEVICE_INTS and all(
+            isinstance(v, (int, np.integer)) for v in (start, stop, step)) and _fits(dt, start, stop, step):
+        # integers on a device: computed there, one kernel, nothing uploaded
+        out = acc.empty((len(range(int(start), int(stop), int(step))),), dt)
+        _kernels.launch(acc, _kernels.int_range, out.size, out, int(start), int(step))
+        return out
     values = np.arange(start, stop, step, dtype=dt)
     if dt is None:
         values = values.astype(_default_float(acc, values.dtype), copy=False)
@@ -214,6 +222,7 @@ def _fits(dt: np.dtype, start: int, stop: int, step: int) -> bool:
     return not values or info.min <= min(values[0], values[-1]) and max(values[0], values[-1]) <= info.max
 
 
+_DEVICE_INTS = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32))  # what int_range stores exactly
 _BLOCK = 1 << 15  # elements per block of the blocked host fills: a block and its source stay in cache
 _BASE = np.arange(_BLOCK, dtype=np.int64)
 
@@ -267,7 +276,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         device: Accelerator | str | None = None) -> Buffer:
     acc = resolve(device, "dc.eye")
     dt = _dtype("dc.eye", dtype) or _default_float(acc, np.dtype(np.float64))
-    if acc.host_visible_memory:
+    if acc.host_visible_memory or dt in SUPPORTED and dt.kind in "iuf":
         _check_device_dtype("dc.eye", acc, dt)
         cols = n_rows if n_cols is None else operator.index(n_cols)
         rows, k = operator.index(n_rows), operator.index(k)
@@ -275,9 +284,13 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
             raise ValueError(f"dc.eye: negative dimensions are not allowed, got ({rows}, {cols})")
         out = acc.zeros((rows, cols), dt)  # zeros on the buffer's memory, then the diagonal in place
         if out.size and -rows < k < cols:
-            with out.host() as view:
-                view.reshape(-1)[max(k, -k * cols): (cols - k) * cols if k > 0 else None: cols + 1][
-                    : min(rows + min(k, 0), cols - max(k, 0))] = 1
+            first, count = max(k, -k * cols), min(rows + min(k, 0), cols - max(k, 0))
+            if acc.host_visible_memory:
+                with out.host() as view:
+                    view.reshape(-1)[first::cols + 1][:count] = 1
+            else:  # on the device: one kernel writes the diagonal, nothing uploaded
+                _kernels.launch(acc, _kernels.diagonal_ones, count, _layout.flat(out), dt.type(1), first, cols + 1,
+                                count)
         return out
     return _host_made("dc.eye", acc, np.eye(n_rows, n_cols, k=k, dtype=dt))
 

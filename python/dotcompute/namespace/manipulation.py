@@ -217,6 +217,9 @@ def unstack(x: Buffer, /, *, axis: int = 0) -> tuple[Buffer, ...]:
     return tuple(device_copy(acc, x[(slice(None),) * ax + (i,)], rest, x.dtype) for i in range(x.shape[ax]))
 
 
+_BLOCK = 1 << 15  # result elements per block of the host repeat: a block stays in cache
+
+
 def _take_index(name: str, x: Buffer, idx: np.ndarray, axis: int) -> Buffer:
     """``x`` gathered along ``axis`` by host-computed positions (a permutation or a shift: the
     positions are computed, the data stays on the device)."""
@@ -361,9 +364,16 @@ def repeat(x: Buffer, repeats: int | Buffer, /, *, axis: int | None = None) -> B
         r = int(counts.reshape(-1)[0])
         src = host(x)
         shape = x.shape[:ax] + (n * r,) + x.shape[ax + 1:]
-        # each element r times: the result seen as (..., n, r, ...) is x broadcast along the r axis
-        return fill(x.accelerator, shape, x.dtype, lambda v: v.reshape(x.shape[:ax] + (n, r) + x.shape[ax + 1:])
-                    .__setitem__(..., np.expand_dims(src, ax + 1)))
+        # numpy's repeat, a block of the axis at a time, each written straight into the result while
+        # it is in cache (no temporary of the whole result, no second pass over it)
+        step = max(1, _BLOCK * n // max(1, x.size))
+        head = (slice(None),) * ax
+
+        def write(v: np.ndarray) -> None:
+            for i in range(0, n, step):
+                v[head + (slice(i * r, (i + step) * r),)] = np.repeat(src[head + (slice(i, i + step),)], r, axis=ax)
+
+        return fill(x.accelerator, shape, x.dtype, write)
     return _take_index("dc.repeat", x, np.repeat(np.arange(n), np.broadcast_to(counts, (n,))), ax)
 
 

@@ -83,10 +83,11 @@ def _dense_ints(src: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     return np.subtract(src.reshape(-1), lo, dtype=np.intp), lo, span
 
 
-def _host_unique_dense(acc: Accelerator, x: Buffer, want_first: bool) -> tuple[Buffer, ...] | None:
-    """(values, first indices or None, inverse, counts) of dense integers by counting (np.bincount),
-    sorted as numpy's unique_inverse/unique_all give them, without numpy's sort of the whole input;
-    None where the values are not dense integers."""
+def _host_unique_dense(acc: Accelerator, x: Buffer, want_first: bool,
+                       want_inverse: bool = True) -> tuple[Buffer | None, ...] | None:
+    """(values, first indices or None, inverse or None, counts) of dense integers by counting
+    (np.bincount), sorted as numpy's unique_counts/unique_inverse/unique_all give them, without
+    numpy's sort or hash of the whole input; None where the values are not dense integers."""
     src = host(x)
     dense = _dense_ints(src)
     if dense is None:
@@ -102,7 +103,9 @@ def _host_unique_dense(acc: Accelerator, x: Buffer, want_first: bool) -> tuple[B
         earliest = np.full(span, offsets.size, np.int64)
         np.minimum.at(earliest, offsets, np.arange(offsets.size, dtype=np.int64))
         first = wrap(acc, earliest[kept])
-    inverse = fill(acc, x.shape, np.int64, lambda v: np.take(rank, offsets, out=v.reshape(-1)))
+    inverse = None
+    if want_inverse:
+        inverse = fill(acc, x.shape, np.int64, lambda v: np.take(rank, offsets, out=v.reshape(-1)))
     return values, first, inverse, wrap(acc, counts[kept].astype(np.int64))
 
 
@@ -136,6 +139,9 @@ def unique_counts(x: Buffer, /) -> UniqueCountsResult:
     x = as_buffer("dc.unique_counts", x)
     acc = x.accelerator
     if on_host(x):
+        dense = _host_unique_dense(acc, x, False, False)
+        if dense is not None:
+            return UniqueCountsResult(dense[0], dense[3])
         r = np.unique_counts(host(x))
         return UniqueCountsResult(wrap(acc, r.values), wrap(acc, r.counts.astype(np.int64)))
     values, _, _, counts = _device_unique("dc.unique_counts", x, False)
@@ -161,5 +167,8 @@ def unique_values(x: Buffer, /) -> Buffer:
     """The distinct values of ``x``, sorted (each NaN is distinct)."""
     x = as_buffer("dc.unique_values", x)
     if on_host(x):
+        dense = _host_unique_dense(x.accelerator, x, False, False)  # sorted, as on the devices
+        if dense is not None:
+            return dense[0]
         return wrap(x.accelerator, np.unique_values(host(x)))
     return _device_unique("dc.unique_values", x, False)[0]
