@@ -126,7 +126,7 @@ def _moment(name: str, x: Buffer, axis: Any, correction: float, keepdims: bool, 
         fn = np.std if root else np.var
         with np.errstate(divide="ignore", invalid="ignore"):
             return wrap(acc, np.asarray(fn(host(x), axis=axes, ddof=correction, keepdims=keepdims)))
-    if not kernel_ok(x) or x.dtype.kind == "c":
+    if not kernel_ok(x, ndim=x.ndim) or x.dtype.kind == "c":  # expressions take any number of dimensions
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     m = _expr.mean(x, axes, keepdims=True)

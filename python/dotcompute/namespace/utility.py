@@ -40,7 +40,7 @@ def _truth(name: str, x: Buffer, axis: Any, keepdims: bool, every: bool) -> Buff
         from .manipulation import reshape
 
         return _truth(name, reshape(x, (1,)), None, False, every)
-    if not kernel_ok(x):
+    if not kernel_ok(x, ndim=x.ndim):  # expressions and their reductions take any number of dimensions
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if not axes:  # no axis reduced: each element's truth
         return device_copy(acc, x != 0, x.shape, np.bool_)

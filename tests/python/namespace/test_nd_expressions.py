@@ -63,6 +63,15 @@ def test_reductions_over_any_axis(accelerator: dc.Accelerator, axis: object) -> 
     _close(dc.max(a, axis=axis), np.max(A, axis=axis))
 
 
+@pytest.mark.parametrize("axis", [None, 2, (1, 3)])
+def test_statistics_and_truth_over_any_axis(accelerator: dc.Accelerator, axis: object) -> None:
+    a = dc.asarray(A, device=accelerator)
+    _close(dc.std(a, axis=axis), np.std(A, axis=axis), rtol=1e-4)
+    _close(dc.var(a, axis=axis, correction=1), np.var(A, axis=axis, ddof=1), rtol=1e-4)
+    np.testing.assert_array_equal(np.asarray(dc.any(a > 1, axis=axis)), np.any(A > 1, axis=axis))
+    np.testing.assert_array_equal(np.asarray(dc.all(a > -2, axis=axis)), np.all(A > -2, axis=axis))
+
+
 def test_fused_reductions_of_five_dimensions(accelerator: dc.Accelerator) -> None:
     c = dc.asarray(C5, device=accelerator)
     assert float(dc.sum(c * c)) == pytest.approx(float(np.sum(C5 * C5)), rel=1e-4)
