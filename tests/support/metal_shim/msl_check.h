@@ -7,11 +7,13 @@
 // per distinct (check, variant, memory, code address, other code address); repeats only count.
 //
 // Shadow memory: per granule of a region (its element size up to 4 bytes; 1 byte for threadgroup
-// memory) the last writer, two readers of the current barrier interval and whether it was written.
-// An access records (thread, group, barrier count, SIMD-barrier count); two accesses by different
-// threads race when at least one writes, not both are atomic, and nothing orders them: different
-// threadgroups, or one threadgroup with the same barrier count (and, within one SIMD-group, the same
-// simdgroup_barrier count).
+// memory) a dcsim_check.h cell (the last writer, two readers), whether the last write was atomic and
+// whether it was written. An access is a dccheck::Who (thread, group, barrier count,
+// simdgroup_barrier count and SIMD-group as the "warp", code offset as the site); two accesses race
+// when dccheck::ordered() does not order them (different threadgroups; one threadgroup, the same
+// barrier interval and, within one SIMD-group, the same simdgroup_barrier count), at least one
+// writes and not both are atomic. Added here: atomics, a write-write pair that stores the value
+// already there (no hazard), threadgroup memory that is fresh for each group, memory windows.
 #ifndef DOTCOMPUTE_METAL_SHIM_MSL_CHECK_H
 #define DOTCOMPUTE_METAL_SHIM_MSL_CHECK_H
 
@@ -19,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The hazard rules (who is ordered with whom, per barrier interval and SIMD-group barrier count) and
+// the race step per shadow cell are the CUDA simulator's checks engine, shared with it.
+#include "dcsim_check.h"
 #include "msl_launch.h"
 
 // the checker's own loads and stores must not call back into it
@@ -29,20 +34,10 @@ namespace dc_check {
 enum { kMemcheck = 1, kRacecheck = 2, kSynccheck = 4, kInitcheck = 8 };
 enum { kRead = 0, kWrite = 1, kAtomic = 2 };
 
-struct Cell {  // one access: who, when (in barrier terms), where in the code
-  uint32_t tid1;  // linear thread id + 1 (0: no access)
-  uint32_t pc;
-  uint32_t grp;
-  uint32_t bar;
-  uint32_t sbar;
-  uint16_t lin;   // index in the threadgroup (its SIMD-group is lin / 32)
-  uint8_t atomic;
-  uint8_t pad;
-};
 struct Granule {
-  Cell w, r1, r2;
-  uint32_t init;  // written: 1 (group-less memory) or the writing group + 1 (threadgroup memory)
-  uint32_t pad;
+  dccheck::Cell c;  // the last writer and two readers (dcsim_check.h's race_step keeps them)
+  uint32_t init;    // written: 1 (group-less memory) or the writing group + 1 (threadgroup memory)
+  uint8_t atomic;   // the last write was an atomic update: only plain accesses race with it
 };
 
 struct Window {  // the part of a region a kernel may touch (a buffer's data, one threadgroup variable)
@@ -87,6 +82,8 @@ struct State {
   uint32_t* bar = nullptr;   // per index in the threadgroup
   uint32_t* sbar = nullptr;
   uint32_t items = 0;
+  // a thread's linear id in the grid from its group and index in the group (the driver knows the shapes)
+  uint32_t (*global_tid)(uint32_t group, uint32_t thread) = nullptr;
   Pending pend{};
   // the last access, for a fault that follows it
   char* last_addr = nullptr;
@@ -208,19 +205,17 @@ inline void simd_barrier(State& s) {
   ++s.sbar[s.lin];
 }
 
-// Whether the recorded access `c` and the running thread's access may happen at the same time.
-inline bool concurrent(const State& s, const Cell& c) {
-  if (c.grp != s.grp) return true;  // nothing orders threadgroups
-  if (c.bar != s.bar[s.lin]) return false;
-  return c.lin / 32u != s.lin / 32u || c.sbar == s.sbar[s.lin];
+inline dccheck::Who who(const State& s, uint32_t pc) {
+  return dccheck::Who{s.lin, s.grp, s.bar[s.lin], s.sbar[s.lin], s.lin / 32u, pc};
 }
 
-inline DcMslFinding race(const State& s, int sub, const Window* w, long long index, uint32_t pc, const Cell& other) {
+inline DcMslFinding race(const State& s, int sub, const Window* w, long long index, uint32_t pc,
+                         const dccheck::Who& other, bool other_atomic) {
   DcMslFinding f = finding(2, sub, w, index, pc);
   f.tid = s.tid;
-  f.otid = other.tid1 - 1;
-  f.opc = other.pc;
-  f.other_atomic = other.atomic;
+  f.otid = s.global_tid ? s.global_tid(other.group, other.thread) : other.thread;
+  f.opc = other.site;
+  f.other_atomic = other_atomic;
   return f;
 }
 
@@ -241,7 +236,7 @@ inline void access(State& s, void* addr, size_t size, int kind, uint32_t pc) {
         in = &w;
         break;
       }
-      // the nearest window: the closest one ending at or before `a`, else the first after it
+      // the nearest window: the closest one starting at or before `a`, else the first after it
       if (near == nullptr) near = &w;
       const bool before = w.base <= a, nb = near->base <= a;
       if (before && (!nb || w.base > near->base)) near = &w;
@@ -263,17 +258,17 @@ inline void access(State& s, void* addr, size_t size, int kind, uint32_t pc) {
     if (r.shadow == nullptr || a < r.sbase) return;
     const long long index = static_cast<long long>((a - in->base) / static_cast<long long>(in->elem));
     const size_t g0 = size_t(a - r.sbase) / r.gran, g1 = size_t(a + size - 1 - r.sbase) / r.gran;
-    const Cell me{s.tid + 1, pc, s.grp, s.bar[s.lin], s.sbar[s.lin], uint16_t(s.lin), uint8_t(kind == kAtomic), 0};
+    const dccheck::Who now = who(s, pc);
     const uint32_t written = r.per_group ? s.grp + 1 : 1;
+    const bool race_on = (s.mask & kRacecheck) != 0;
     bool reported = false;  // one finding per access, whatever number of granules it covers
     for (size_t g = g0; g <= g1 && g < r.granules; ++g) {
       Granule& sh = r.shadow[g];
-      if (r.per_group) {  // threadgroup memory of an earlier group: fresh now
-        if (sh.w.tid1 && sh.w.grp != s.grp) sh.w = Cell{};
-        if (sh.r1.tid1 && sh.r1.grp != s.grp) sh.r1 = Cell{};
-        if (sh.r2.tid1 && sh.r2.grp != s.grp) sh.r2 = Cell{};
+      dccheck::Cell& c = sh.c;
+      if (r.per_group && ((c.has_writer && c.writer.group != s.grp) || (c.nreaders && c.readers[0].group != s.grp))) {
+        c = dccheck::Cell{};  // threadgroup memory of an earlier group: fresh now
+        sh.atomic = 0;
       }
-      const bool wrote = sh.w.tid1 && sh.w.tid1 != me.tid1 && concurrent(s, sh.w);
       if (kind == kRead) {
         if ((s.mask & kInitcheck) && r.track_init && sh.init != written && !reported) {
           DcMslFinding f = finding(4, 0, in, index, pc);
@@ -281,46 +276,56 @@ inline void access(State& s, void* addr, size_t size, int kind, uint32_t pc) {
           record(s, f);
           reported = true;
         }
-        if ((s.mask & kRacecheck) && wrote && !reported) {
-          record(s, race(s, 2, in, index, pc, sh.w));
+        const bool was_atomic = sh.atomic;
+        dccheck::Who other{};
+        if (dccheck::race_step(c, now, false, &other) != dccheck::kNoHazard && race_on && !reported) {
+          record(s, race(s, 2, in, index, pc, other, was_atomic));
           reported = true;
-        }
-        // readers of this interval: the first, and a second one by another thread
-        if (!sh.r1.tid1 || !concurrent(s, sh.r1)) {
-          sh.r1 = me;
-          sh.r2 = Cell{};
-        } else if (sh.r1.tid1 != me.tid1 && !sh.r2.tid1) {
-          sh.r2 = me;
         }
         continue;
       }
-      // a write or an atomic update
-      if ((s.mask & kRacecheck) && !reported) {
-        if (wrote && !(sh.w.atomic && kind == kAtomic)) {
-          if (kind == kWrite && !sh.w.atomic && size <= sizeof s.pend.old && !s.pend.on) {
-            s.pend.on = true;  // decided by flush(), after the store
+      if (kind == kWrite) {
+        const bool was_atomic = sh.atomic;
+        const bool writer_races = c.has_writer && !dccheck::ordered(c.writer, now);
+        dccheck::Who other{};
+        const int32_t h = dccheck::race_step(c, now, true, &other);
+        if (h != dccheck::kNoHazard && race_on && !reported) {
+          const bool ww = writer_races && h == dccheck::kWriteWrite;
+          if (ww && !was_atomic && size <= sizeof s.pend.old && !s.pend.on) {
+            s.pend.on = true;  // decided by flush(), after the store: the same value is no hazard
             s.pend.addr = a;
             s.pend.size = size;
             memcpy(s.pend.old, a, size);
-            s.pend.f = race(s, 1, in, index, pc, sh.w);
+            s.pend.f = race(s, 1, in, index, pc, other, false);
           } else {
-            record(s, race(s, 1, in, index, pc, sh.w));
+            record(s, race(s, ww ? 1 : 3, in, index, pc, other, ww && was_atomic));
           }
           reported = true;
+        }
+        sh.atomic = 0;
+        sh.init = written;
+        continue;
+      }
+      // an atomic update: ordered with other atomics, not with plain accesses
+      const bool plain_writer = c.has_writer && !sh.atomic && !dccheck::ordered(c.writer, now);
+      if (race_on && !reported) {
+        if (plain_writer) {
+          record(s, race(s, 1, in, index, pc, c.writer, false));
+          reported = true;
         } else {
-          const Cell* rd = nullptr;
-          if (sh.r1.tid1 && concurrent(s, sh.r1)) rd = sh.r1.tid1 != me.tid1 ? &sh.r1 : (sh.r2.tid1 ? &sh.r2 : nullptr);
-          if (rd != nullptr) {
-            record(s, race(s, 3, in, index, pc, *rd));
-            reported = true;
-          }
+          for (unsigned k = 0; k < c.nreaders && !reported; ++k)
+            if (!dccheck::ordered(c.readers[k], now)) {
+              record(s, race(s, 3, in, index, pc, c.readers[k], false));
+              reported = true;
+            }
         }
       }
-      if (kind == kAtomic && sh.w.tid1 && !sh.w.atomic && concurrent(s, sh.w)) {
-        // keep the plain write: a later plain access still races with it
-      } else {
-        sh.w = me;
+      if (!plain_writer) {  // a racing plain write stays the writer: later plain accesses race with it too
+        c.writer = now;
+        c.has_writer = 1;
+        sh.atomic = 1;
       }
+      c.nreaders = 0;
       sh.init = written;
     }
     return;

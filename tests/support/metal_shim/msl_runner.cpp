@@ -303,6 +303,9 @@ std::string compiler() {
   return access("/usr/bin/clang++", X_OK) == 0 ? "/usr/bin/clang++" : "c++";
 }
 
+// The CUDA simulator's shim folder: its dcsim_check.h is the kernel checks' engine, shared.
+std::string engine_dir() { return std::string(DC_MTL_SHIM_DIR) + "/../../../cuda/sim/shim"; }
+
 // Every header of the shim folder (metal_stdlib, metal_compute, ...), name and text: a change to
 // any of them is a new cache identity.
 std::string shim_headers_text() {
@@ -677,11 +680,18 @@ std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels
                                : "-O0 -ffp-contract=off";
   if (check) {  // -O1: inlined shim functions keep their call's MSL line; no contraction either way
     math = fast_math ? math : "-O1 -ffp-contract=off";
-    math += " -g -fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores";
+    math += " -g -fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores -I'" + engine_dir() + "'";
   }
   std::string flags = " -std=c++17 " + math + " -fPIC -shared -fvisibility=hidden "
                       "-fstack-clash-protection -w -I'" + shim + "'";
-  std::string key = content_key(src + '\0' + cxx + flags + '\0' + shim_headers_text());
+  std::string headers = shim_headers_text();
+  if (check) {  // the checks' engine, which msl_check.h includes
+    std::ifstream engine(engine_dir() + "/dcsim_check.h");
+    std::stringstream es;
+    es << engine.rdbuf();
+    headers += "dcsim_check.h" + std::string(1, '\0') + es.str();
+  }
+  std::string key = content_key(src + '\0' + cxx + flags + '\0' + headers);
   std::string dir = cache_dir(log);
   if (dir.empty()) return "";
   std::string so = dir + "/" + key + ".so";
