@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import types as _types
@@ -138,6 +139,20 @@ def _free_values(pyfunc: Any) -> list[str]:
     return parts
 
 
+def _annotation_parts(pyfunc: Any) -> list[str]:
+    """The parameters' annotations; a string one (``from __future__ import annotations``) with the
+    values of the global names in it, which the frontend resolves (an alias may change)."""
+    glob = pyfunc.__globals__
+    parts = []
+    for name, ann in sorted(getattr(pyfunc, "__annotations__", {}).items()):
+        parts.append(f"a:{name}={fingerprint(ann)}")
+        if isinstance(ann, str):
+            for ident in sorted(set(re.findall(r"[A-Za-z_]\w*", ann))):
+                if ident in glob:
+                    parts.append(f"a:{name}:{ident}={fingerprint(glob[ident])}")
+    return parts
+
+
 def _arg_signature(a: Any) -> str:
     dt = getattr(a, "dtype", None)
     if dt is not None and hasattr(a, "shape"):
@@ -162,7 +177,7 @@ def source_key(kernel: Any, acc: Any, args: tuple[Any, ...]) -> str:
         f"fastmath={bool(kernel.fastmath)} contract={bool(getattr(kernel, 'contract', False))}",
         compile_options(kernel, acc.backend),
         fingerprint(pyfunc.__defaults__), fingerprint(tuple(sorted((pyfunc.__kwdefaults__ or {}).items()))),
-        "|".join(f"{k}={fingerprint(v)}" for k, v in sorted(getattr(pyfunc, "__annotations__", {}).items())),
+        *_annotation_parts(pyfunc),
         "|".join(_arg_signature(a) for a in args),
         *_free_values(pyfunc),
         "".join(lines),

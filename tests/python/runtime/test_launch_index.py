@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-KERNEL = """
+KERNEL = """{future}
 import numpy as np
 import dotcompute as dc
 {extra}
@@ -32,14 +32,15 @@ print(scale._indexed, scale._decls is None, out.numpy().tolist())
 
 
 def _run(run_python, folder: Path, cache: Path, *, factor: str = "2", dtype: str = "float32",
-         elem: str = "[dc.float32]", deco: str = "", extra: str = "", pre: str = "") -> tuple[bool, bool, list]:
+         elem: str = "[dc.float32]", deco: str = "", extra: str = "", pre: str = "",
+         future: str = "") -> tuple[bool, bool, list]:
     script = folder / "prog.py"
     script.write_text(textwrap.dedent(KERNEL.format(factor=factor, dtype=dtype, elem=elem, deco=deco,
-                                                    extra=extra, pre=pre)))
+                                                    extra=extra, pre=pre, future=future)))
     proc = run_python(f"import runpy, sys; sys.path.insert(0, {str(folder)!r}); "
                       f"runpy.run_path({str(script)!r}, run_name='__main__')",
                       env={"DOTCOMPUTE_CACHE_DIR": str(cache)})
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stderr[-2000:]
     indexed, unparsed, values = proc.stdout.strip().splitlines()[-1].split(" ", 2)
     return indexed == "True", unparsed == "True", json.loads(values)
 
@@ -71,7 +72,7 @@ def test_a_changed_source_dtype_or_option_is_a_miss(run_python, tmp_path):
     assert _run(run_python, tmp_path, cache, elem="", dtype="int32") == (True, True, [0, 2, 4, 6])
 
 
-@pytest.mark.slow  # four fresh processes
+@pytest.mark.slow  # eight fresh processes
 def test_the_globals_a_kernel_reads_are_part_of_the_key(run_python, tmp_path):
     cache = tmp_path / "cache"
     (tmp_path / "settings.py").write_text("FACTOR = 2\n")
@@ -85,6 +86,14 @@ def test_the_globals_a_kernel_reads_are_part_of_the_key(run_python, tmp_path):
         got = _run(run_python, tmp_path, cache, factor="K", extra=f"K = {value}")
         assert got[2] == [0.0, value, 2.0 * value, 3.0 * value] and got[0] is False
     assert _records(cache) == []
+    # an annotation through an alias, evaluated (the default) and as a string: float32 arguments
+    # (the same signature) for a parameter now annotated float64 are refused, not served the
+    # float32 kernel's record
+    for future in ("", "from __future__ import annotations"):
+        assert _run(run_python, tmp_path, cache, elem="[T]", extra="T = dc.float32", future=future)[2] == \
+            [0.0, 2.0, 4.0, 6.0]
+        with pytest.raises(AssertionError, match="float64"):
+            _run(run_python, tmp_path, cache, elem="[T]", extra="T = dc.float64", future=future)
 
 
 def test_another_dotcompute_version_is_a_miss(run_python, tmp_path):
