@@ -278,10 +278,30 @@ bool on_directive(const std::string& text, size_t pos) {
   return first != std::string::npos && text[first] == '#';
 }
 
+// Whether the file-scope __shared__ variable `name` can become a macro (below): the name is not
+// declared again (a local or parameter shadowing it: `float tile = ...`, `int* tile)`) nor used as a
+// member (`x.tile`, `p->tile`), where the macro's expansion would not compile.
+bool macro_safe(const std::string& scan, const std::string& name, size_t decl_begin, size_t decl_end) {
+  const std::regex other(R"((?:[A-Za-z_]\w*[\s*&]+|\.\s*|->\s*|::\s*))" + name + R"(\b)");
+  for (auto it = std::sregex_iterator(scan.begin(), scan.end(), other); it != std::sregex_iterator(); ++it) {
+    const size_t at = static_cast<size_t>(it->position(0));
+    if (at >= decl_begin && at < decl_end) continue;  // the declaration itself
+    const std::string prefix = it->str(0).substr(0, it->str(0).size() - name.size());
+    // `return tile[i]`, `sizeof tile`: keywords before the name are uses, not declarations
+    static const std::regex keyword(R"(^(?:return|sizeof|case|else|do|throw|co_return)\b)");
+    if (std::regex_search(prefix, keyword)) continue;
+    return false;
+  }
+  return true;
+}
+
 // `__shared__ T name[N]...;` inside a function  ->  a reference into the block's shared window
-// (dcsim_cuda.h, shared_var): poisoned for every block, bounded by a guard page. Declarations at
-// file scope, in macros, with several declarators or an initialiser keep the shim's
-// `static thread_local` (one copy per OS thread, neither poisoned nor guarded).
+// (dcsim_cuda.h, shared_var): poisoned for every block, bounded by a guard page. At file scope (or
+// in an extern "C" block) the name becomes a macro for the same per-block lookup, so those are
+// poisoned and guarded too. Declarations in a named namespace or a macro, with several declarators
+// or an initialiser, and file-scope ones whose name is declared again or used as a member
+// (macro_safe), keep the shim's `static thread_local` (one copy per OS thread, neither poisoned nor
+// guarded).
 std::string rewrite_static_shared(const std::string& src) {
   const std::string scan = blank_comments(src);
   static const std::regex decl(
@@ -310,14 +330,32 @@ std::string rewrite_static_shared(const std::string& src) {
     if (several) continue;
     int depth = 0;
     for (size_t i = 0; i < pos; ++i) depth += scan[i] == '{' ? 1 : (scan[i] == '}' ? -1 : 0);
-    bool in_function = false;
+    bool in_function = false, in_namespace = false;
     if (depth > 0)
-      for (const auto& s : scopes_at(scan, pos)) in_function = in_function || s == "?";
-    if (!in_function) continue;
+      for (const auto& s : scopes_at(scan, pos)) {
+        in_function = in_function || s == "?";
+        in_namespace = in_namespace || (s != "" && s != "?");
+      }
     const std::string qualifiers = std::regex_replace(piece(1), std::regex(R"(\bstatic\b)"), "");
     const std::string align = m.length(3) ? piece(3) : "16";
-    const std::string id = std::to_string(n++);
     const std::string whole = piece(0);
+    if (!in_function) {
+      if (in_namespace || !macro_safe(scan, piece(5), pos, pos + whole.size())) continue;
+      const std::string id = std::to_string(n++);
+      // the type and tag where the declaration was; the name a macro (on a line of its own, after
+      // which #line puts the numbering back: assert's __LINE__ and compiler messages stay the user's)
+      const size_t line = 1 + static_cast<size_t>(std::count(src.begin(), src.begin() + static_cast<long>(pos), '\n')) +
+                          static_cast<size_t>(std::count(whole.begin(), whole.end(), '\n'));
+      std::string declared = "using dcsim_shared_t" + id + " = " + qualifiers + " " + type + " " + piece(6) +
+                             "; static char dcsim_shared_tag" + id + ";";
+      std::replace(declared.begin(), declared.end(), '\n', ' ');
+      out += src.substr(copied, pos - copied) + declared + "\n#define " + piece(5) +
+             " (::dcsim::shared_var<dcsim_shared_t" + id + ", " + align + ">(&dcsim_shared_tag" + id + ", \"" +
+             piece(5) + "\"))\n#line " + std::to_string(line) + " \"kernel.cu\"\n";
+      copied = pos + whole.size();
+      continue;
+    }
+    const std::string id = std::to_string(n++);
     std::string replacement = "using dcsim_shared_t" + id + " = " + qualifiers + " " + type + " " + piece(6) +
                               "; static char dcsim_shared_tag" + id + "; dcsim_shared_t" + id + "& " + piece(5) +
                               " = ::dcsim::shared_var<dcsim_shared_t" + id + ", " + align + ">(&dcsim_shared_tag" +
