@@ -190,9 +190,10 @@ class Program:
         variables with the output's strides as parameters (emitted once, at first use)."""
         if self.flat_var is not None:
             return self.flat_var
+        # every dimension has its term (an extent of 1 has index 0): the line depends on the number
+        # of dimensions only, which the structural keys hold, never on the extents
         strides = _c_strides(self.out_shape)
-        terms = [f"{v} * {self._param(st)}" for v, st, n in zip(self.index, strides, self.out_shape, strict=True)
-                 if n != 1]
+        terms = [f"{v} * {self._param(st)}" for v, st in zip(self.index, strides, strict=True)]
         self.flat_var = "fo"
         self.lines.append(f"fo = {' + '.join(terms) if terms else 'int64(0)'}")
         return self.flat_var

@@ -77,6 +77,9 @@ def test_fused_reductions_of_five_dimensions(accelerator: dc.Accelerator) -> Non
     assert float(dc.sum(c * c)) == pytest.approx(float(np.sum(C5 * C5)), rel=1e-4)
     assert int(dc.argmax(c - 1)) == int(np.argmax(C5))
     assert float(dc.mean(c[:, 0, ::2])) == pytest.approx(float(np.mean(C5[:, 0, ::2])), rel=1e-4)
+    for shape in ((2, 2, 3, 2, 4), (1, 2, 3, 1, 4)):  # one kernel structure, other extents of 1
+        x = RNG.standard_normal(shape).astype(np.float32)
+        assert float(dc.sum(dc.asarray(x, device=accelerator) * 2)) == pytest.approx(float(np.sum(x * 2)), rel=1e-4)
 
 
 @pytest.mark.parametrize(("left", "right"), [((2, 3, 4, 5), (5, 2)), ((2, 1, 4, 5), (3, 5, 6)),
