@@ -31,9 +31,12 @@ struct dcsim_check_report_t {
 
 extern "C" {
 __attribute__((visibility("default"))) uint32_t dcsim_check_control[2] = {0, 0};
-// The buffers' own sizes, written with the control: {device address, bytes} pairs (0 ends the list). The
-// runtime may allocate more than a buffer holds; an access past the buffer's bytes is out of bounds.
-__attribute__((visibility("default"))) uint64_t dcsim_check_extents[64] = {};
+// The buffers, written with the control: {device address, bytes, poison, poison bytes} per buffer (a 0
+// address ends the list). The runtime may allocate more than a buffer holds: an access past the
+// buffer's bytes is out of bounds. A buffer with poison bytes (1..8) holds acc.empty memory marked
+// with that pattern per element (python/dotcompute/runtime/uninit.py): an element that still holds
+// it has never been written, and reading it is an initcheck finding.
+__attribute__((visibility("default"))) uint64_t dcsim_check_extents[128] = {};
 __attribute__((visibility("default"))) dcsim_check_report_t dcsim_check_report = {};
 }
 
@@ -49,7 +52,7 @@ struct State {
   uintptr_t base = 0;    // where the module object is loaded
   dccheck::Shadow global;
   dccheck::Findings findings;
-  uint64_t extents[64] = {};
+  uint64_t extents[128] = {};
 };
 inline State g_state;
 inline thread_local dccheck::Shadow t_shared_shadow;  // the block's shared memory (one block per worker at a time)
@@ -102,21 +105,38 @@ struct Checker : trace::Observer {
 
   DCSIM_NO_TRACE void block_begin(unsigned long long, unsigned) override { t_shared_shadow.clear(); }
 
-  // An allocation the host gave a smaller size for: the access measured against that size.
-  DCSIM_NO_TRACE static trace::Access bounded(const trace::Access& in) {
+  // An allocation the host gave a smaller size for: the access measured against that size; *entry:
+  // the host's entry for the buffer (-1: none).
+  DCSIM_NO_TRACE static trace::Access bounded(const trace::Access& in, int* entry) {
     trace::Access a = in;
+    *entry = -1;
     if (a.region.space != trace::kGlobal || !a.region.device) return a;
-    for (unsigned i = 0; i + 1 < 64 && g_state.extents[i]; i += 2)
-      if (g_state.extents[i] == a.region.device && g_state.extents[i + 1] < a.region.bytes) {
-        a.region.bytes = g_state.extents[i + 1];
-        a.region.inside = a.region.inside && a.addr + a.bytes <= a.region.base + a.region.bytes;
+    for (unsigned i = 0; i + 3 < 128 && g_state.extents[i]; i += 4)
+      if (g_state.extents[i] == a.region.device) {
+        *entry = static_cast<int>(i);
+        if (g_state.extents[i + 1] < a.region.bytes) {
+          a.region.bytes = g_state.extents[i + 1];
+          a.region.inside = a.region.inside && a.addr + a.bytes <= a.region.base + a.region.bytes;
+        }
       }
     return a;
   }
 
+  // Whether a load of tracked acc.empty memory reads an element that still holds its poison.
+  DCSIM_NO_TRACE static bool poisoned(const trace::Access& a, int entry) {
+    const uint64_t size = entry >= 0 ? g_state.extents[entry + 3] : 0;
+    if (size == 0 || size > 8 || a.store) return false;
+    const uint64_t pattern = g_state.extents[entry + 2];
+    const uint64_t first = static_cast<uint64_t>(a.addr - a.region.base) / size * size;
+    for (uint64_t e = first; e < static_cast<uint64_t>(a.addr - a.region.base) + a.bytes; e += size)
+      if (e + size <= a.region.bytes && memcmp(a.region.base + e, &pattern, size) == 0) return true;
+    return false;
+  }
+
   DCSIM_NO_TRACE void access(const trace::Access& in) override {
     const uint32_t checks = t_checks;
-    const trace::Access a = bounded(in);
+    int entry = -1;
+    const trace::Access a = bounded(in, &entry);
     const dccheck::Who who{a.tid, static_cast<uint32_t>(a.bid), static_cast<uint32_t>(a.interval),
                            static_cast<uint32_t>(a.warp_syncs), a.warp,
                            static_cast<uint32_t>(a.pc - g_state.base)};
@@ -139,8 +159,15 @@ struct Checker : trace::Observer {
     }
     const bool race = checks & dccheck::kRacecheck;
     const bool init = (checks & dccheck::kInitcheck) && a.region.space != trace::kGlobal;
-    if (!race && !init) return;
     const bool global = a.region.space == trace::kGlobal;
+    if ((checks & dccheck::kInitcheck) && global && poisoned(a, entry)) {
+      dccheck::Finding f{};
+      f.check = dccheck::kInitcheck;
+      region_of(f, a);
+      party(f, 0, who);
+      g_state.findings.add(f);
+    }
+    if (!race && !init) return;
     std::unique_lock<std::mutex> lock(g_state.global_mutex, std::defer_lock);
     if (global) lock.lock();
     dccheck::Shadow& shadow = global ? g_state.global : t_shared_shadow;

@@ -74,22 +74,45 @@ def _trace_kernel(kernel: Any) -> Any:
     return got
 
 
-def _copies(acc: Any, args: tuple[Any, ...]) -> tuple[list[Any], dict[int, tuple[int, np.dtype, int]]]:
-    """Device copies of the array arguments (scalars as they are), and {device address: (argument, dtype,
-    bytes)}."""
+def _poison(a: Any) -> np.ndarray | None:
+    """The per-element poison bytes of ``a`` when it is ``acc.empty`` memory some of which nothing has
+    written (runtime/uninit.py), else None."""
+    try:
+        from ...runtime import uninit
+    except ImportError:  # a runtime without acc.empty tracking
+        return None
+    ref = uninit.FRESH.get(id(a))
+    if ref is None or ref() is not a:
+        return None
+    return uninit.pattern(a.dtype)
+
+
+def _copies(acc: Any, args: tuple[Any, ...], initcheck: bool) -> tuple[list[Any], dict[int, tuple[int, np.dtype, int]],
+                                                                       np.ndarray]:
+    """Device copies of the array arguments (scalars as they are), {device address: (argument, dtype,
+    bytes)}, and the checker's table of them (dcsim_check_extents: address, bytes, poison, its size)."""
     from ...runtime.buffer import Buffer
 
     out: list[Any] = []
     where: dict[int, tuple[int, np.dtype, int]] = {}
+    table = np.zeros(128, np.uint64)
     for i, a in enumerate(args):
         if isinstance(a, (Buffer, np.ndarray)):
             host = np.array(a.numpy() if isinstance(a, Buffer) else a, copy=True)
             c = acc.asarray(host)
-            where[int(c.__cuda_array_interface__["data"][0])] = (i, host.dtype, host.nbytes)
+            ptr = int(c.__cuda_array_interface__["data"][0])
+            where[ptr] = (i, host.dtype, host.nbytes)
             out.append(c)
+            j = 4 * (len(where) - 1)
+            if j < table.size:
+                poison = _poison(a) if initcheck and isinstance(a, Buffer) else None
+                word = np.zeros(8, np.uint8)
+                if poison is not None:
+                    word[:poison.size] = poison
+                table[j:j + 4] = (ptr, host.nbytes, int(word.view("<u8")[0]), 0 if poison is None else poison.size)
         else:
             out.append(a)
-    return out, where
+    return out, where, table
 
 
 def _lines(trace_kernel: Any, module: str, sites: set[int]) -> dict[int, int]:
@@ -140,6 +163,10 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
         raise DotComputeError(f"check= on raw CUDA kernel {kernel.name!r} needs clang++ (the simulator's trace "
                               "build uses clang's -fsanitize-coverage load/store tracing, which GCC lacks): "
                               "install the Debian/Ubuntu package clang (apt-get install clang)")
+    if kernel.cooperative:
+        raise DotComputeError(f"check= on raw CUDA kernel {kernel.name!r}: cooperative launches (all blocks "
+                              "resident, grid.sync()) are not covered by the simulator's checks")
+    kernel.compile(acc)  # the kernel's own compile errors first, as an unchecked launch gives them
     tk = _trace_kernel(kernel)
     try:
         control = tk.globals.get("dcsim_check_control", dtype=np.uint32, accelerator=acc)
@@ -147,10 +174,7 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
         raise DotComputeError(f"check= on raw CUDA kernel {kernel.name!r}: its trace build failed: {e}") from e
     with _epoch_lock:
         epoch = next(_epochs) & 0xFFFFFFFF
-    copies, where = _copies(acc, args)
-    extents = np.zeros(64, np.uint64)
-    for j, (ptr, (_, _, nbytes)) in enumerate(list(where.items())[:32]):
-        extents[2 * j:2 * j + 2] = (ptr, nbytes)
+    copies, where, extents = _copies(acc, args, "initcheck" in check.checks)
     failure: LaunchError | None = None
     with tk.__dict__.setdefault("_cuda_check_lock", threading.Lock()):  # one checked run of a module at a time
         tk.globals.get("dcsim_check_extents", dtype=np.uint64, accelerator=acc).copy_from(extents)
@@ -200,7 +224,7 @@ def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[i
         if space == _SPACE_GLOBAL:
             arg = where.get(int(r["region"]))
             if arg is None:
-                return None, "device memory outside every allocation" if not r["region"] else \
+                return None, "device memory outside every live allocation" if not r["region"] else \
                     f"the allocation at 0x{int(r['region']):x}", int(r["bytes"]) or 1
             i, dtype, _ = arg
             pname = names[i] if i < len(names) and names[i] else f"arg{i}"
@@ -224,14 +248,17 @@ def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[i
         if kind == "memcheck":
             line = oline  # one party: [0]
             verb = "write" if int(r["stores"]) & 1 else "read"
-            msg = (f"{SOURCE_NAME}:{line}: out-of-bounds {verb} of {int(r['bytes'])} bytes of {what} at byte offset "
-                   f"{offset} (element {element}) by thread {fmt(t0)} of block {fmt(g0)}{more}")
+            at = f" at byte offset {offset} (element {element})" if name is not None else ""
+            msg = (f"{SOURCE_NAME}:{line}: out-of-bounds {verb} of {int(r['bytes'])} bytes of {what}{at} by thread "
+                   f"{fmt(t0)} of block {fmt(g0)}{more}")
             f = Finding(kind, line, name, (element,), (gid(t0, g0),), msg + text(line), SOURCE_NAME, count=count,
                         groups=(g0[:dims],))
         elif kind == "initcheck":
             line = oline
+            scope = ("before anything wrote it (acc.empty memory)" if int(r["space"]) == _SPACE_GLOBAL
+                     else "before any thread of its block wrote it")
             msg = (f"{SOURCE_NAME}:{line}: thread {fmt(t0)} of block {fmt(g0)} read {what} at byte offset {offset} "
-                   f"(element {element}) before any thread of its block wrote it{more}")
+                   f"(element {element}) {scope}{more}")
             f = Finding(kind, line, name, (element,), (gid(t0, g0),), msg + text(line), SOURCE_NAME, count=count,
                         groups=(g0[:dims],))
         elif kind == "racecheck":
@@ -327,12 +354,13 @@ def env_launch(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: 
 
         if not hasattr(acc, "info"):
             acc = _accelerator(acc if acc is not None else "cuda")
-        if not acc.info.get("simulated"):
-            # the checks need the simulator's host build: a GPU launch goes on unchecked (said once)
+        if not acc.info.get("simulated") or kernel.cooperative:
+            # the checks need the simulator's trace build, which runs no cooperative launch: such a
+            # launch goes on unchecked (said once)
             if not _told_gpu:
                 _told_gpu.append(True)
-                log.warning("DOTCOMPUTE_CHECK: raw CUDA kernels are checked on the CUDA simulator only "
-                            "(DOTCOMPUTE_CUDA_SIM=1); %s runs %r unchecked", acc.id, kernel.name)
+                log.warning("DOTCOMPUTE_CHECK: raw CUDA kernels are checked on the CUDA simulator only, and not "
+                            "in cooperative launches; %s runs %r unchecked", acc.id, kernel.name)
             spec = None
     if spec is None:
         _plain(kernel, acc, global_size, local_size, args, stream)
