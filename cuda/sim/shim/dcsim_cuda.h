@@ -12,10 +12,12 @@
 // docs/cuda-simulator.md), so that races a GPU would show can show here.
 // A cooperative launch runs every block of the grid at once on one OS thread (all threads as
 // fibers, block after block up to grid_group::sync(): dcsim_grid.h).
-// Function-scope __shared__ variables are rewritten by the builder into
-// references into a per-block window (shared_var below): poisoned (0xFF bytes)
-// when a block first touches them, with a guard page after the window; other
-// __shared__ declarations stay `static thread_local` (one copy per OS thread).
+// __shared__ variables are rewritten by the builder into references into a
+// per-block window (shared_var below; at file scope the name becomes a macro for
+// the lookup): poisoned (0xFF bytes) when a block first touches them, with a
+// guard page after the window; the declarations the builder leaves alone (several
+// declarators, a named namespace, a shadowed name) stay `static thread_local`
+// (one copy per OS thread).
 #pragma once
 
 #include <float.h>
