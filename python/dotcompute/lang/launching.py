@@ -344,8 +344,7 @@ def launch_kernel(kernel: Any, acc: Any, global_size: tuple[int, ...], local_siz
         except KernelTypeError as e:
             user_kernel_name(e, entry.emitted.entry, kernel.name)
             raise
-        if entry.fast is not None and (kernel._fast.get(acc) is not entry.fast
-                                       or _fast_launch.STATE.debug_raw is not _fast_launch.env_debug_raw()):
+        if entry.fast is not None and kernel._fast.get(acc) is not entry.fast:
             _file_fast(kernel, acc, entry)
         return
     if entry is None or (entry.captures and not entry.spec.valid()):

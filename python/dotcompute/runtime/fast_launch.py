@@ -11,7 +11,7 @@ kernel's ``_fast`` table under the accelerator after a launch through the entry 
 
 :func:`attempt` is what the two entry points call for a launch without options; its tests are
 those the layers below would make, each a load and a compare: a trace recording (``dc.profile``), a
-graph capture, ``DOTCOMPUTE_CHECK`` set, ``DOTCOMPUTE_DEBUG`` changed since the launchers were made,
+graph capture, ``DOTCOMPUTE_CHECK`` set, ``DOTCOMPUTE_DEBUG`` asking for debug launches,
 pending array expressions (run first, as ``launch_on`` does). Anything else it cannot take (numpy
 arrays, views, lazy buffers, other types, a new signature, an index past an extent, a wrong
 argument) the native side answers ``False`` for, before anything runs, and the normal path handles
@@ -24,6 +24,7 @@ import os
 from types import MappingProxyType
 from typing import Any
 
+from .. import config
 from ..errors import DotComputeError
 from . import array_hooks as _array_hooks
 from . import trace as _trace
@@ -44,10 +45,9 @@ NO_FAST: Any = MappingProxyType({})
 
 
 class _State:
-    """``debug_raw``: DOTCOMPUTE_DEBUG's raw value (as os.environ holds it; None when unset) under
-    which the filed launchers were made. It is always a value that means "not debug": launchers
-    are filed only then (``file``), and a launch takes one only while the variable still holds
-    that very object."""
+    """``debug_raw``: the last DOTCOMPUTE_DEBUG raw value (as os.environ holds it; None when unset)
+    seen to mean "not debug". Every filed launcher is a non-debug one, so a launch takes one while
+    the variable holds that very object; another value is parsed once (config.debug)."""
 
     __slots__ = ("debug_raw",)
 
@@ -82,8 +82,13 @@ def attempt(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...]) -> b
     except AttributeError:  # not a kernel at all: the normal path says so
         return False
     if (fast is None or _trace.active is not None or acc._capture_stream is not None or _ENV is None
-            or _CHECK_KEY in _ENV or _ENV.get(_DEBUG_KEY) is not STATE.debug_raw):
+            or _CHECK_KEY in _ENV):
         return False
+    raw = _ENV.get(_DEBUG_KEY)
+    if raw is not STATE.debug_raw:  # DOTCOMPUTE_DEBUG was set, changed or removed: parsed once per change
+        if config.debug():
+            return False  # debug launches check every access: the normal path makes them
+        STATE.debug_raw = raw
     if _array_hooks.lazy_made:
         for a in args:  # lazy buffers and views: the normal path computes or passes them (once)
             if isinstance(a, Buffer) and type(a) is not Buffer:
