@@ -265,5 +265,19 @@ def source(cases: list[Case]) -> str:
     return text
 
 
+# Helpers of single tests, compiled with the correct kernels (one build): a partial fill of acc.empty
+# memory, and a copy that reads every element (its read is on the line marked // READ).
+HELPERS = r"""
+extern "C" __global__ void fill_first_half(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n / 2) x[i] = 1.0f;
+}
+extern "C" __global__ void copy_all(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i];  // READ
+}
+"""
+
 BUG_SOURCE = source(BUGS)
-CLEAN_SOURCE = source(CLEAN)
+CLEAN_SOURCE = source(CLEAN) + HELPERS
+READ_LINE = CLEAN_SOURCE.splitlines().index(next(ln for ln in CLEAN_SOURCE.splitlines() if "// READ" in ln)) + 1

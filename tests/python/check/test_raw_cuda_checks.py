@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 import pytest
-from cuda_corpus import BUG_SOURCE, BUGS, CLEAN, CLEAN_SOURCE, Case
+from cuda_corpus import BUG_SOURCE, BUGS, CLEAN, CLEAN_SOURCE, READ_LINE, Case
 
 import dotcompute as dc
 from dotcompute.lang.check.raw_cuda import clang_available
@@ -134,18 +134,6 @@ def test_cuda_checks_without_clang_name_the_package(sim, monkeypatch, tmp_path):
         _launch(case, sim, "racecheck")
 
 
-_HALF_SOURCE = r"""
-extern "C" __global__ void fill_first_half(float* x, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n / 2) x[i] = 1.0f;
-}
-extern "C" __global__ void copy_all(const float* x, float* out, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = x[i];
-}
-"""
-
-
 def test_cuda_initcheck_reads_of_never_written_acc_empty_memory(sim):
     uninit = pytest.importorskip("dotcompute.runtime.uninit")
     from dotcompute.lang.check import parse_check
@@ -155,11 +143,11 @@ def test_cuda_initcheck_reads_of_never_written_acc_empty_memory(sim):
         pytest.skip("this runtime does not track acc.empty memory")
     x = sim.empty(64, np.float32)
     out = sim.zeros(64, np.float32)
-    dc.launch(dc.RawKernel(_HALF_SOURCE, "fill_first_half", backend="cuda"), 64, x, 64, local_size=32,
+    dc.launch(dc.RawKernel(CLEAN_SOURCE, "fill_first_half", backend="cuda"), 64, x, 64, local_size=32,
               accelerator=sim)
     with pytest.raises(dc.KernelCheckError) as ei:
-        dc.launch(dc.RawKernel(_HALF_SOURCE, "copy_all", backend="cuda"), 64, x, out, 64, local_size=32,
+        dc.launch(dc.RawKernel(CLEAN_SOURCE, "copy_all", backend="cuda"), 64, x, out, 64, local_size=32,
                   accelerator=sim, check="initcheck")
     f = ei.value.findings[0]
-    assert f.kind == "initcheck" and f.buffer == "x" and f.line == 8 and f.index == (32,), str(f)
+    assert f.kind == "initcheck" and f.buffer == "x" and f.line == READ_LINE and f.index == (32,), str(f)
     assert "acc.empty" in f.message

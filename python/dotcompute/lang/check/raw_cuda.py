@@ -166,11 +166,11 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
     if kernel.cooperative:
         raise DotComputeError(f"check= on raw CUDA kernel {kernel.name!r}: cooperative launches (all blocks "
                               "resident, grid.sync()) are not covered by the simulator's checks")
-    kernel.compile(acc)  # the kernel's own compile errors first, as an unchecked launch gives them
     tk = _trace_kernel(kernel)
     try:
         control = tk.globals.get("dcsim_check_control", dtype=np.uint32, accelerator=acc)
     except CompilationError as e:
+        kernel.compile(acc)  # the kernel's own compile errors as an unchecked launch gives them, if any
         raise DotComputeError(f"check= on raw CUDA kernel {kernel.name!r}: its trace build failed: {e}") from e
     with _epoch_lock:
         epoch = next(_epochs) & 0xFFFFFFFF
