@@ -252,6 +252,47 @@ extern "C" __global__ void shared_histogram(const int* keys, unsigned* counts, i
 ]
 
 
+def _warp_sum_expect(args: tuple) -> None:
+    x, out = args
+    np.testing.assert_allclose(out, x.reshape(-1, 64).sum(axis=1), rtol=1e-6)
+
+
+CLEAN += [
+    Case("warp_reduction_with_syncwarp", None, """
+extern "C" __global__ void warp_reduction_with_syncwarp(const float* x, float* out) {
+  __shared__ float s[64];
+  int t = threadIdx.x;
+  s[t] = x[blockIdx.x * 64 + t];
+  __syncthreads();
+  if (t < 32) {
+    float v = s[t] + s[t + 32];
+    s[t] = v;
+    __syncwarp();
+    for (int o = 16; o > 0; o >>= 1) {
+      if (t < o) v += s[t + o];
+      __syncwarp();
+      if (t < o) s[t] = v;
+      __syncwarp();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+  }
+}""", lambda: (np.arange(128, dtype=F32) % 9, zeros(2)), 128, 64, expect=_warp_sum_expect),
+    Case("cg_tile_reduction", None, """
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void cg_tile_reduction(const float* x, float* out) {
+  __shared__ float partial[2];
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  float v = x[blockIdx.x * 64 + threadIdx.x];
+  for (int o = 16; o > 0; o >>= 1) v += warp.shfl_down(v, o);
+  if (warp.thread_rank() == 0) partial[threadIdx.x / 32] = v;
+  block.sync();
+  if (threadIdx.x == 0) out[blockIdx.x] = partial[0] + partial[1];
+}""", lambda: (np.arange(128, dtype=F32) % 5, zeros(2)), 128, 64, expect=_warp_sum_expect),
+]
+
+
 def source(cases: list[Case]) -> str:
     """One CUDA source holding every case; sets each bug case's ``line`` (its ``// BUG`` line)."""
     text = ""
