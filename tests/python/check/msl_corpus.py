@@ -1,8 +1,10 @@
 """Raw MSL kernels for the kernel checks on the Metal double: seeded bugs (one each, on the line marked
 ``// BUG``; for a race either access, for a divergent barrier the barrier) and correct kernels.
 
-All bug kernels are one MSL library and all clean kernels another, so a test run compiles each
-library once for the checks (the double's cache keys objects by source)."""
+The kernels are gathered into three MSL libraries, so a test run compiles each once for the checks
+(the double's cache keys objects by source): bugs and clean kernels with barriers or SIMD-group
+functions (the double runs every thread of such a library as a fiber), and bugs in a library
+without them (threads run one after another)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ class Case:
     local_size: int | tuple[int, ...] | None = None
     expect: Callable[[tuple], None] | None = None  # clean kernels: checks the results
     line: int = field(default=0)   # the # BUG line in the library (set by library())
+    source: str = field(default="", repr=False)  # the library holding it (set by library())
 
 
 def v(n: int = 64) -> np.ndarray:
@@ -294,7 +297,8 @@ kernel void device_counter_atomics(device atomic_uint* counter [[buffer(0)]], de
 
 
 def library(cases: list[Case]) -> str:
-    """One MSL source holding every case; sets each bug case's ``line`` (its ``// BUG`` line)."""
+    """One MSL source holding every case; sets each case's ``source`` and each bug's ``line`` (its
+    ``// BUG`` line)."""
     text = HEADER
     for c in cases:
         start = text.count("\n")
@@ -303,8 +307,38 @@ def library(cases: list[Case]) -> str:
             if "// BUG" in ln:
                 c.line = start + n + 2  # after the text so far and the blank line before the kernel
         text += "\n" + body
+    for c in cases:
+        c.source = text
     return text
 
 
+# without barriers or SIMD-group functions: the double runs the threads one after another
+FLAT_BUGS: list[Case] = [
+    Case("flat_read_one_past_end", "memcheck", """
+kernel void flat_read_one_past_end(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+  out[i] = x[i + 1];  // BUG
+}""", lambda: (v(), z()), 64, 32),
+    Case("flat_neighbour_race", "racecheck", """
+kernel void flat_neighbour_race(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+  threadgroup float s[32];
+  s[l] = x[i];
+  out[i] = s[(l + 1) % 32];  // BUG
+}""", lambda: (v(), z()), 64, 32),
+    Case("flat_global_accumulate", "racecheck", """
+kernel void flat_global_accumulate(device const float* x [[buffer(0)]], device float* total [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+  total[0] += x[i];  // BUG
+}""", lambda: (v(), z(1)), 64, 32),
+    Case("flat_threadgroup_unwritten", "initcheck", """
+kernel void flat_threadgroup_unwritten(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                                       uint l [[thread_position_in_threadgroup]]) {
+  threadgroup float s[32];
+  out[i] = s[l];  // BUG
+}""", lambda: (z(),), 64, 32),
+]
+
 BUG_LIBRARY = library(BUGS)
+FLAT_LIBRARY = library(FLAT_BUGS)
 CLEAN_LIBRARY = library(CLEAN)

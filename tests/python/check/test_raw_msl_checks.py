@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 import pytest
-from msl_corpus import BUG_LIBRARY, BUGS, CLEAN, CLEAN_LIBRARY, Case
+from msl_corpus import BUGS, CLEAN, FLAT_BUGS, Case
 
 import dotcompute as dc
 from dotcompute.lang.check.raw_metal import clang_available
@@ -31,8 +31,11 @@ def metal() -> dc.Accelerator:
     return dc.accelerator("metal")
 
 
+ALL_BUGS = BUGS + FLAT_BUGS
+
+
 def _kernel(case: Case) -> dc.RawKernel:
-    return dc.RawKernel(BUG_LIBRARY if case.kind else CLEAN_LIBRARY, case.id, backend="metal")
+    return dc.RawKernel(case.source, case.id, backend="metal")
 
 
 def _launch(case: Case, acc: dc.Accelerator, check, args=None) -> tuple:
@@ -42,11 +45,11 @@ def _launch(case: Case, acc: dc.Accelerator, check, args=None) -> tuple:
 
 
 def test_the_corpus_covers_every_check():
-    assert len(BUGS) >= 10 and {b.kind for b in BUGS} == {"memcheck", "racecheck", "synccheck", "initcheck"}
-    assert all(b.line > 0 and "// BUG" in BUG_LIBRARY.splitlines()[b.line - 1] for b in BUGS)
+    assert len(ALL_BUGS) >= 10 and {b.kind for b in BUGS} == {"memcheck", "racecheck", "synccheck", "initcheck"}
+    assert all(b.line > 0 and "// BUG" in b.source.splitlines()[b.line - 1] for b in ALL_BUGS)
 
 
-@pytest.mark.parametrize("case", BUGS, ids=[b.id for b in BUGS])
+@pytest.mark.parametrize("case", ALL_BUGS, ids=[b.id for b in ALL_BUGS])
 def test_bug_found_by_its_check_at_its_line(case, metal):
     args = case.make_args()
     before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -82,7 +85,7 @@ def test_memcheck_names_the_buffer_and_the_element(metal):
     assert (f.buffer, f.index) == ("tile", (32,)) and "threadgroup variable 'tile'" in f.message
 
 
-@pytest.mark.parametrize("case", BUGS, ids=[b.id for b in BUGS])
+@pytest.mark.parametrize("case", ALL_BUGS, ids=[b.id for b in ALL_BUGS])
 def test_bug_found_under_all_checks(case, metal):
     with pytest.raises(dc.KernelCheckError) as ei:
         _launch(case, metal, "all")

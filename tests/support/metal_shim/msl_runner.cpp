@@ -613,7 +613,10 @@ std::string driver_source(const std::string& msl, const std::vector<KernelDecl>&
           if (p.builtin == b.attr) calls += std::string("bconv<") + at + ">::get(" + b.expr + ")";
       }
     }
-    s << "namespace dc_double {\nstatic void call_" << k.symbol << "(const Item& it) {\n  typedef decltype(&"
+    // checked builds: never inlined into the (uninstrumented) scheduler, which would drop the kernel's
+    // load/store tracing with it
+    s << "namespace dc_double {\nstatic " << (check ? "__attribute__((noinline)) " : "") << "void call_" << k.symbol
+      << "(const Item& it) {\n  typedef decltype(&"
       << k.target << ") F;\n  (void)sizeof(F);\n  " << k.target << "(" << calls << ");\n}\n";
     // the element size of each threadgroup parameter (a checked run's reports count elements)
     std::string elems;
