@@ -42,6 +42,14 @@ def copies_ok(*xs: Buffer) -> bool:
     return all(takes(x) and 1 <= x.ndim <= 3 for x in xs)
 
 
+def around_axis(x: Buffer, axis: int) -> Buffer:
+    """``x``'s memory as ``(outer, n, inner)`` around ``axis`` (the dimensions before it merged, then
+    the axis, then those after it): what works along one axis of a buffer of any number of
+    dimensions (a sort, a scan) does the same along axis 1 of this 3-d alias."""
+    outer = math.prod(x.shape[:axis])
+    return alias(x, (outer, x.shape[axis], math.prod(x.shape[axis + 1:])))
+
+
 def reshape_copy(x: Buffer, shape: tuple[int, ...]) -> Buffer:
     """A new buffer of ``shape`` holding ``x``'s elements in C order, copied on ``x``'s device."""
     out = x.accelerator.empty(shape, x.dtype)
@@ -92,4 +100,4 @@ def broadcast_copy(acc: Accelerator, x: Buffer, shape: tuple[int, ...]) -> Buffe
     return out
 
 
-__all__ = ["alias", "broadcast_copy", "collapse", "copies_ok", "flat", "reshape_copy", "takes"]
+__all__ = ["alias", "around_axis", "broadcast_copy", "collapse", "copies_ok", "flat", "reshape_copy", "takes"]

@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import ops as _ops
 from ..runtime import Buffer
-from ._common import as_buffer, fill, host, kernel_ok, no_device_path, normalize_axis, on_host
+from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, normalize_axis, on_device, on_host
+from ._layout import alias, around_axis
 
 __all__ = ["argsort", "sort"]
 
@@ -57,9 +58,15 @@ def sort(x: Buffer, /, axis: int = -1, *, descending: bool = False, stable: bool
                 v[...] = np.flip(v, axis=ax).copy()
 
         return fill(acc, x.shape, x.dtype, write)
+    if not kernel_ok(x) and kernel_ok(x, ndim=x.ndim):  # more dimensions: along axis 1 of (outer, n, inner)
+        if x.size == 0:
+            return acc.empty(x.shape, x.dtype)
+        done = sort(around_axis(concrete(x), ax), axis=1, descending=descending)
+        return alias(done, x.shape)
     if not kernel_ok(x):
         raise no_device_path("dc.sort", acc, f"a {x.ndim}-d buffer of {x.dtype}")
-    res = _ops.sort(x, ax)
+    with on_device(x):
+        res = _ops.sort(x, ax)
     if descending:
         from .manipulation import flip
 
@@ -85,13 +92,19 @@ def argsort(x: Buffer, /, axis: int = -1, *, descending: bool = False, stable: b
         # stable descending: sort the reversed input stably, then reverse and map positions back
         rev = np.argsort(np.flip(src, axis=ax), axis=ax, kind="stable")
         return fill(acc, x.shape, np.int64, lambda v: v.__setitem__(..., n - 1 - np.flip(rev, axis=ax)))
+    if not kernel_ok(x) and kernel_ok(x, ndim=x.ndim):  # more dimensions: along axis 1 of (outer, n, inner)
+        if x.size == 0:
+            return acc.empty(x.shape, np.int64)
+        return alias(argsort(around_axis(concrete(x), ax), axis=1, descending=descending), x.shape)
     if not kernel_ok(x):
         raise no_device_path("dc.argsort", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if not descending:
-        return _ops.argsort(x, ax)
+        with on_device(x):
+            return _ops.argsort(x, ax)
     from .manipulation import flip
 
-    rev = flip(_ops.argsort(flip(x, axis=ax), ax), axis=ax)
+    with on_device(x):
+        rev = flip(_ops.argsort(flip(x, axis=ax), ax), axis=ax)
     out = acc.empty(x.shape, np.int64)
     if out.size:
         out[...] = (n - 1) - rev

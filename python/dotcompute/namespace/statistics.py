@@ -174,6 +174,12 @@ def _cumulative(name: str, x: Any, axis: int | None, dtype: Any, include_initial
         shape = x.shape[:ax] + (x.shape[ax] + int(include_initial),) + x.shape[ax + 1:]
         # numpy scans straight into the result Buffer (out=): no temporary, no second copy
         return fill(acc, shape, t, lambda v: fn(src, axis=ax, dtype=t, out=v, include_initial=include_initial))
+    if x.ndim > KERNEL_NDIM and t.kind != "c" and t in _kernel_dtypes() and kernel_ok(x, ndim=x.ndim):
+        # more dimensions than kernels index: the same scan along axis 1 of (outer, n, inner)
+        from ._layout import alias, around_axis
+
+        done = _cumulative(name, around_axis(concrete(x), ax), 1, t, include_initial, product)
+        return alias(done, x.shape[:ax] + (done.shape[1],) + x.shape[ax + 1:])
     if not kernel_ok(x) or t.kind == "c" or t not in _kernel_dtypes():
         raise no_device_path(name, acc, f"a {x.ndim}-d buffer of {x.dtype}")
     if x.size == 0:

@@ -72,6 +72,16 @@ def test_statistics_and_truth_over_any_axis(accelerator: dc.Accelerator, axis: o
     np.testing.assert_array_equal(np.asarray(dc.all(a > -2, axis=axis)), np.all(A > -2, axis=axis))
 
 
+@pytest.mark.parametrize("axis", [0, 2, -1])
+def test_sorts_and_scans_along_any_axis(accelerator: dc.Accelerator, axis: int) -> None:
+    # along one axis of (outer, n, inner): the same memory seen in 3 dimensions
+    c = dc.asarray(C5, device=accelerator)
+    _close(dc.sort(c, axis=axis, descending=True), -np.sort(-C5, axis=axis))
+    np.testing.assert_array_equal(np.asarray(dc.argsort(c, axis=axis)), np.argsort(C5, axis=axis, kind="stable"))
+    _close(dc.cumulative_sum(c, axis=axis, include_initial=True),
+           np.cumulative_sum(C5, axis=axis, include_initial=True), rtol=1e-4)
+
+
 def test_fused_reductions_of_five_dimensions(accelerator: dc.Accelerator) -> None:
     c = dc.asarray(C5, device=accelerator)
     assert float(dc.sum(c * c)) == pytest.approx(float(np.sum(C5 * C5)), rel=1e-4)
