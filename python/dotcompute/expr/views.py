@@ -10,7 +10,9 @@ A strided view (``b[::2]``, ``b.T``, ``b[1:3, 2:]``) is not one run: kernels tak
 buffers (a pointer and extents, no strides), so it cannot be passed as memory. A kernel that only
 reads it gets its current elements (nothing can be lost); one that may write it (a ``@dc.kernel``
 parameter it writes, any raw-kernel pointer not declared ``read_only``) is refused with a
-ValueError naming the parameter. An OpenCL device refuses sub-buffers whose start is not a
+ValueError naming the parameter -- unless a raw kernel declares the argument ``strided=``: it then
+gets the base's memory from the view's first element to its last and steps by strides of its own.
+An OpenCL device refuses sub-buffers whose start is not a
 multiple of ``CL_DEVICE_MEM_BASE_ADDR_ALIGN``: such a view is passed as a copy where the kernel
 only reads it, else refused with a LaunchError naming the parameter (see docs/views.md).
 """
@@ -24,9 +26,8 @@ from ..runtime import Buffer
 from .lazy import EVALUATE, LazyBuffer, alias_root
 
 
-def contiguous_region(view: LazyBuffer) -> tuple[int, tuple[int, ...]] | None:
-    """``(byte offset, shape)`` when ``view``'s elements are one C-contiguous run of its base's
-    memory (in the view's own order), else None. An empty view is the run at offset 0."""
+def element_layout(view: LazyBuffer) -> tuple[int, tuple[int, ...]]:
+    """(the offset of ``view``'s first element in its base, its strides), both in elements."""
     base, index, shape = view._view.base, view._view.index, view.shape  # type: ignore[union-attr]
     strides = [1] * base.ndim  # the base's C strides, in elements
     for d in range(base.ndim - 2, -1, -1):
@@ -40,6 +41,14 @@ def contiguous_region(view: LazyBuffer) -> tuple[int, tuple[int, ...]] | None:
             _, vdim, start, step = entry
             offset += start * strides[d]
             vstrides[vdim] = step * strides[d]
+    return offset, tuple(vstrides)
+
+
+def contiguous_region(view: LazyBuffer) -> tuple[int, tuple[int, ...]] | None:
+    """``(byte offset, shape)`` when ``view``'s elements are one C-contiguous run of its base's
+    memory (in the view's own order), else None. An empty view is the run at offset 0."""
+    base, shape = view._view.base, view.shape  # type: ignore[union-attr]
+    offset, vstrides = element_layout(view)
     if 0 in shape:
         return 0, shape
     expected = 1
@@ -94,6 +103,8 @@ def launch_argument(kernel: Any, args: tuple[Any, ...], index: int, view: LazyBu
     docstring)."""
     name = getattr(kernel, "name", "kernel")
     region = contiguous_region(view)
+    if region is None and index in getattr(kernel, "strided", ()):
+        region = _strided_span(name, index, view)  # a raw kernel that steps through the view itself
     if region is None:
         if not _may_write(kernel, args, index):
             return None
@@ -102,7 +113,8 @@ def launch_argument(kernel: Any, args: tuple[Any, ...], index: int, view: LazyBu
             f"{name}(): {_param_name(kernel, args, index)} may be written, but its argument is a strided view "
             f"(shape {view.shape}, e.g. b[::2], b.T or b[1:3, 2:]) and kernels take contiguous memory (a pointer "
             f"and extents, no strides); a copy would lose the writes. Write into a temporary and assign it: "
-            f"tmp = dc.asarray(v, copy=True); ...; v[...] = tmp" + (" (or declare the argument read_only)"
+            f"tmp = dc.asarray(v, copy=True); ...; v[...] = tmp" + (" (or declare the argument read_only, or "
+                                                                   "strided= if the kernel steps through it)"
                                                                    if raw else ""))
     offset, shape = region
     align = _misaligned(view, offset)
@@ -118,6 +130,21 @@ def launch_argument(kernel: Any, args: tuple[Any, ...], index: int, view: LazyBu
             f"(tmp = dc.asarray(v, copy=True); ...; v[...] = tmp)")
     base = view._view.base  # type: ignore[union-attr]
     return Buffer._wrap(base._native.view(offset, shape), view.accelerator)
+
+
+def _strided_span(name: str, index: int, view: LazyBuffer) -> tuple[int, tuple[int, ...]]:
+    """For a ``dc.RawKernel(..., strided=)`` argument: the base's memory from the view's first element
+    to its last, as a 1-d region (byte offset, (elements,)). The kernel gets a pointer to the first
+    element and steps by the strides it is given (docs/views.md); a negative step would put elements
+    before that pointer, which a region cannot hold."""
+    offset, strides = element_layout(view)
+    if any(s < 0 for s in strides):
+        raise ValueError(f"{name}(): argument {index} is declared strided, but its view steps backwards "
+                         f"(element strides {strides}); pass a view with non-negative steps")
+    if 0 in view.shape:
+        return 0, (0,)
+    span = 1 + sum((n - 1) * s for n, s in zip(view.shape, strides, strict=True))
+    return offset * view.dtype.itemsize, (span,)
 
 
 #: backends whose buffer handles are addresses or offset-bound buffers, so that a native view can
@@ -168,4 +195,4 @@ def reshaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer | None:
 
 EVALUATE["alias"] = memory_of
 
-__all__ = ["contiguous_region", "launch_argument", "memory_of", "reshaped"]
+__all__ = ["contiguous_region", "element_layout", "launch_argument", "memory_of", "reshaped"]

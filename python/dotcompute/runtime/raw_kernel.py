@@ -86,12 +86,20 @@ class RawKernel:
     block resident at once, for kernels that synchronise the grid; a grid larger
     than the device can hold is refused with ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE``
     (a ``LaunchError``).
+
+    ``strided`` names the pointer arguments (positions or names, as ``read_only``) through which the
+    kernel steps with strides of its own: a strided view of a Buffer there (``b[::2]``, ``m.T``,
+    ``m[1:3, 2:]``; non-negative steps) is passed as the base's memory starting at the view's first
+    element, so what the kernel writes lands in the base; the kernel must be given the view's strides
+    (in elements) as arguments. Without it such a view that the kernel may write is refused
+    (docs/views.md).
     """
 
     _fast = NO_FAST  # no launch fast path (runtime/fast_launch.py): raw launches take the normal one
 
     def __init__(self, source: str, name: str, backend: str = "cpu", options: str = "",
-                 read_only: Iterable[int | str] = (), shared_mem: int = 0, cooperative: bool = False) -> None:
+                 read_only: Iterable[int | str] = (), shared_mem: int = 0, cooperative: bool = False,
+                 strided: Iterable[int | str] = ()) -> None:
         if not isinstance(source, str) or not source.strip():
             raise ValueError("RawKernel: source is empty")
         if backend not in KNOWN_BACKENDS:
@@ -125,6 +133,9 @@ class RawKernel:
         self.backend = backend
         self.options = options
         self.read_only = _read_only_positions(source, _base_name(name), backend, read_only)
+        # arguments the kernel steps through itself: a strided view of a Buffer is passed as its base's
+        # memory from the view's first element (expr/views.py), the strides are the caller's to pass
+        self.strided = _read_only_positions(source, _base_name(name), backend, strided, "strided")
         # the scalar parameter types the source declares (CUDA C++/OpenCL C), to type Python scalars by
         self._declared = _declared_scalar_types(source, name) if backend in ("cuda", "opencl") else ()
         self._lock = threading.Lock()
@@ -272,6 +283,11 @@ class RawKernel:
                        args: tuple[Any, ...], stream: Any, host: list[int]) -> None:
         staged = list(args)
         for i in host:
+            if i in self.strided and not args[i].flags.c_contiguous:
+                # staged, it would be a compact copy: the strides the kernel is given would not fit it
+                raise ValueError(f"RawKernel {self.name!r}: argument {i} is declared strided, but a "
+                                 f"non-contiguous numpy array is staged as a compact copy; pass a view of a "
+                                 f"dc.Buffer (passed as the buffer's own memory) or a contiguous array")
             staged[i] = acc.asarray(args[i])
         plan.launch(global_size, local_size, staged, stream, self.shared_mem, self.cooperative)
         # Raw kernels do not say what they write: every writable array gets its results back.
@@ -290,35 +306,37 @@ class RawKernel:
     def __reduce__(self) -> tuple[Any, ...]:
         # the source travels; compiled kernels and plans are per process (Dask workers compile their own)
         return (RawKernel, (self._source, self.name, self.backend, self.options, tuple(sorted(self.read_only)),
-                            self.shared_mem, self.cooperative))
+                            self.shared_mem, self.cooperative, tuple(sorted(self.strided))))
 
 
-def _read_only_positions(source: str, name: str, backend: str, read_only: Iterable[int | str]) -> frozenset[int]:
-    """Argument positions of ``read_only`` (positions, or parameter names looked up in ``source``)."""
+def _read_only_positions(source: str, name: str, backend: str, read_only: Iterable[int | str],
+                         what: str = "read_only") -> frozenset[int]:
+    """Argument positions of ``read_only`` (positions, or parameter names looked up in ``source``);
+    ``what`` names the keyword in messages (``strided`` is given the same way)."""
     if isinstance(read_only, (str, int)):
         read_only = (read_only,)
     try:
         items = tuple(read_only)
     except TypeError:
-        raise TypeError(f"RawKernel: read_only must be a sequence of argument positions or names, "
+        raise TypeError(f"RawKernel: {what} must be a sequence of argument positions or names, "
                         f"got {type(read_only).__name__}") from None
     params: list[str] | None = None
     out = set()
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"RawKernel: read_only entries are argument positions (int) or names (str), got {item!r}")
+            raise TypeError(f"RawKernel: {what} entries are argument positions (int) or names (str), got {item!r}")
         if isinstance(item, int):
             if item < 0:
-                raise ValueError(f"RawKernel: read_only position {item} is negative")
+                raise ValueError(f"RawKernel: {what} position {item} is negative")
             out.add(item)
             continue
         if backend == "cpu":
-            raise ValueError(f"RawKernel: read_only={item!r}: a CPU raw kernel's parameters have no names (they "
+            raise ValueError(f"RawKernel: {what}={item!r}: a CPU raw kernel's parameters have no names (they "
                              f"arrive through dc_cpu_launch::args); give the argument's position")
         if params is None:
             params = _parameter_names(source, name)
         if item not in params:
-            raise ValueError(f"RawKernel: read_only names {item!r}, which is not a parameter of {name}"
+            raise ValueError(f"RawKernel: {what} names {item!r}, which is not a parameter of {name}"
                              f"({', '.join(params)})")
         out.add(params.index(item))
     return frozenset(out)
