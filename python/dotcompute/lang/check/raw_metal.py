@@ -420,10 +420,24 @@ def env_launch(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: 
     """A raw MSL kernel's launch: under ``DOTCOMPUTE_CHECK`` checked, else the plain one (one test)."""
     raw = os.environ.get("DOTCOMPUTE_CHECK")
     spec = env_check(raw) if raw else None
+    global _told
+    if spec is not None and _double is None:
+        if _told:  # no double in this process (said once)
+            spec = None
+        else:
+            try:
+                _double_library()
+            except DotComputeError as e:  # a real Metal GPU: say so once, then launch as asked
+                _told = True
+                log.warning("DOTCOMPUTE_CHECK=%s: raw MSL kernels run unchecked here: %s", raw, e)
+                spec = None
     if spec is None:
         _plain(kernel, acc, global_size, local_size, args, stream)
         return
     checked_raw_launch(kernel, spec, acc, global_size, local_size, args, stream)
+
+
+_told = False
 
 
 __all__ = ["checked_runner", "checked_raw_launch", "env_launch", "run_raw_checks", "clang_available"]
