@@ -66,14 +66,29 @@ struct Finding {
   char name[32];       // a named region (a shared variable)
 };
 
-// Shadow memory: one cell per byte, created on first touch.
+// Shadow memory: one cell per byte, created on first touch, at most kMaxCells of them (about 100 bytes
+// each with the map's node): past that, bytes not seen yet are not tracked and full() says so.
 class Shadow {
  public:
-  void clear() { cells_.clear(); }
-  Cell& at(uintptr_t a) { return cells_[a]; }
+  static constexpr size_t kMaxCells = size_t(1) << 23;
+  void clear() {
+    cells_.clear();
+    full_ = false;
+  }
+  Cell* at(uintptr_t a) {
+    auto it = cells_.find(a);
+    if (it != cells_.end()) return &it->second;
+    if (cells_.size() >= kMaxCells) {
+      full_ = true;
+      return nullptr;
+    }
+    return &cells_[a];
+  }
+  bool full() const { return full_; }
 
  private:
   std::unordered_map<uintptr_t, Cell> cells_;
+  bool full_ = false;
 };
 
 // Returns the hazard of access `now` (a store when `store`) against the cell's history, and with

@@ -24,7 +24,7 @@ struct dcsim_check_report_t {
   uint32_t record_bytes;   // sizeof(dccheck::Finding), for the reader to verify
   uint32_t block[3];       // the launch's blockDim and gridDim (the host turns indices into global ids)
   uint32_t grid[3];
-  uint32_t pad;
+  uint32_t shadow_full;    // 1: some bytes went untracked (the shadow's cap, dcsim_check.h)
   char module[64];
   dccheck::Finding records[dccheck::Findings::kMax];
 };
@@ -53,6 +53,7 @@ struct State {
   dccheck::Shadow global;
   dccheck::Findings findings;
   uint64_t extents[128] = {};
+  bool shadow_full = false;  // a shadow reached its cap in this epoch
 };
 inline State g_state;
 inline thread_local dccheck::Shadow t_shared_shadow;  // the block's shared memory (one block per worker at a time)
@@ -92,6 +93,7 @@ struct Checker : trace::Observer {
       std::lock_guard<std::mutex> shadow(g.global_mutex);
       g.global.clear();
       g.findings.clear();
+      g.shadow_full = false;
     }
     t_checks = g.checks;
     if (!g.base) {
@@ -176,7 +178,12 @@ struct Checker : trace::Observer {
     dccheck::Who other{};
     const uintptr_t p = reinterpret_cast<uintptr_t>(a.addr);
     for (uint32_t i = 0; i < a.bytes; ++i) {
-      dccheck::Cell& c = shadow.at(p + i);
+      dccheck::Cell* cell = shadow.at(p + i);
+      if (!cell) {
+        __atomic_store_n(&g_state.shadow_full, true, __ATOMIC_RELAXED);  // from any worker
+        continue;
+      }
+      dccheck::Cell& c = *cell;
       if (init && !a.store && !c.written) uninit = true;
       if (a.store) c.written = 1;
       if (race) {
@@ -239,6 +246,7 @@ struct Checker : trace::Observer {
     for (size_t i = 0; i < n; ++i) r.records[i] = list[i];
     r.nrecords = static_cast<uint32_t>(n);
     r.dropped = dropped;
+    r.shadow_full = __atomic_load_n(&g.shadow_full, __ATOMIC_RELAXED) ? 1u : 0u;
     r.record_bytes = sizeof(dccheck::Finding);
     r.epoch = g.epoch;
     const uint32_t dims[6] = {t_block_dim.x, t_block_dim.y, t_block_dim.z, t_grid_dim.x, t_grid_dim.y, t_grid_dim.z};

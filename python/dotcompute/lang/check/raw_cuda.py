@@ -46,7 +46,7 @@ _RECORD = np.dtype([("check", "<i4"), ("hazard", "<i4"), ("space", "<i4"), ("syn
                     ("group", "<u4", (2, 3)), ("stores", "<u4"), ("site", "<u8", 2), ("count", "<u8"),
                     ("name", "S32")])
 _HEADER = np.dtype([("magic", "<u4"), ("epoch", "<u4"), ("nrecords", "<u4"), ("dropped", "<u4"),
-                    ("record_bytes", "<u4"), ("block", "<u4", 3), ("grid", "<u4", 3), ("pad", "<u4"),
+                    ("record_bytes", "<u4"), ("block", "<u4", 3), ("grid", "<u4", 3), ("shadow_full", "<u4"),
                     ("module", "S64")])
 _epochs = itertools.count(1)
 _epoch_lock = threading.Lock()
@@ -195,6 +195,9 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
                               f"{int(head['record_bytes'])} bytes, this package reads {_RECORD.itemsize}")
     n = int(head["nrecords"])
     recs = raw[_HEADER.itemsize:_HEADER.itemsize + n * _RECORD.itemsize].view(_RECORD)
+    if int(head["shadow_full"]):
+        log.warning("%s: racecheck/initcheck shadow memory reached its cap (8 Mi bytes tracked): accesses to "
+                    "further bytes were not checked; check on smaller data", kernel.name)
     if int(head["dropped"]):
         log.warning("%s: %d more distinct findings were not recorded", kernel.name, int(head["dropped"]))
     names = _parameter_names(kernel.source(), kernel.name.split("<")[0].split("::")[-1])
