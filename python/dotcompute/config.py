@@ -42,6 +42,8 @@ VARIABLES: dict[str, str] = {
                                     "reverse, random[:seed] or lockstep",
     "DOTCOMPUTE_CUDA_SIM_TIMEOUT_S": "seconds a simulated kernel may run before CUDA_ERROR_LAUNCH_TIMEOUT "
                                      "(default: no limit)",
+    "DOTCOMPUTE_CUDA_SIM_SHIM_DIR": "work on the simulator: read its shim headers from this folder (a checkout's "
+                                    "cuda/sim/shim) instead of the copies built into it",
     # read by the test suite only (tests/python/cuda_sim/test_outside_cuda_samples.py)
     "DOTCOMPUTE_CUDA_SAMPLES_DIR": "tests: an unpacked NVIDIA/cuda-samples checkout whose kernels the "
                                    "simulator tests run (skipped when unset)",
