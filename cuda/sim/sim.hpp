@@ -173,6 +173,7 @@ struct Function {
   std::string symbol;
   int static_shared = 0;
   int max_dynamic_shared = 0;
+  int registers = 0;  // per thread, as ptxas allocated them (the CUBIN's EIATTR_REGCOUNT; counters.cpp)
   std::vector<size_t> offsets;  // parameter offsets in the packed argument buffer
   size_t params_bytes = 0;
 };
@@ -253,6 +254,11 @@ struct ResidentGrid {
 // many more this process may create (vm.max_map_count less those in use), for the simulator's own limit.
 uint64_t resident_grid_mappings(uint64_t blocks, unsigned threads);
 uint64_t mappings_available();
+
+// ---- GPU-model counters (counters.cpp, DOTCOMPUTE_CUDA_SIM_COUNTERS=1) ----
+// Hands a counters-mode host object (shim/dcsim_counters.h) the sink its counts go to; others are left alone.
+void counters_attach(Module& m);
+int cubin_registers(const void* cubin, uint64_t size, const std::string& symbol);
 
 // ---- building images (builder.cpp) ----
 CUresult build_identity(std::string& out);
