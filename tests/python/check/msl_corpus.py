@@ -339,6 +339,31 @@ kernel void flat_threadgroup_unwritten(device float* out [[buffer(0)]], uint i [
 }""", lambda: (z(),), 64, 32),
 ]
 
+FLAT_CLEAN: list[Case] = [
+    Case("flat_saxpy", None, """
+kernel void flat_saxpy(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                       constant float& a [[buffer(2)]], constant uint& n [[buffer(3)]],
+                       uint i [[thread_position_in_grid]]) {
+  if (i < n) y[i] = a * x[i] + y[i];
+}""", lambda: (v(100), np.ones(100, F32), F32(2.0), U32(100)), 128, 32,
+         lambda a: np.testing.assert_array_equal(a[1], 2 * np.arange(100, dtype=F32) + 1)),
+    Case("flat_own_threadgroup_slot", None, """
+kernel void flat_own_threadgroup_slot(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+  threadgroup float s[32];
+  s[l] = x[i] * 2.0f;
+  out[i] = s[l] + 1.0f;
+}""", lambda: (v(), z()), 64, 32, lambda a: np.testing.assert_array_equal(a[1], 2 * a[0] + 1)),
+    Case("flat_counter_atomics", None, """
+kernel void flat_counter_atomics(device atomic_uint* counter [[buffer(0)]], device uint* slots [[buffer(1)]],
+                                 uint i [[thread_position_in_grid]]) {
+  uint k = atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
+  slots[k] = i;
+}""", lambda: (z(1, U32), z(64, U32)), 64, 32,
+         lambda a: np.testing.assert_array_equal(np.sort(a[1]), np.arange(64, dtype=U32))),
+]
+
 BUG_LIBRARY = library(BUGS)
 FLAT_LIBRARY = library(FLAT_BUGS)
 CLEAN_LIBRARY = library(CLEAN)
+FLAT_CLEAN_LIBRARY = library(FLAT_CLEAN)

@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 import pytest
-from msl_corpus import BUGS, CLEAN, FLAT_BUGS, Case
+from msl_corpus import BUGS, CLEAN, FLAT_BUGS, FLAT_CLEAN, Case
 
 import dotcompute as dc
 from dotcompute.lang.check.raw_metal import clang_available
@@ -92,7 +92,7 @@ def test_bug_found_under_all_checks(case, metal):
     assert any(f.kind == case.kind for f in ei.value.findings)
 
 
-@pytest.mark.parametrize("case", CLEAN, ids=[c.id for c in CLEAN])
+@pytest.mark.parametrize("case", CLEAN + FLAT_CLEAN, ids=[c.id for c in CLEAN + FLAT_CLEAN])
 def test_clean_kernels_have_no_findings(case, metal):
     args = _launch(case, metal, "all")
     assert case.expect is not None
