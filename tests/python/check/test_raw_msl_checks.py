@@ -139,3 +139,10 @@ def test_initcheck_sees_acc_empty_memory(metal):
         h[40:] = 2.0
     dc.launch(_kernel(case), 63, src, np.zeros(64, np.float32), local_size=32, accelerator=metal,
               check="initcheck")
+
+
+def test_without_clang_the_error_names_the_compiler(metal, monkeypatch):
+    monkeypatch.setenv("DOTCOMPUTE_SHIM_CXX", "g++")
+    case = FLAT_BUGS[0]
+    with pytest.raises(dc.DotComputeError, match="clang.*DOTCOMPUTE_SHIM_CXX"):
+        _launch(case, metal, "memcheck")
