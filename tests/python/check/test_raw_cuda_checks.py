@@ -151,3 +151,20 @@ def test_cuda_initcheck_reads_of_never_written_acc_empty_memory(sim):
     f = ei.value.findings[0]
     assert f.kind == "initcheck" and f.buffer == "x" and f.line == READ_LINE and f.index == (32,), str(f)
     assert "acc.empty" in f.message
+
+
+def test_cuda_template_kernel_by_name_expression(sim):
+    src = r"""
+template <class T>
+__global__ void scale(T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) x[i] = x[i] * a;
+}
+"""
+    k = dc.RawKernel(src, "scale<double>", backend="cuda")
+    x = np.ones(40)
+    with pytest.raises(dc.KernelCheckError) as ei:
+        dc.launch(k, 64, x, 2.0, 40, local_size=32, accelerator=sim, check="memcheck")
+    f = ei.value.findings[0]
+    assert (f.kind, f.line, f.buffer, f.index, f.threads) == ("memcheck", 5, "x", (40,), ((40,),)), str(f)
+    np.testing.assert_array_equal(x, 1.0)  # nothing ran
