@@ -94,8 +94,11 @@ def test_cuda_race_reports_both_threads_and_lines(sim):
     assert {(case.line - 1, case.line), (case.line, case.line - 1)} & lines, lines
 
 
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "lockstep", "random:1"])
 @pytest.mark.parametrize("case", CLEAN, ids=[c.id for c in CLEAN])
-def test_cuda_correct_kernel_has_no_finding(case, sim):
+def test_cuda_correct_kernel_has_no_finding(case, schedule, sim, monkeypatch):
+    # the checks do not depend on the order the simulator runs a block's threads in (read per launch)
+    monkeypatch.setenv("DOTCOMPUTE_CUDA_SIM_SCHEDULE", schedule)
     args = _launch(case, sim, "all")  # raises on any finding
     case.expect(args)
 
