@@ -205,6 +205,9 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
     out = _decode(kernel, recs, lines, _t(head["block"]), len(global_size), where, names)
     if failure is not None and not out:
         raise failure
+    if failure is not None and not any(f.kind in ("memcheck", "synccheck") for f in out):
+        # memcheck stops the run at a bad access and a barrier problem ends it: any other failure is news
+        log.warning("%s: the checked run failed after these findings: %s", kernel.name, failure)
     return out
 
 
