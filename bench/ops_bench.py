@@ -14,7 +14,8 @@ result ready (a synchronize, or a host read of a 0-d result). Times are best-of-
 (matmul: GFLOP/s); N is larger for the millisecond rows, because the machine is shared.
 Writes bench/results/operations.{json,md}. ``--crossover`` instead times dc.sum/dc.min on cpu:0 per
 size and path (plain numpy, lanes, threads) to place the size thresholds of ops/reduce.py
-(bench/results/operations_crossover.md). Measurements, never pass/fail.
+(bench/results/operations_crossover.md). First-use (compile) times on PoCL, cold and warm, are
+bench/cold_compile.py's (bench/results/cold_compile.md). Measurements, never pass/fail.
 """
 
 from __future__ import annotations
