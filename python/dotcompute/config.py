@@ -42,6 +42,11 @@ VARIABLES: dict[str, str] = {
                                     "reverse, random[:seed] or lockstep",
     "DOTCOMPUTE_CUDA_SIM_TIMEOUT_S": "seconds a simulated kernel may run before CUDA_ERROR_LAUNCH_TIMEOUT "
                                      "(default: no limit)",
+    # read once, when the simulator builds its first kernel (cuda/sim/builder.cpp); the model by
+    # dotcompute.profile.gpu_model (docs/cuda-simulator.md, "GPU-model counters")
+    "DOTCOMPUTE_CUDA_SIM_COUNTERS": "1 builds simulated CUDA kernels with GPU-model counters (coalescing, bank "
+                                    "conflicts, divergence, occupancy; needs clang++), shown by dc.profile()",
+    "DOTCOMPUTE_CUDA_SIM_MODEL": "the GPU the simulator's counters are modelled for: h100 (default) or a100",
     "DOTCOMPUTE_CUDA_SIM_SHIM_DIR": "work on the simulator: read its shim headers from this folder (a checkout's "
                                     "cuda/sim/shim) instead of the copies built into it",
     # read by the test suite only (tests/python/cuda_sim/test_outside_cuda_samples.py)
@@ -252,6 +257,11 @@ def cuda_driver() -> str | None:
 def cuda_sim() -> bool:
     """DOTCOMPUTE_CUDA_SIM: the CUDA plugin runs on the CUDA simulator instead of a driver."""
     return _flag("DOTCOMPUTE_CUDA_SIM")
+
+
+def cuda_sim_counters() -> bool:
+    """DOTCOMPUTE_CUDA_SIM_COUNTERS: simulated kernels are built with the GPU-model counters."""
+    return _flag("DOTCOMPUTE_CUDA_SIM_COUNTERS")
 
 
 def nvrtc() -> str | None:

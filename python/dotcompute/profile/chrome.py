@@ -14,8 +14,9 @@ from .records import CompileRecord, LaunchRecord, NoteRecord, TransferRecord
 
 
 def trace_events(launches: list[LaunchRecord], transfers: list[TransferRecord], compiles: list[CompileRecord],
-                 notes: list[NoteRecord]) -> list[dict[str, Any]]:
-    """Every record as a trace event (``ph`` "X" with ``dur``, "i" for notes, "M" for track names)."""
+                 notes: list[NoteRecord], gpu: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Every record as a trace event (``ph`` "X" with ``dur``, "i" for notes, "M" for track names).
+    ``gpu``: the CUDA simulator's GPU-model counters by kernel name, added to its launches' args."""
     pid = os.getpid()
     tracks: dict[str, int] = {}
 
@@ -31,6 +32,8 @@ def trace_events(launches: list[LaunchRecord], transfers: list[TransferRecord], 
                        "args": {"accelerator": r.accelerator, "global_size": list(r.global_size),
                                 "local_size": None if r.local_size is None else list(r.local_size),
                                 "bytes": r.bytes, "host_ms": r.host_ms, "device_ms": r.device_ms}})
+        if gpu and r.kernel in gpu:
+            events[-1]["args"]["gpu_model"] = gpu[r.kernel]
     for t in transfers:
         events.append({"name": f"copy {t.direction}", "cat": "transfer", "ph": "X", "ts": t.start_ms * 1e3,
                        "dur": max(0.0, t.duration_ms) * 1e3, "pid": pid, "tid": tid(f"{t.accelerator} copies"),

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime import trace
-from . import chrome, otel
+from . import chrome, gpu_model, otel
 from .records import CompileRecord, LaunchRecord, NoteRecord, Recorder, TransferRecord
 
 
@@ -114,6 +114,9 @@ class Profile:
         self._open = False
         self._launches: list[LaunchRecord] | None = None
         self.wall_start_ns = 0
+        # the CUDA simulator's GPU-model counters at the start, when they are on (gpu_model.py)
+        self._gpu_before: list[dict[str, Any]] | None = None
+        self._gpu: list[dict[str, Any]] | None = None
 
     # -- lifetime ----------------------------------------------------------------------------------
     def start(self) -> Profile:
@@ -123,6 +126,8 @@ class Profile:
         self.wall_start_ns = time.time_ns()
         self._recorder = Recorder(trace.now())
         self._launches = None
+        self._gpu = None
+        self._gpu_before = gpu_model.read_counters() if gpu_model.enabled() else None
         with _open_lock:
             _open.append(self._recorder)
             _reinstall()
@@ -139,7 +144,9 @@ class Profile:
             if self._recorder in _open:
                 _open.remove(self._recorder)
             _reinstall()
-        self._launches = self._recorder.launches()
+        self._launches = self._recorder.launches()  # waits for the launches: their counts are in
+        if self._gpu_before is not None:
+            self._gpu = gpu_model.difference(gpu_model.read_counters(), self._gpu_before)
         if self.otel:
             otel.export(self._launches, self.transfers, self.compiles, self.wall_start_ns,
                         self._tracer_provider, self._meter_provider)
@@ -186,6 +193,17 @@ class Profile:
                                    sum(r.bytes for r in records)))
         return KernelTable(sorted(out, key=lambda k: -k.total_ms))
 
+    @property
+    def gpu_counters(self) -> list[gpu_model.KernelCounters]:
+        """The CUDA simulator's GPU-model counters of the kernels run inside the profile (empty unless
+        ``DOTCOMPUTE_CUDA_SIM=1`` and ``DOTCOMPUTE_CUDA_SIM_COUNTERS=1``): a model of the GPU named by
+        ``DOTCOMPUTE_CUDA_SIM_MODEL``, not a measurement (docs/profiling.md)."""
+        if self._gpu_before is None:
+            return []
+        counts = self._gpu if self._gpu is not None and not self._open else \
+            gpu_model.difference(gpu_model.read_counters(), self._gpu_before)
+        return gpu_model.kernels(counts)
+
     # -- reports -----------------------------------------------------------------------------------
     def summary(self) -> str:
         """A readable table: kernels, then transfers, compiles and orchestration decisions."""
@@ -217,6 +235,9 @@ class Profile:
             kinds[n.kind] = kinds.get(n.kind, 0) + 1
         if kinds:
             lines.append("orchestration: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())))
+        gpu = gpu_model.table(self.gpu_counters)
+        if gpu:
+            lines.append(gpu)
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,6 +250,7 @@ class Profile:
             "compiles": [asdict(c) for c in self.compiles],
             "notes": [{"kind": n.kind, "start_ms": n.start_ms, "attrs": {k: chrome._plain(v) for k, v in
                                                                           n.attrs.items()}} for n in self.notes],
+            "gpu_model": [k.as_dict() for k in self.gpu_counters],
         }
 
     def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
@@ -241,7 +263,8 @@ class Profile:
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """The Chrome trace-event document (opens in Perfetto and chrome://tracing); written to ``path``
         when given."""
-        doc = {"traceEvents": chrome.trace_events(self.launches, self.transfers, self.compiles, self.notes),
+        gpu = {k.kernel: k.as_dict() for k in self.gpu_counters}
+        doc = {"traceEvents": chrome.trace_events(self.launches, self.transfers, self.compiles, self.notes, gpu),
                "displayTimeUnit": "ms", "otherData": {"producer": "dotcompute"}}
         if path is not None:
             _write(path, json.dumps(doc))
