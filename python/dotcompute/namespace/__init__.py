@@ -61,5 +61,6 @@ for _fn in (statistics.__dict__.get("min"), statistics.__dict__.get("max")):
     if _fn is not None and not isinstance(_fn, type(_matrix_transpose)):
         _fn.__signature__ = _reduction_signature()
 
-# Buffer.to_device and Buffer.mT (the runtime sits below this room and looks them up here)
-OPS_HOOKS.update(to_device=devices.to_device, matrix_transpose=_matrix_transpose)
+# Buffer.to_device, Buffer.mT and a @ b (the runtime sits below this room and looks them up here;
+# a @ b is the namespace's matmul: numpy's batches of any rank, device data kept on the device)
+OPS_HOOKS.update(to_device=devices.to_device, matrix_transpose=_matrix_transpose, matmul=linear.matmul)

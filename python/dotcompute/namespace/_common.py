@@ -10,6 +10,7 @@ the device, never a silent copy through the host.
 from __future__ import annotations
 
 import operator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,18 @@ def no_device_path(name: str, acc: Accelerator, what: str) -> DeviceSupportError
         "with x.to_device('cpu:0')")
 
 
+def on_device(x: Buffer) -> AbstractContextManager[None]:
+    """Around a call into ``dotcompute.ops`` for ``x``: on a device whose memory is not host memory,
+    the portable kernels (``ops.prefer("portable")``) unless the caller chose a path. ops' default
+    takes numpy on a host copy for sorts and matmul on OpenCL CPU devices (PoCL), where that is
+    faster; the namespace keeps device data on the device (issue 21: no host round trip)."""
+    from ..ops import dispatch
+
+    if on_host(x) or dispatch.preferred() != "auto":
+        return nullcontext()
+    return dispatch.prefer("portable")
+
+
 def concrete(x: Buffer) -> Buffer:
     """A pending expression or view evaluated into a plain Buffer (on its device)."""
     if type(x) is LazyBuffer:
@@ -137,4 +150,4 @@ def device_copy(acc: Accelerator, value: Buffer, shape: tuple[int, ...], dtype: 
 
 
 __all__ = ["AxisError", "DeviceSupportError", "as_buffer", "concrete", "device_copy", "fill", "host", "kernel_ok",
-           "no_device_path", "normalize_axes", "normalize_axis", "on_host", "same_device", "wrap"]
+           "no_device_path", "normalize_axes", "normalize_axis", "on_device", "on_host", "same_device", "wrap"]

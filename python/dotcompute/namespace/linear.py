@@ -20,7 +20,19 @@ from .. import expr as _expr
 from .. import ops as _ops
 from ..expr.types import SUPPORTED
 from ..runtime import Buffer
-from ._common import as_buffer, fill, host, kernel_ok, no_device_path, normalize_axis, on_host, same_device, wrap
+from ._common import (
+    as_buffer,
+    concrete,
+    fill,
+    host,
+    kernel_ok,
+    no_device_path,
+    normalize_axis,
+    on_device,
+    on_host,
+    same_device,
+    wrap,
+)
 from .manipulation import permute_dims, reshape
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -49,7 +61,12 @@ def matmul(x1: Buffer, x2: Buffer, /, out: Buffer | None = None, *, accelerator:
     if k1 != k2:
         raise ValueError(f"dc.matmul: shapes {x1.shape} and {x2.shape} do not align ({k1} != {k2})")
     if _ops_takes(x1, x2) and (not on_host(x1) or x1.dtype.kind != "b"):
-        return _ops.matmul(x1, x2)
+        if not on_host(x1) and x1.dtype != x2.dtype:
+            # one dtype first, cast on the device (ops would cast through the host copy)
+            t = np.result_type(x1.dtype, x2.dtype)
+            x1, x2 = (x if x.dtype == t else concrete(x.astype(t)) for x in (x1, x2))
+        with on_device(x1):
+            return _ops.matmul(x1, x2)
     if on_host(x1) and on_host(x2):
         a, b = host(x1), host(x2)
         res = np.matmul(a, b)
@@ -70,7 +87,8 @@ def _batched_matmul(x1: Buffer, x2: Buffer) -> Buffer:
     except ValueError:
         raise ValueError(f"dc.matmul: the batch dimensions of {x1.shape} and {x2.shape} do not broadcast") from None
     count = math.prod(batch)
-    product = _ops.matmul(_stacked(a, batch, count), _stacked(b, batch, count))
+    with on_device(a):
+        product = _ops.matmul(_stacked(a, batch, count), _stacked(b, batch, count))
     shape = batch + (a.shape[-2], b.shape[-1])
     if x1.ndim == 1:
         shape = shape[:-2] + shape[-1:]

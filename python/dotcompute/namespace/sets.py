@@ -16,7 +16,7 @@ from .. import ops as _ops
 from ..ops import arrays
 from ..runtime import Accelerator, Buffer
 from . import _kernels
-from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, on_host, wrap
+from ._common import as_buffer, concrete, fill, host, kernel_ok, no_device_path, on_device, on_host, wrap
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -52,7 +52,8 @@ def _device_unique(name: str, x: Buffer, want_inverse: bool) -> tuple[Buffer, Bu
     if n == 0:
         empty = acc.empty((0,), np.int64)
         return acc.empty((0,), x.dtype), empty, (empty if want_inverse else None), acc.empty((0,), np.int64)
-    perm = _ops.argsort(flat)
+    with on_device(flat):  # the sort stays on the device (ops would copy to the host on PoCL)
+        perm = _ops.argsort(flat)
     s = _kernels.take_flat(flat, perm, 0)
     flags = acc.empty((n,), np.int64)
     acc.launch(_kernels.run_starts, n, s, flags)

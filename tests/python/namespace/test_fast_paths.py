@@ -114,3 +114,27 @@ def test_unique_inverse_and_all(accelerator: dc.Accelerator, a: np.ndarray) -> N
     inv = dc.unique_inverse(x)
     _same(inv.values, want.values, accelerator)
     _same(inv.inverse_indices, want.inverse_indices.astype(np.int64).reshape(a.shape), accelerator)
+
+
+def test_sorts_and_matmul_stay_on_the_device(accelerator: dc.Accelerator) -> None:
+    # the namespace's sort/argsort (any axis), unique and matmul of transposed views keep device data
+    # on the device (ops alone takes numpy on a host copy on OpenCL CPU devices for these)
+    a = RS.standard_normal((40, 24)).astype(np.float32)
+    b = RS.standard_normal((40, 16)).astype(np.float32)
+    x, y = accelerator.asarray(a), accelerator.asarray(b)
+    y_int = dc.astype(y, dc.int32)  # float32 @ int32 is float64 in numpy: cast on the device first
+    with dc.profile() as prof:
+        got = [dc.sort(x, axis=0), dc.argsort(x, axis=0), dc.sort(x, axis=1, descending=True), x.mT @ y]
+        if accelerator.backend != "metal":  # Metal has no float64
+            got.append(dc.matmul(x.mT, y_int))
+        accelerator.synchronize()
+    assert [t for t in prof.transfers if t.direction == "d2h"] == []
+    _same(got[0], np.sort(a, axis=0), accelerator)
+    _same(got[1], np.argsort(a, axis=0, kind="stable"), accelerator)
+    _same(got[2], np.flip(np.sort(a, axis=1), axis=1), accelerator)
+    np.testing.assert_allclose(np.asarray(got[3]), a.T @ b, rtol=1e-5, atol=1e-5)
+    if len(got) == 4:
+        return
+    want = a.T @ b.astype(np.int32)
+    assert np.asarray(got[4]).dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got[4]), want, rtol=1e-5, atol=1e-5)

@@ -107,9 +107,9 @@ def test_dispatch_for_sorts(accelerator):
     seen: list[str] = []
     dispatch.listeners.append(lambda op, acc, p: seen.append(p))
     try:
-        dc.sort(accelerator.asarray(np.ones(10, np.float32)))
+        dc.ops.sort(accelerator.asarray(np.ones(10, np.float32)))
         with dispatch.prefer("portable"):
-            dc.sort(accelerator.asarray(np.ones(10, np.float32)))
+            dc.ops.sort(accelerator.asarray(np.ones(10, np.float32)))
     finally:
         dispatch.listeners.pop()
     if accelerator.backend == "cpu":

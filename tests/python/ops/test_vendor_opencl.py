@@ -84,18 +84,18 @@ def test_clblast_out_and_chained_work(ocl_blast):
 
 def test_matmul_choice_on_a_cpu_type_opencl_device_and_overrides(ocl_blast, monkeypatch):
     a = ocl_blast.asarray(RNG.standard_normal((8, 8)).astype(np.float32))
-    _, auto = _paths(lambda: dc.matmul(a, a))
+    _, auto = _paths(lambda: dc.ops.matmul(a, a))
     if ocl_blast.type == "cpu":  # PoCL: numpy on a host copy measured faster than CLBlast
         assert auto == [("host", "numpy")]
     else:
         assert auto == [("vendor", "clblast")]
     with dispatch.prefer("portable"):
-        _, forced = _paths(lambda: dc.matmul(a, a))
+        _, forced = _paths(lambda: dc.ops.matmul(a, a))
     assert forced == [("portable", None)]
     monkeypatch.setenv(native.DISABLE_ENV, "clblast")
     assert clblast.library() is None
     with dispatch.prefer("vendor"):
-        got, off = _paths(lambda: dc.matmul(a, a))
+        got, off = _paths(lambda: dc.ops.matmul(a, a))
     assert off[0][1] != "clblast"
     np.testing.assert_allclose(got.numpy(), a.numpy() @ a.numpy(), rtol=1e-4, atol=1e-4)
 
