@@ -156,6 +156,7 @@ def test_cuda_initcheck_reads_of_never_written_acc_empty_memory(sim):
     assert "acc.empty" in f.message
 
 
+@pytest.mark.slow  # a source of its own: one more trace build (about 5 s with a cold kernel cache)
 def test_cuda_template_kernel_by_name_expression(sim):
     src = r"""
 template <class T>
