@@ -195,13 +195,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     if step == 0:
         raise ValueError("dc.arange: step must not be 0")
-    if acc.host_visible_memory and dt is not None and dt.kind in "iu" and all(
+    if acc.host_visible_memory and dt is not None and dt.kind in "iu" and dt != np.uint64 and all(
             isinstance(v, (int, np.integer)) for v in (start, stop, step)) and _fits(dt, start, stop, step):
         # integers on host memory: written block by block straight into the buffer (no temporary
         # of the whole length and no second copy; exact, so the values are numpy's)
         count = len(range(int(start), int(stop), int(step)))
         _check_device_dtype("dc.arange", acc, dt)
-        return _blocked(acc, count, dt, lambda v, i0: np.add(_BASE[: len(v)] * int(step), int(start) + i0 * int(step),
+        base = _BASE[:count] * int(step) if step != 1 else _BASE[:count]  # one block's offsets, made once
+        return _blocked(acc, count, dt, lambda v, i0: np.add(base[: len(v)], int(start) + i0 * int(step),
                                                               out=v, dtype=dt, casting="unsafe"))
     if not acc.host_visible_memory and dt is not None and dt in _DEVICE_INTS and all(
             isinstance(v, (int, np.integer)) for v in (start, stop, step)) and _fits(dt, start, stop, step):
