@@ -102,68 +102,10 @@ struct PackedLaunch {
   bool cooperative = false;  // cuLaunchCooperativeKernel: every block resident at once (dcsim_grid.h)
 };
 
-// A cooperative launch: all blocks at once on the stream's worker thread, each with its own stacks
-// and shared memory (ResidentGrid), so grid_group::sync() can wait for every block.
-void execute_resident(Stream& s, const PackedLaunch& p) {
-  const uint64_t blocks = static_cast<uint64_t>(p.grid[0]) * p.grid[1] * p.grid[2];
-  const unsigned threads = p.block[0] * p.block[1] * p.block[2];
-  auto watch = std::make_unique<Watch>(p.exec.timeout_s);
-  s.set_running(watch.get());
-  dcsim_launch L{};
-  L.kernel = p.function->entry;
-  L.params = p.params.data();
-  std::memcpy(L.grid, p.grid, sizeof L.grid);
-  std::memcpy(L.block, p.block, sizeof L.block);
-  L.block_begin = 0;
-  L.block_end = blocks;
-  L.dynamic_shared_bytes = p.shared;
-  L.use_fibers = 1;
-  L.warp_size = 32;
-  L.schedule = p.exec.schedule;
-  L.seed = p.exec.seed;
-  L.cooperative = 1;
-  ResidentGrid grid;
-  if (!grid.map(blocks, threads, kStackBytes, p.shared_window, p.shared)) {
-    L.error_code = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-    std::snprintf(L.error, sizeof L.error,
-                  "the CUDA simulator could not map stacks and shared memory for %llu resident blocks of %u threads",
-                  static_cast<unsigned long long>(blocks), threads);
-  } else {
-    L.stacks = grid.base;
-    L.stack_bytes = kStackBytes;
-    L.block_stride = grid.stride;
-    L.static_shared_top = grid.static_top(0);
-    L.static_shared_bytes = p.shared_window;
-    L.dynamic_shared = grid.dynamic(0);
-    run_guarded(p.function->module->run, &L, watch.get());
-  }
-  s.set_running(nullptr);
-  if (watch->interrupted()) return;
-  if (L.error_code) s.record_error(static_cast<CUresult>(L.error_code), "kernel " + p.function->symbol + ": " + L.error);
-}
-
-// How many blocks of `threads` threads with `dynamic` bytes of shared memory one multiprocessor holds
-// at once, by the limits the occupancy calculator uses: resident threads (whole warps), blocks per
-// SM (by compute capability), and shared memory per SM (the opt-in maximum per block plus the 1 KiB
-// the driver reserves per block from sm_80 on). Registers are not a limit here: the simulator reports
-// 32 per thread, which never binds before the thread limit.
-int max_active_blocks(const DeviceConfig& c, int static_shared, unsigned threads, uint64_t dynamic) {
-  if (threads == 0 || threads > static_cast<unsigned>(c.threads_per_block)) return 0;
-  const unsigned warp = static_cast<unsigned>(std::max(1, c.warp));
-  const uint64_t rounded = (threads + warp - 1) / warp * warp;
-  const int cc = c.cc_major * 10 + c.cc_minor;
-  const uint64_t max_blocks = cc == 75 || cc == 86 || cc == 87 ? 16 : cc == 89 || cc == 120 ? 24 : 32;
-  const uint64_t by_threads = static_cast<uint64_t>(c.threads_per_sm) / rounded;
-  const uint64_t reserved = cc >= 80 ? 1024 : 0;
-  const uint64_t per_sm = static_cast<uint64_t>(std::max(c.shared_optin, c.shared_per_block)) + reserved;
-  const uint64_t per_block = static_cast<uint64_t>(static_shared) + dynamic + reserved;
-  const uint64_t by_shared = per_block ? per_sm / per_block : max_blocks;
-  return static_cast<int>(std::min({max_blocks, by_threads, by_shared}));
-}
-
 void execute(Stream& s, const PackedLaunch& p) {
-  if (p.cooperative) {
-    if (!s.cancelled()) execute_resident(s, p);
+  if (p.cooperative) {  // every block resident at once (cooperative.cpp)
+    if (!s.cancelled())
+      run_resident(s, *p.function, p.params.data(), p.grid, p.block, p.shared, p.shared_window, p.exec, kStackBytes);
     return;
   }
   const dcsim_kernel_entry* k = p.function->entry;

@@ -254,6 +254,12 @@ struct ResidentGrid {
 // many more this process may create (vm.max_map_count less those in use), for the simulator's own limit.
 uint64_t resident_grid_mappings(uint64_t blocks, unsigned threads);
 uint64_t mappings_available();
+// Cooperative launches (cooperative.cpp): the blocks of `threads` threads with `dynamic` bytes of
+// shared memory a multiprocessor holds at once (the occupancy rule), and running a launch with every
+// block resident on the calling thread (failures recorded on the stream).
+int max_active_blocks(const DeviceConfig& c, int static_shared, unsigned threads, uint64_t dynamic);
+void run_resident(Stream& s, const Function& f, void* const* params, const unsigned grid[3], const unsigned block[3],
+                  unsigned shared, uint64_t shared_window, const ExecConfig& exec, uint64_t stack_bytes);
 
 // ---- GPU-model counters (counters.cpp, DOTCOMPUTE_CUDA_SIM_COUNTERS=1) ----
 // Hands a counters-mode host object (shim/dcsim_counters.h) the sink its counts go to; others are left alone.
