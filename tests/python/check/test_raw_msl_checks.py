@@ -146,3 +146,22 @@ def test_without_clang_the_error_names_the_compiler(metal, monkeypatch):
     case = FLAT_BUGS[0]
     with pytest.raises(dc.DotComputeError, match="clang.*DOTCOMPUTE_SHIM_CXX"):
         _launch(case, metal, "memcheck")
+
+
+def test_threadgroup_argument_window(metal):
+    src = """#include <metal_stdlib>
+using namespace metal;
+kernel void tg_arg(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                   threadgroup float* s [[threadgroup(0)]], uint i [[thread_position_in_grid]],
+                   uint l [[thread_position_in_threadgroup]]) {
+  s[l + 1] = x[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[i] = s[l];
+}"""
+    k = dc.RawKernel(src, "tg_arg", backend="metal", shared_mem=32 * 4)
+    with pytest.raises(dc.KernelCheckError) as ei:
+        dc.launch(k, 64, np.arange(64, dtype=np.float32), np.zeros(64, np.float32), local_size=32,
+                  accelerator=metal, check="memcheck")
+    f = ei.value.findings[0]
+    assert (f.kind, f.buffer, f.index, f.line) == ("memcheck", "s", (32,), 6)
+    assert "threadgroup argument 's'" in f.message

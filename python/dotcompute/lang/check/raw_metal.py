@@ -228,6 +228,9 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
                      check=ctypes.pointer(ck))
     for d in range(3):
         launch.grid[d], launch.group[d] = grid[d], group[d]
+    shared = int(getattr(kernel, "shared_mem", 0) or 0)
+    if shared:  # RawKernel(shared_mem=): [[threadgroup(0)]]'s length, in 16-byte steps as the plugin sets it
+        launch.tg_len[0] = (shared + 15) & ~15
     with obj.lock:  # one checked run of an object at a time (its shadow state is not shared)
         rc = obj.fn(ctypes.byref(launch))
     message = err.value.decode("utf-8", "replace")
