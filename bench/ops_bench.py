@@ -16,6 +16,9 @@ Writes bench/results/operations.{json,md}. ``--crossover`` instead times dc.sum/
 size and path (plain numpy, lanes, threads) to place the size thresholds of ops/reduce.py
 (bench/results/operations_crossover.md). First-use (compile) times on PoCL, cold and warm, are
 bench/cold_compile.py's (bench/results/cold_compile.md). Measurements, never pass/fail.
+After the rows, the portable kernels' GPU-model counters and predicted H100 times from the CUDA
+simulator (bench/gpu_model_bench.py, about two minutes; bench/results/gpu_model.{json,md}: a model,
+not a measurement); ``--gpu-model`` runs only that part, ``--no-gpu-model`` leaves it out.
 """
 
 from __future__ import annotations
@@ -206,7 +209,14 @@ def main() -> None:
     ap.add_argument("--devices", default=None, help="comma list of device ids (default: every device)")
     ap.add_argument("--out", default=str(HERE / "results"), help="folder for operations.{json,md}")
     ap.add_argument("--crossover", action="store_true", help="time the reduction and scan paths per size instead")
+    ap.add_argument("--gpu-model", action="store_true",
+                    help="only the portable kernels' simulator counters and predicted GPU times (gpu_model_bench.py)")
+    ap.add_argument("--no-gpu-model", action="store_true", help="leave the simulator's GPU-model section out")
     args = ap.parse_args()
+    if args.gpu_model:
+        import gpu_model_bench
+
+        sys.exit(gpu_model_bench.main(["--out", args.out]))
     if args.crossover:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -223,6 +233,11 @@ def main() -> None:
         _bench_row(report, row, data[works[row][0]], works[row], accs, nsum, repeat)
     report.write_named(Path(args.out), "operations", {"devices": [a.id for a in accs], "repeat": repeat,
                                                      "fast_rows_repeat": repeat * 6})
+    if not args.no_gpu_model:
+        import gpu_model_bench
+
+        print("\nportable kernels on a modelled GPU (CUDA simulator counters; estimates, not measurements):")
+        gpu_model_bench.main(["--out", args.out])
 
 
 if __name__ == "__main__":
