@@ -94,6 +94,33 @@ def test_registers_come_from_the_cubin(cases):
     assert _one(cases, "bank32")["occupancy_limiter"] == "blocks"
 
 
+NO_CLANG = """
+import numpy as np, dotcompute as dc
+acc = dc.accelerator("cuda:0")
+k = dc.RawKernel('extern "C" __global__ void z(float* a) { a[threadIdx.x] = 0; }', "z", backend="cuda")
+try:
+    acc.launch(k, 32, acc.zeros((32,), np.float32))
+    acc.synchronize()
+except dc.CompilationError as e:
+    print(e)
+"""
+
+
+def test_counters_without_clang_name_the_package(tmp_path):
+    gxx = shutil.which("g++")
+    if gxx is None or _nvrtc_missing():
+        pytest.skip("needs g++ and NVRTC")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "c++").symlink_to(gxx)  # a PATH with a host compiler but no clang++
+    env = dict(os.environ, PATH=str(tmp_path / "bin"), DOTCOMPUTE_CUDA_SIM="1", DOTCOMPUTE_CUDA_SIM_COUNTERS="1",
+               DOTCOMPUTE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("DOTCOMPUTE_CXX", None)
+    env.pop("CXX", None)
+    r = subprocess.run([sys.executable, "-c", NO_CLANG], capture_output=True, text=True, env=env, timeout=300)
+    assert "DOTCOMPUTE_CUDA_SIM_COUNTERS=1 needs clang++" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "package clang" in r.stdout
+
+
 # ---- the device model's arithmetic (no simulator needed) ----
 
 def test_occupancy_limits():
