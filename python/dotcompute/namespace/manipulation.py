@@ -76,7 +76,8 @@ def reshape(x: Buffer, /, shape: tuple[int, ...], *, copy: bool | None = None) -
             return same
         if copy is False:
             raise ValueError(f"dc.reshape: copy=False, but a {x.shape} buffer cannot be seen as {tuple(dims)} "
-                             "without a copy (a strided view, a 0-d or an empty buffer)")
+                             "without a copy (a strided view, a 0-d or an empty buffer, or on OpenCL a view "
+                             "that starts inside its buffer)")
     return _reshaped(x, tuple(dims))
 
 
