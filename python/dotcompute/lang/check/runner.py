@@ -148,7 +148,9 @@ def run_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, 
 
     cpu = accelerator("cpu")
     entry.plan.launch(global_size, ls, tuple(call), None)
-    cpu.synchronize()
+    # the checked kernel only: pending array expressions are not ours to run (one of them may be the
+    # launch being checked, which would then check itself again)
+    cpu._native.synchronize()
     return decode(kernel, entry, ctx, global_size, sizes, ls), ls
 
 
@@ -313,7 +315,10 @@ def _internal(kernel: Any) -> bool:
     got = kernel.__dict__.get("_check_internal")
     if got is None:
         code = getattr(getattr(kernel, "pyfunc", None), "__code__", None)
-        got = bool(code is not None and os.path.abspath(code.co_filename).startswith(_PACKAGE))
+        filename = code.co_filename if code is not None else ""
+        # the package's own kernels, and the ones array expressions generate (expr/codegen.py's file names)
+        got = bool(code is not None and (os.path.abspath(filename).startswith(_PACKAGE)
+                                         or filename.startswith("<dotcompute expression ")))
         kernel.__dict__["_check_internal"] = got
     return got
 
@@ -322,8 +327,10 @@ def checked_launch(kernel: Any, check: CheckSpec | None, acc: Any, global_size: 
                    local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
     """The launch runner for a language kernel under ``check`` (None: ``DOTCOMPUTE_CHECK``'s value)."""
     state = _launching.CHECK_STATE
-    if check is None and not state.busy and not _internal(kernel):
+    if check is None and not state.busy:
         check = env_check(os.environ.get("DOTCOMPUTE_CHECK"))
+        if check is not None and not check.library and _internal(kernel):
+            check = None  # dotcompute's own kernels only when DOTCOMPUTE_CHECK names "library"
     if check is not None and not state.busy:
         if kernel._decls is None:
             kernel.decls()

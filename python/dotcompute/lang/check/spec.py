@@ -15,6 +15,7 @@ OFF_WORDS = frozenset(("", "0", "off", "none", "false", "no"))
 class CheckSpec:
     checks: tuple[str, ...]  # in ALL_CHECKS order
     warn: bool = False  # log the findings instead of raising
+    library: bool = False  # DOTCOMPUTE_CHECK only: dotcompute's own kernels (dc.sum, expressions) too
 
     @property
     def mask(self) -> int:
@@ -24,7 +25,7 @@ class CheckSpec:
         return m
 
     def text(self) -> str:
-        return ",".join(self.checks) + (":warn" if self.warn else "")
+        return ",".join(self.checks + (("library",) if self.library else ())) + (":warn" if self.warn else "")
 
 
 def parse_check(value: Any, where: str = "check") -> CheckSpec | None:
@@ -60,8 +61,11 @@ def parse_check(value: Any, where: str = "check") -> CheckSpec | None:
     if not names:
         raise ValueError(f"{where}={value!r} names no check; choose from all, {', '.join(ALL_CHECKS)}")
     chosen: set[str] = set()
+    library = False
     for n in names:
-        if n == "all":
+        if n == "library" and where == "DOTCOMPUTE_CHECK":  # the library's own kernels as well
+            library = True
+        elif n == "all":
             chosen.update(ALL_CHECKS)
         elif n in CHECK_BITS:
             chosen.add(n)
@@ -69,7 +73,9 @@ def parse_check(value: Any, where: str = "check") -> CheckSpec | None:
             raise ValueError(f"{where}={value!r}: unknown check {n!r}; choose from all, {', '.join(ALL_CHECKS)}")
     # checks are in use from now on: acc.empty memory is tracked for initcheck (runtime/uninit.py)
     _uninit.active = True
-    return CheckSpec(tuple(c for c in ALL_CHECKS if c in chosen), warn)
+    if not chosen:
+        raise ValueError(f"{where}={value!r} names no check; choose from all, {', '.join(ALL_CHECKS)}")
+    return CheckSpec(tuple(c for c in ALL_CHECKS if c in chosen), warn, library)
 
 
 _env_cache: tuple[str | None, CheckSpec | None] = (None, None)
