@@ -52,6 +52,9 @@ VARIABLES: dict[str, str] = {
     # read by the test suite only (tests/python/cuda_sim/test_outside_cuda_samples.py)
     "DOTCOMPUTE_CUDA_SAMPLES_DIR": "tests: an unpacked NVIDIA/cuda-samples checkout whose kernels the "
                                    "simulator tests run (skipped when unset)",
+    # read by the test suite only (tests/python/cuda_sim/test_outside_rodinia.py)
+    "DOTCOMPUTE_RODINIA_DIR": "tests: an unpacked yuhc/gpu-rodinia checkout whose CUDA kernels the "
+                              "simulator tests run (skipped when unset)",
     # read by the test suite only (tests/python/metal/test_outside_msl_kernels.py)
     "DOTCOMPUTE_MLX_DIR": "tests: an unpacked ml-explore/mlx Metal kernels folder whose kernels the Metal "
                           "double runs (skipped when unset)",
