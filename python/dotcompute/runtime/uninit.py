@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DotComputeError
+
 active = False
 # id(buffer) -> a weak reference to it (not a WeakSet: a Buffer's == is element-wise)
 FRESH: dict[int, weakref.ref[Any]] = {}
@@ -44,10 +46,13 @@ def pattern(dtype: Any) -> np.ndarray | None:
 def mark(buf: Any) -> None:
     """``buf`` (just allocated) holds no written element: poison it and remember it."""
     p = pattern(buf.dtype)
-    if p is None or buf.size == 0:
+    if p is None or buf.size == 0 or getattr(buf.accelerator, "_capture_stream", None) is not None:
+        return  # (inside `with acc.graph():` no host write may happen: such buffers count as written)
+    try:
+        with buf.host() as h:
+            h.reshape(-1).view(np.uint8).reshape(-1, p.size)[:] = p
+    except DotComputeError:  # a device whose memory the host cannot write now: not followed
         return
-    with buf.host() as h:
-        h.reshape(-1).view(np.uint8).reshape(-1, p.size)[:] = p
     key = id(buf)
     FRESH[key] = weakref.ref(buf, lambda _ref, key=key: FRESH.pop(key, None))
 
