@@ -250,3 +250,23 @@ TEST_F(LaunchFixture, LaunchPathCost) {
   EXPECT_EQ(dctest::fake_counters().launches - before, n);
   EXPECT_EQ(out->state(), TransferState::DeviceDirty);
 }
+
+TEST_F(LaunchFixture, IndexFactsAreCheckedAgainstTheBufferExtents) {
+  // out[2 * global_id(0) + 1] and a[global_id(0)] along dimension 0 (lang/bounds.py's facts)
+  plan->set_index_facts({IndexFact{2, 0, 0, 2, 1}, IndexFact{0, 0, 0, 1, 0}});
+  auto a = filled(acc, 8, 1), out = filled(acc, 8, 0);
+  const std::vector<ArgValue> args{ArgValue(a.get()), ArgValue(a.get()), ArgValue(out.get())};
+  EXPECT_TRUE(plan->indices_fit(LaunchConfig::make({4}), args.data(), args.size()));   // top index 7
+  EXPECT_FALSE(plan->indices_fit(LaunchConfig::make({5}), args.data(), args.size()));  // 9 > 7
+  auto short_a = filled(acc, 3, 1);
+  const std::vector<ArgValue> short_args{ArgValue(short_a.get()), ArgValue(a.get()), ArgValue(out.get())};
+  EXPECT_FALSE(plan->indices_fit(LaunchConfig::make({4}), short_args.data(), short_args.size()));
+  // a dimension the launch lacks counts as size 1; a fact on a non-buffer argument proves nothing
+  plan->set_index_facts({IndexFact{2, 0, 1, 1, 7}});
+  EXPECT_TRUE(plan->indices_fit(LaunchConfig::make({100}), args.data(), args.size()));
+  const std::vector<ArgValue> host{ArgValue(a.get()), ArgValue(a.get()), ArgValue(1.0)};
+  EXPECT_FALSE(plan->indices_fit(LaunchConfig::make({1}), host.data(), host.size()));
+  // a huge launch does not wrap around to an index that looks in range
+  plan->set_index_facts({IndexFact{2, 0, 0, int64_t{1} << 62, 0}});
+  EXPECT_FALSE(plan->indices_fit(LaunchConfig::make({8}), args.data(), args.size()));
+}
