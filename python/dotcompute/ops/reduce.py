@@ -173,10 +173,27 @@ def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
         return False
     if name in ("min", "max"):
         # PoCL turns the lanes' selects into SIMD (16M float32: 2.0 ms, the tree 3.6); the CPU
-        # backend's compiler keeps them scalar there (11.9 ms, its tree kernel 9.1): the tree it is
-        return buf.accelerator.backend != "cpu" and dispatch.kernel_dtype(buf.dtype)
+        # backend's compiler keeps the NaN-aware ones scalar (11.9 ms, its tree kernel 9.1), so
+        # there floats take the select-only kernel with its separate NaN check (16.5-19.9 ms against
+        # the tree's 85-95 in one loaded run) and integers the tree
+        if buf.accelerator.backend == "cpu":
+            return buf.dtype.kind == "f" and dispatch.kernel_dtype(buf.dtype)
+        return dispatch.kernel_dtype(buf.dtype)
     return (name in ("sum", "mean") and out_dtype in _LANES_ACC
             and (out_dtype.kind == "f" or buf.dtype.kind != "f"))
+
+
+def _launch_extreme_lanes(smallest: bool, x: Buffer, partial: Buffer) -> None:
+    """The per-run extremes of the flat ``x`` into ``partial``: on the CPU backend, floats by the
+    select-only kernel spread over its thread pool (lanes_extreme_fast_kernel); else lanes_extreme_kernel."""
+    acc = x.accelerator
+    t = x.dtype.type
+    if acc.backend == "cpu" and x.dtype.kind == "f":
+        runs = partial.size
+        spread = CPU_INLINE_ITEMS // runs + 1  # runs * spread > CPU_INLINE_ITEMS: the thread pool
+        acc.launch(rk.lanes_extreme_fast_kernel(t, smallest), runs * spread, x, partial, spread)
+    else:
+        acc.launch(rk.lanes_extreme_kernel(t, smallest), partial.size, x, partial)
 
 
 def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
@@ -185,7 +202,7 @@ def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
     t = x.dtype.type
     runs = -(-x.size // rk.RUN)
     partial = x.accelerator.empty((runs,), t)
-    x.accelerator.launch(rk.lanes_extreme_kernel(t, smallest), runs, x, partial)
+    _launch_extreme_lanes(smallest, x, partial)
     if np.dtype(t).kind == "f":
         op = rk.op_min if smallest else rk.op_max
     else:
@@ -200,7 +217,7 @@ def _arg_by_lanes(smallest: bool, x: Buffer) -> Buffer:
     t = x.dtype.type
     runs = -(-x.size // rk.RUN)
     partial = x.accelerator.empty((runs,), t)
-    x.accelerator.launch(rk.lanes_extreme_kernel(t, smallest), runs, x, partial)
+    _launch_extreme_lanes(smallest, x, partial)
     # the first run holding the extreme (or the first NaN) by the same search as short rows: one
     # program fewer to build than the extreme's reduction plus a search for it (three in all, not five)
     run = arg_by_search("argmin" if smallest else "argmax", partial, 1, runs, 1)

@@ -148,3 +148,32 @@ def test_short_rows_path_on_cpu_devices_matches_numpy(accelerator: dc.Accelerato
         np.testing.assert_array_equal(dc.sum(bm, axis=1).numpy(), m.sum(axis=1))
         i = accelerator.asarray(np.arange(n, dtype=np.int64) % 7)
         assert int(dc.sum(i)) == int((np.arange(n) % 7).sum()) and int(dc.argmax(i)) == 6
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_select_only_extreme_kernel_per_run_with_nan_and_inf(accelerator: dc.Accelerator, dtype: type) -> None:
+    """lanes_extreme_fast_kernel (cpu:0's per-run min/max): plain selects plus a separate NaN/inf
+    check; every run against numpy, with a NaN first in a run, a NaN after a smaller value, +-inf,
+    a short last run, and runs spread over extra items."""
+    from dotcompute.ops import reduce_kernels as rk
+    from dotcompute.runtime.default_device import has_float64
+
+    if dtype == np.float64 and not has_float64(accelerator):
+        pytest.skip("no float64 on this device")
+    run = rk.RUN
+    n = 9 * run + 37
+    x = np.random.default_rng(7).standard_normal(n).astype(dtype)
+    x[0] = np.nan  # first element of run 0: every lane starts from it
+    x[run + 500] = -1e9
+    x[run + 501] = np.nan  # after a smaller value: a plain select would skip it
+    x[3 * run + 17] = np.inf
+    x[4 * run + 18] = -np.inf
+    x[9 * run + 30] = np.nan  # in the short last run's tail
+    runs = -(-n // run)
+    b = accelerator.asarray(x)
+    for smallest, ref in ((True, np.min), (False, np.max)):
+        want = np.array([ref(x[i * run:(i + 1) * run]) for i in range(runs)], dtype)
+        for spread in (1, 3):
+            out = accelerator.empty((runs,), dtype)
+            accelerator.launch(rk.lanes_extreme_fast_kernel(dtype, smallest), runs * spread, b, out, spread)
+            np.testing.assert_array_equal(out.numpy(), want)
