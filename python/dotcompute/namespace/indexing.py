@@ -50,6 +50,8 @@ def take(x: Buffer, indices: Buffer, /, *, axis: int | None = None) -> Buffer:
         if where.dtype.kind not in "iu":
             raise TypeError(f"dc.take: indices must be integers, got {where.dtype}")
         shape = x.shape[:ax] + (idx.size,) + x.shape[ax + 1:]
+        if x.ndim == 1:
+            return fill(acc, shape, x.dtype, lambda v: _take_1d_into(v, src, where, n))
         if where.size and (where.min() < -n or where.max() >= n):
             bad = where.min() if where.min() < -n else where.max()
             raise IndexError(f"dc.take: index {bad} is out of bounds for an axis of size {n}")
@@ -109,3 +111,17 @@ def _along_into(out: np.ndarray, src: np.ndarray, where: np.ndarray, ax: int) ->
         s = src if src.shape[other] == 1 else src[part]
         w = where if where.shape[other] == 1 else where[part]
         out[part] = np.take_along_axis(s, w, axis=ax)
+
+
+def _take_1d_into(out: np.ndarray, src: np.ndarray, where: np.ndarray, n: int) -> None:
+    """``out[...] = src[where]`` for 1-d ``src``, a block of indices at a time: each block is
+    checked (its min and max while it is in cache, so the indices are read from memory once)
+    and gathered straight into its part of ``out``."""
+    for i0 in range(0, where.size, _BLOCK):
+        part = where[i0:i0 + _BLOCK]
+        lo, hi = part.min(), part.max()
+        if lo < -n or hi >= n:
+            raise IndexError(f"dc.take: index {lo if lo < -n else hi} is out of bounds for an axis of size {n}")
+        # checked, so mode="wrap" (in-range negatives count from the end, as "raise" does): numpy
+        # buffers out= in mode="raise", a second copy
+        np.take(src, part, out=out[i0:i0 + _BLOCK], mode="wrap")
