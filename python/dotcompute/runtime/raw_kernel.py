@@ -490,6 +490,9 @@ def _with_c_linkage(source: str, name: str) -> str:
         return source
     # search a copy whose comments and string literals are blanked, same length, so offsets carry over
     plain = _CUDA_NOISE.sub(lambda m: " " * len(m.group(0)), source)
+    # preprocessor lines blanked as well: the `>` of an `#include <curand.h>` just above a kernel is
+    # not the end of a template header
+    plain = re.sub(r"(?m)^[ \t]*#[^\n]*", lambda m: " " * len(m.group(0)), plain)
     # the words before the name, in any order: __global__ void, void __global__, __launch_bounds__(...)
     decl = re.compile(r"\b(?:(?:__global__|void|__launch_bounds__\s*\([^()]*\))\s*)+(?<![\w])" + re.escape(name)
                       + r"\s*\(")
