@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,10 +97,11 @@ const char kTraceMarker[] = "//!dotcompute-sim-trace";
 // DOTCOMPUTE_CUDA_SIM_COUNTERS=1 (read once): every kernel is a trace build with the GPU-model
 // counters' observer (shim/dcsim_counters.h), under an identity of its own (other cache entries).
 bool counters_mode() {
-  static const bool on = [] {
+  static const bool on = [] {  // on for 1/true/yes/on, as DOTCOMPUTE_CUDA_SIM (cuda/driver.cpp)
     const char* v = std::getenv("DOTCOMPUTE_CUDA_SIM_COUNTERS");
-    const std::string s = v ? v : "";
-    return !s.empty() && s != "0" && s != "false" && s != "no" && s != "off";
+    for (const char* yes : {"1", "true", "yes", "on"})
+      if (v && strcasecmp(v, yes) == 0) return true;
+    return false;
   }();
   return on;
 }

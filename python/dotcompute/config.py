@@ -320,7 +320,7 @@ def problems(found_backends: list[str] | None = None) -> list[str]:
     if bad_bound is not None:
         sink.append(f"DOTCOMPUTE_CACHE_MAX_BYTES={bad_bound!r} is not a whole number of bytes; the kernel cache "
                     f"keeps its default bound")
-    for accessor in (debug, cuda_sim, cpu_spin_us):
+    for accessor in (debug, cuda_sim, cuda_sim_counters, cpu_spin_us):
         try:
             accessor()
         except ValueError as e:

@@ -75,8 +75,12 @@ def model(name: str | None = None) -> GpuModel:
 
 
 def enabled() -> bool:
-    """True when this process runs CUDA on the simulator with counters (both variables set)."""
-    return config.cuda_sim() and config.cuda_sim_counters()
+    """True when this process runs CUDA on the simulator with counters (both variables set). A value
+    that is not a boolean counts as off here (``dotcompute info`` names it; the simulator reads it so)."""
+    try:
+        return config.cuda_sim() and config.cuda_sim_counters()
+    except ValueError:
+        return False
 
 
 _lib: Any = None
