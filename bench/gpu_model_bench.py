@@ -125,8 +125,8 @@ def run_here(out: Path) -> dict:
         print(f"{name:<18} sim n={n:<7} ld sec/req {row['sectors_per_load_request']:5.2f}  st sec/req "
               f"{row['sectors_per_store_request']:5.2f}  coalesced {row['coalescing']:4.0%}  bank conflicts "
               f"{row['bank_conflicts']:>6}  lanes {row['active_lanes']:4.1f}  launches {row['launches']:>3}  "
-              f"predicted {row['predicted_ms']:8.3f} ms" + (f"  (seed {row['seed_ms']} ms)" if row["seed_ms"] else ""),
-              flush=True)
+              f"roofline est. {row['predicted_ms']:8.3f} ms"
+              + (f"  (seed {row['seed_ms']} ms)" if row["seed_ms"] else ""), flush=True)
     doc = {"model": gpu.name, "note": "GPU model from the CUDA simulator's counters: an ESTIMATE, not a measurement "
            "(roofline of sector bytes and flops at the full size; no caches, latency or launch overhead)",
            "rows": rows}
@@ -134,7 +134,7 @@ def run_here(out: Path) -> dict:
     (out / "gpu_model.json").write_text(json.dumps(doc, indent=1))
     lines = [f"# Portable kernels on a modelled {gpu.name} (CUDA simulator counters; estimates, not measurements)",
              "", "| operation | simulated n | ld sectors/req | st sectors/req | coalesced | bank conflicts | "
-             "active lanes | launches | predicted ms (full size) | seeds' GPU ms |",
+             "active lanes | launches | roofline estimate ms (full size) | seeds' GPU ms |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['simulated_size']} | {r['sectors_per_load_request']:.2f} | "
