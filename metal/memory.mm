@@ -120,6 +120,42 @@ dc_status mem_host_pointer(int32_t device, dc_devptr ptr, void** out) {
   });
 }
 
+// native_handle(): the MTLBuffer behind a dc_devptr (DC_NATIVE_BUFFER: DLPack's kDLMetal data pointer)
+// and back (DC_NATIVE_BUFFER_ADDRESS: an imported MTLBuffer's allocation). Every device is searched:
+// the call names no device. Streams and contexts have no handle here (no vendor library uses them).
+dc_status native_handle(uint32_t kind, uint64_t object, uint64_t* out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: out is null");
+    if (kind == DC_NATIVE_BUFFER) {
+      Device* dev = nullptr;
+      for (int32_t i = 0; get_device(i, &dev) == DC_OK; ++i) {
+        id<MTLBuffer> b = nil;
+        uint64_t off = 0;
+        if (find_buffer(dev, object, &b, &off) == DC_OK) {
+          if (off != 0) return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: not the start of a Metal allocation");
+          *out = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(b));
+          return DC_OK;
+        }
+      }
+      return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: not memory of a Metal device");
+    }
+    if (kind == DC_NATIVE_BUFFER_ADDRESS) {
+      Device* dev = nullptr;
+      for (int32_t i = 0; get_device(i, &dev) == DC_OK; ++i) {
+        std::lock_guard<std::mutex> lock(dev->buffers_mutex);
+        for (const auto& entry : dev->buffers) {
+          if (static_cast<uint64_t>(reinterpret_cast<uintptr_t>(entry.second.get())) == object) {
+            *out = entry.first;
+            return DC_OK;
+          }
+        }
+      }
+      return fail(DC_ERROR_INVALID_ARGUMENT, "native_handle: the MTLBuffer is not one of this plugin's allocations");
+    }
+    return fail(DC_ERROR_UNSUPPORTED, "native_handle: Metal has no native object of kind " + std::to_string(kind));
+  });
+}
+
 dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
   return guarded([&] {
     Stream* st = as_stream(s);

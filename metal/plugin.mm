@@ -282,6 +282,7 @@ dc_backend make_table() {
   t.launch = launch;
   t.mem_host_pointer = mem_host_pointer;
   t.set_cache_dir = set_cache_dir;
+  t.native_handle = native_handle;
   return t;
 }
 

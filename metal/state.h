@@ -119,6 +119,7 @@ dc_status wait_stream(Stream* s);
 dc_status mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out);
 dc_status mem_free(int32_t device, dc_devptr ptr);
 dc_status mem_host_pointer(int32_t device, dc_devptr ptr, void** out);
+dc_status native_handle(uint32_t kind, uint64_t object, uint64_t* out);
 dc_status memcpy_h2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, const void* src, uint64_t bytes);
 dc_status memcpy_d2h(dc_stream s, void* dst, dc_devptr src, uint64_t src_offset, uint64_t bytes);
 dc_status memcpy_d2d(dc_stream s, dc_devptr dst, uint64_t dst_offset, dc_devptr src, uint64_t src_offset,

@@ -265,6 +265,13 @@ py::tuple export_handle(dc::Buffer& b) {
   return py::make_tuple(handle, offset);
 }
 
+// The dc_devptr of the allocation whose native buffer handle (an MTLBuffer) a DLPack producer gave.
+uint64_t buffer_address(const std::shared_ptr<dc::Accelerator>& acc, uint64_t handle) {
+  if (!acc) throw py::value_error("dc.from_dlpack: no accelerator");
+  py::gil_scoped_release release;
+  return acc->native_handle(DC_NATIVE_BUFFER_ADDRESS, handle);
+}
+
 }  // namespace
 
 void bind_dlpack(py::module_& m) {
@@ -292,6 +299,8 @@ void bind_dlpack(py::module_& m) {
   m.def("dlpack_import", &import_capsule, py::arg("capsule"),
         "Consumes a DLPack capsule: a DLPackImport that calls the producer's deleter when the last "
         "Buffer borrowing its memory (or the import itself) dies.");
+  m.def("dlpack_buffer_address", &buffer_address, py::arg("accelerator"), py::arg("handle"),
+        "The device handle (dc_devptr) of the allocation behind a native buffer handle (Metal's MTLBuffer).");
   m.def("dlpack_export_handle", &export_handle, py::arg("buffer"),
         "(native handle of the buffer's whole allocation, the buffer's byte offset in it) for DLPack exports "
         "of devices whose handles are not addresses (OpenCL's cl_mem).");

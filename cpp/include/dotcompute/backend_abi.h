@@ -212,6 +212,9 @@ typedef struct dc_backend {
 #define DC_NATIVE_STREAM 1u  /* a dc_stream (cast to uint64_t) → cl_command_queue, CUstream */
 #define DC_NATIVE_BUFFER 2u  /* a dc_devptr from mem_alloc → cl_mem, CUdeviceptr */
 #define DC_NATIVE_CONTEXT 3u /* a device index → cl_context, CUcontext (the one its streams use) */
+/* the reverse of DC_NATIVE_BUFFER where handles differ from dc_devptr (Metal): a native buffer
+ * (an MTLBuffer of this plugin's devices) → the dc_devptr of its allocation (DLPack imports) */
+#define DC_NATIVE_BUFFER_ADDRESS 4u
 
 /* Whether the plugin table `t` has the optional entry `field`. */
 #define DC_BACKEND_HAS(t, field) \

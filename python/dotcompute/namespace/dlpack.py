@@ -4,8 +4,9 @@ another library's OpenCL memory, ...), with the ``device=`` and ``copy=`` keywor
 
 Zero copy where the device matches: a kDLCPU producer imported onto cpu:0, a kDLCUDA producer onto
 the cuda device of its index, a kDLOpenCL producer (a ``cl_mem`` of our context) onto the opencl
-device of its index. The producer's capsule is consumed by the native module (python/src/dlpack.cpp):
-the Buffer borrows the memory (``Buffer::borrow``) and holds the import, whose destructor calls the
+device of its index, a kDLMetal producer (an ``MTLBuffer`` of our plugin's) onto the metal device.
+The producer's capsule is consumed by the native module (python/src/dlpack.cpp): the Buffer
+borrows the memory (``Buffer::borrow``) and holds the import, whose destructor calls the
 producer's deleter once, when the last Buffer or view over the memory is gone. Writes through the
 Buffer are the producer's writes.
 
@@ -33,8 +34,11 @@ from .devices import resolve, to_device
 
 __all__ = ["from_dlpack"]
 
-KDL_CPU, KDL_CUDA, KDL_OPENCL = 1, 2, 4
-_BACKEND_OF = {KDL_CPU: "cpu", KDL_CUDA: "cuda", KDL_OPENCL: "opencl"}
+KDL_CPU, KDL_CUDA, KDL_OPENCL, KDL_METAL = 1, 2, 4, 8
+_BACKEND_OF = {KDL_CPU: "cpu", KDL_CUDA: "cuda", KDL_OPENCL: "opencl", KDL_METAL: "metal"}
+# backends whose DLPack data pointer is an opaque handle of the whole allocation (byte_offset: where
+# the tensor starts in it), not an address
+_HANDLES = ("opencl", "metal")
 # DLPack's type codes (kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool) as numpy kinds
 _KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 
@@ -173,11 +177,11 @@ def _borrow(imported: Any, target: Accelerator) -> tuple[Buffer | None, str]:
         return None, f"its strides {tuple(imported.strides)} (in elements) are not C order"
     if 0 in shape or imported.data == 0:
         return None, "it is empty"
-    if target.backend == "opencl":
-        # a cl_mem handle: the offset makes a view of it (DLPack's convention for opaque handles)
+    if target.backend in _HANDLES:
+        # a cl_mem or MTLBuffer: the offset makes a view of it (DLPack's convention for opaque handles)
         if imported.byte_offset % dt.itemsize:
             return None, f"its byte_offset {imported.byte_offset} is not a multiple of {dt.itemsize}"
-        native_buf = imported.borrow(target._native, imported.data, imported.byte_offset, shape, dt)
+        native_buf = imported.borrow(target._native, _allocation(imported, target), imported.byte_offset, shape, dt)
     else:
         address = imported.data + imported.byte_offset
         if address % dt.itemsize:
@@ -198,14 +202,23 @@ def _copy_of(imported: Any, target: Accelerator) -> Buffer | None:
     if not _c_contiguous(list(shape), imported.strides):
         return None
     # read-only device memory: borrowed only for the device copy's read, never handed out
-    address = imported.data if target.backend == "opencl" else imported.data + imported.byte_offset
-    offset = imported.byte_offset if target.backend == "opencl" else 0
+    handles = target.backend in _HANDLES
+    address = _allocation(imported, target) if handles else imported.data + imported.byte_offset
+    offset = imported.byte_offset if handles else 0
     if offset % dt.itemsize or (offset == 0 and address % dt.itemsize):
         return None
     source = Buffer._wrap(imported.borrow(target._native, address, offset, list(shape), dt), target)
     out = astype(source, dt, copy=True)
     out._native  # noqa: B018 -- the copy kernel runs now, while the producer's memory is held
     return out
+
+
+def _allocation(imported: Any, target: Accelerator) -> int:
+    """The device handle (dc_devptr) of the allocation an opaque DLPack handle names: the cl_mem
+    itself on OpenCL; on Metal the plugin's address of the MTLBuffer (native_handle's reverse)."""
+    if target.backend != "metal":
+        return int(imported.data)
+    return int(native().dlpack_buffer_address(target._native, imported.data))
 
 
 class _HostWindow:

@@ -165,7 +165,7 @@ def cuda_array_interface(buf: Buffer) -> dict[str, Any]:
 
 
 # -- DLPack ---------------------------------------------------------------------------------------
-KDL_CPU, KDL_CUDA, KDL_OPENCL = 1, 2, 4
+KDL_CPU, KDL_CUDA, KDL_OPENCL, KDL_METAL = 1, 2, 4, 8
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # kDLInt, kDLUInt, kDLFloat, kDLComplex, kDLBool
 
 
@@ -182,8 +182,10 @@ def dlpack_device(buf: Buffer) -> tuple[int, int]:
         return (KDL_CPU, 0)
     if acc.backend == "opencl":
         return (KDL_OPENCL, acc.index)
-    raise BufferError(f"__dlpack_device__: buffers on {acc.id} have no DLPack export here (cpu, cuda and opencl "
-                      f"do); read it with np.asarray(x) or move it with x.to_device('cpu:0')")
+    if acc.backend == "metal":
+        return (KDL_METAL, acc.index)
+    raise BufferError(f"__dlpack_device__: buffers on {acc.id} have no DLPack export here (cpu, cuda, opencl and "
+                      f"metal do); read it with np.asarray(x) or move it with x.to_device('cpu:0')")
 
 
 def _consumer_stream(stream: Any) -> int | None:
@@ -215,17 +217,19 @@ def to_dlpack(buf: Buffer, stream: Any = None, max_version: Any = None, dl_devic
         if stream not in (None, -1):
             raise BufferError(f"__dlpack__: a CPU buffer takes no stream, got {stream!r}")
         ptr = buf._native.host_view(True).ctypes.data  # waits for the work queued on the buffer
-    elif device[0] == KDL_OPENCL:
+    elif device[0] in (KDL_OPENCL, KDL_METAL):
+        handle = "cl_mem" if device[0] == KDL_OPENCL else "MTLBuffer"
         if dl_device is None:
-            # numpy, PyTorch and JAX ask with dl_device=None and could only fail on a cl_mem (numpy:
-            # "Unsupported device"): the handle goes to consumers that name the OpenCL device
-            raise BufferError(f"__dlpack__: the buffer is on {buf.accelerator.id}, whose memory a host consumer "
+            # numpy, PyTorch and JAX ask with dl_device=None and could only fail on a cl_mem or an
+            # MTLBuffer (numpy: "Unsupported device"): the handle goes to consumers naming the device
+            raise BufferError(f"__dlpack__: the buffer is on {buf.accelerator.id}, whose {handle} a host consumer "
                               f"cannot read; use np.asarray(x) or x.to_device('cpu:0') (or pass "
-                              f"dl_device=(1, 0) for a host copy, or dl_device={device} for the cl_mem)")
+                              f"dl_device=(1, 0) for a host copy, or dl_device={device} for the {handle})")
         if stream not in (None, -1):
-            raise BufferError(f"__dlpack__: an OpenCL buffer takes no stream, got {stream!r}")
-        # DLPack's convention for OpenCL: data is the cl_mem of the whole allocation, byte_offset
-        # where the buffer starts in it. The consumer enqueues on its own queue: our work first
+            raise BufferError(f"__dlpack__: a {buf.accelerator.backend} buffer takes no stream, got {stream!r}")
+        # DLPack's convention for opaque handles (OpenCL's cl_mem, Metal's MTLBuffer): data is the
+        # handle of the whole allocation, byte_offset where the buffer starts in it. The consumer
+        # enqueues on its own queue: our work first
         ptr, byte_offset = native().dlpack_export_handle(buf._native)
         _buffer_stream(buf).synchronize()
     else:

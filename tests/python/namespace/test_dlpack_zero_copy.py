@@ -1,7 +1,8 @@
 """dc.from_dlpack shares the producer's memory where the device matches (namespace/dlpack.py,
 python/src/dlpack.cpp): writes go both ways, the producer lives as long as the last Buffer or view
 over its memory, and read-only or strided memory is copied (copy=None) or refused (copy=False).
-OpenCL buffers export their cl_mem (kDLOpenCL) to consumers that name the device."""
+OpenCL and Metal buffers export their cl_mem / MTLBuffer (kDLOpenCL, kDLMetal) to consumers that name
+the device."""
 
 from __future__ import annotations
 
@@ -36,10 +37,8 @@ def _same_device_producer(acc: dc.Accelerator) -> tuple[Any, Any]:
     if acc.backend == "cpu":
         x = DATA.copy()
         return x, lambda: x
-    if acc.backend in ("opencl", "cuda"):
-        b = dc.asarray(DATA, device=acc)
-        return _Producer(b), b.numpy
-    pytest.skip(f"{acc.backend} buffers have no DLPack export here")
+    b = dc.asarray(DATA, device=acc)
+    return _Producer(b), b.numpy
 
 
 def test_import_on_the_same_device_shares_memory(accelerator: dc.Accelerator) -> None:
@@ -55,6 +54,20 @@ def test_import_on_the_same_device_shares_memory(accelerator: dc.Accelerator) ->
     c[0, 0] = 1234.0
     assert read()[0, 0] == 0.0  # copy=True: a copy
     np.testing.assert_array_equal(dc.from_dlpack(producer, device=accelerator).numpy(), read())
+
+
+_OPAQUE = {"opencl": (4, "cl_mem"), "metal": (8, "MTLBuffer")}  # DLPack device types with handle pointers
+
+
+def test_opaque_handles_go_only_to_consumers_naming_the_device(accelerator: dc.Accelerator) -> None:
+    if accelerator.backend not in _OPAQUE:
+        pytest.skip("the buffer's DLPack data pointer is an address")
+    kind, handle = _OPAQUE[accelerator.backend]
+    b = dc.asarray(DATA, device=accelerator)
+    assert b.__dlpack_device__() == (kind, accelerator.index)
+    with pytest.raises(BufferError, match=rf"{accelerator.id}.*{handle}.*np\.asarray\(x\).*to_device\('cpu:0'\)"):
+        np.from_dlpack(b)  # numpy passes dl_device=None: it could not read the handle
+    np.testing.assert_array_equal(np.from_dlpack(b, device="cpu"), DATA)  # a host copy, asked for
 
 
 def test_producer_writes_are_seen_by_the_buffer() -> None:
