@@ -47,7 +47,13 @@ def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any
     if chunks > 1:
         prefix = acc.empty((rows * chunks,), t)
         partial = acc.empty((rows * chunks,), t)
-        acc.launch(rk.tree_kernel(op, t), rows * chunks * rk.WIDTH, x, partial, n, inner, chunk, chunks,
+        # Integer sums (cumsum, sort's offsets) may fold a chunk in any order with the same result, so on
+        # GPUs the items read interleaved (coalesced: 4 sectors per float32/int32 warp request on the
+        # simulator's GPU model instead of 16 for contiguous runs, bench/results/gpu_model.md); other
+        # operators need the chunk's order, and CPU devices prefer each item's own run.
+        exact_sum = op is rk.op_add and np.dtype(t).kind in "iub"
+        mode = rk.STRIDED if exact_sum and acc.type != "cpu" else rk.ORDERED
+        acc.launch(rk.tree_kernel(op, t, mode), rows * chunks * rk.WIDTH, x, partial, n, inner, chunk, chunks,
                    local_size=rk.WIDTH)
         acc.launch(sk.scan_partials_kernel(op, t), rows, partial, prefix, init, chunks, has_init)
     else:  # one chunk per row: its prefix is the initial value (read only when there is one)
