@@ -105,7 +105,23 @@ def cuda_include_dirs() -> tuple[str, ...]:
     candidates.extend([Path(r) / "include", Path(r) / "include" / "cccl"] for r in roots)
     for dirs in candidates:
         if (dirs[0] / "cuda_fp16.h").is_file():
-            return tuple(str(d) for d in dirs if d.is_dir())
+            return tuple(str(d) for d in dirs if d.is_dir()) + _curand_include_dirs(dirs[0])
+    return ()
+
+
+def _curand_include_dirs(cuda_include: Path) -> tuple[str, ...]:
+    """cuRAND's device headers (curand_kernel.h): in a toolkit beside CUDA's own, from a wheel in
+    nvidia/curand/include (nvidia-curand-cu12, which dotcompute[cuda-libs] installs)."""
+    if (cuda_include / "curand_kernel.h").is_file():
+        return ()
+    try:
+        import nvidia
+    except ImportError:
+        return ()
+    for base in getattr(nvidia, "__path__", []):
+        folder = Path(base) / "curand" / "include"
+        if (folder / "curand_kernel.h").is_file():
+            return (str(folder),)
     return ()
 
 

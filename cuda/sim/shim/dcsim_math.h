@@ -25,6 +25,39 @@ inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif
 inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
 inline float normcdff(float x) { return 0.5f * erfcf(-x * static_cast<float>(M_SQRT1_2)); }
 inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+// erfcinv/erfinv (CUDA math API; cuRAND's inverse-CDF normals use them): Newton's method on
+// log(erfc(x)) = log(z), which is concave and decreasing, so from any start the iterates approach the
+// root from above after at most one overshoot; the tail estimate sqrt(-log z) starts it near.
+inline double erfcinv(double z) {
+  if (!(z >= 0.0 && z <= 2.0)) return NAN;
+  if (z == 0.0) return INFINITY;
+  if (z == 2.0) return -INFINITY;
+  if (z > 1.0) return -erfcinv(2.0 - z);
+  double x = z > 0.5 ? (1.0 - z) * 0.886226925452758 : sqrt(-log(z));
+  for (int i = 0; i < 64; ++i) {
+    const double e = erfc(x), slope = M_2_SQRTPI * exp(-x * x);
+    if (slope == 0.0) break;  // erfc's tail beyond double range: x is as close as doubles get
+    const double step = (log(e) - log(z)) * e / slope;
+    x += step;
+    if (fabs(step) <= 1e-16 * fabs(x)) break;
+  }
+  return x;
+}
+inline double erfinv(double y) {
+  if (!(y >= -1.0 && y <= 1.0)) return NAN;
+  if (fabs(y) >= 0.5) return y > 0 ? erfcinv(1.0 - y) : -erfcinv(1.0 + y);  // 1 -/+ y exact here
+  double x = y * 0.886226925452758;  // small |y|: Newton on erf itself keeps the relative precision
+  for (int i = 0; i < 64; ++i) {
+    const double step = (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+    x -= step;
+    if (fabs(step) <= 1e-16 * fabs(x)) break;
+  }
+  return x;
+}
+inline float erfcinvf(float z) { return static_cast<float>(erfcinv(z)); }
+inline float erfinvf(float y) { return static_cast<float>(erfinv(y)); }
+inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
+inline float normcdfinvf(float p) { return static_cast<float>(normcdfinv(p)); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float __expf(float x) { return expf(x); }
 inline float __exp10f(float x) { return exp10f(x); }

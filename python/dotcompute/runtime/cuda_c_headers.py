@@ -104,8 +104,9 @@ C_LIBRARY_HEADERS = {"string.h": STRING_H, "cstring": CSTRING,
 # Headers of CUDA libraries that dotcompute[cuda] does not install, with what a user needs to know
 # when NVRTC cannot open them (raw_kernel's missing-header message).
 LIBRARY_HEADER_HINTS = {
-    "curand_kernel.h": "cuRAND's device API: its headers come with nvidia-curand-cu12 or a CUDA toolkit, not with "
-                       "dotcompute[cuda]; the CUDA simulator refuses it (docs/cuda-simulator.md, Limitations)",
+    "curand_kernel.h": "cuRAND's device API: its headers come with `pip install nvidia-curand-cu12` (or "
+                       "dotcompute[cuda-libs]) or a CUDA toolkit, not with dotcompute[cuda]; the CUDA simulator "
+                       "compiles those same headers (docs/cuda-simulator.md, cuRAND)",
 }
 LIBRARY_HEADER_HINTS["curand.h"] = LIBRARY_HEADER_HINTS["curand_kernel.h"]
 LIBRARY_HEADER_HINTS["curand_philox4x32_x.h"] = LIBRARY_HEADER_HINTS["curand_kernel.h"]
