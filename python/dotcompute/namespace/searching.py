@@ -75,7 +75,7 @@ def count_nonzero(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None, ke
         src = host(x)
         flags = src if src.dtype == np.bool_ else src != 0  # numpy counts bools far faster than other dtypes
         return wrap(acc, np.asarray(np.count_nonzero(flags, axis=axes, keepdims=keepdims), dtype=np.int64))
-    if not kernel_ok(x):
+    if not kernel_ok(x, ndim=x.ndim):  # an expression's axis reduction: any number of dimensions
         raise no_device_path("dc.count_nonzero", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     return _expr.sum(x != 0, axes, dtype=np.int64, keepdims=keepdims)
 

@@ -70,6 +70,7 @@ def test_statistics_and_truth_over_any_axis(accelerator: dc.Accelerator, axis: o
     _close(dc.var(a, axis=axis, correction=1), np.var(A, axis=axis, ddof=1), rtol=1e-4)
     np.testing.assert_array_equal(np.asarray(dc.any(a > 1, axis=axis)), np.any(A > 1, axis=axis))
     np.testing.assert_array_equal(np.asarray(dc.all(a > -2, axis=axis)), np.all(A > -2, axis=axis))
+    np.testing.assert_array_equal(np.asarray(dc.count_nonzero(a > 0, axis=axis)), np.count_nonzero(A > 0, axis=axis))
 
 
 @pytest.mark.parametrize("axis", [0, 2, -1])
