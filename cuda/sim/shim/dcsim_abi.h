@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DCSIM_ABI_VERSION 3
+#define DCSIM_ABI_VERSION 4
 #define DCSIM_MAX_PARAMS 256
 
 #ifdef __cplusplus
@@ -71,6 +71,25 @@ typedef struct dcsim_host_services {
      its host start, requested bytes, span and device address; 0 when none does. */
   int (*allocation)(uintptr_t p, uintptr_t* host, uint64_t* bytes, uint64_t* span, uint64_t* device);
 } dcsim_host_services;
+
+/* A texture object (cuTexObjectCreate): the CUtexObject handle a kernel receives is the address of
+   one of these, kept by the simulator library; the shim's tex1Dfetch/tex2D read it (dcsim_device.h).
+   The enumerations are the driver API's (CUresourcetype, CUarray_format, CUaddress_mode,
+   CUfilter_mode, CU_TRSF_* flags). */
+#define DCSIM_TEXTURE_MAGIC 0x7865746d69736364ull /* "dcsimtex" */
+typedef struct dcsim_texture {
+  uint64_t magic;            /* DCSIM_TEXTURE_MAGIC while the object lives, 0 once destroyed */
+  const unsigned char* data; /* host address of texel (0, 0) */
+  uint64_t width, height;    /* in texels; height 1 for linear memory */
+  uint64_t pitch;            /* bytes from one row to the next */
+  uint32_t kind;             /* 2 linear, 3 pitch2D */
+  uint32_t format;           /* CUarray_format */
+  uint32_t channels;         /* 1, 2 or 4 */
+  uint32_t address[2];       /* CUaddress_mode of x and y */
+  uint32_t filter;           /* CUfilter_mode: 0 point, 1 linear */
+  uint32_t flags;            /* CU_TRSF_READ_AS_INTEGER 1, CU_TRSF_NORMALIZED_COORDINATES 2 */
+  float border[4];
+} dcsim_texture;
 
 #define DCSIM_SCHEDULE_FORWARD 0
 #define DCSIM_SCHEDULE_REVERSE 1

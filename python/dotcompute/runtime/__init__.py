@@ -11,6 +11,7 @@ from .accelerator import Accelerator, Memory
 from .buffer import Buffer
 from .cache import cache_clear, cache_folder, cache_info
 from .compile import compile_source
+from .cuda_texture import TextureObject
 from .native import cmake_dir, package_dir, plugin_dir
 from .params import ParamSpec
 from .raw_kernel import RawKernel
@@ -20,6 +21,6 @@ from .stream import Event, Stream
 
 __all__ = [
     "Accelerator", "BackendInfo", "Buffer", "Event", "KNOWN_BACKENDS", "Memory", "NeedsStaging", "ParamSpec",
-    "RawKernel", "Stream", "accelerator", "backends", "cache_clear", "cache_folder", "cache_info", "cmake_dir",
-    "compile_source", "devices", "load_plugin", "package_dir", "plugin_dir", "unload_plugin",
+    "RawKernel", "Stream", "TextureObject", "accelerator", "backends", "cache_clear", "cache_folder", "cache_info",
+    "cmake_dir", "compile_source", "devices", "load_plugin", "package_dir", "plugin_dir", "unload_plugin",
 ]
