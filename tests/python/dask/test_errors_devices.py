@@ -94,9 +94,10 @@ def test_tasks_land_on_both_workers(client):
     np.testing.assert_allclose(got, x - 1)
     workers = {t["worker"] for t in ts.data if str(t["key"]).find("dc-axpb") >= 0}
     assert len(workers) == 2, workers
-    # 16 tasks carried the kernel; each worker process rebuilt it once and specialised it once
+    # 16 tasks carried the kernel; each worker process rebuilt it once and specialised it at most
+    # once (none when the launch index of the disk cache served the launch: docs/orchestration.md)
     rebuilt = client.run(_rebuilt_kernels, "axpb")
-    assert all(v == [1] for v in rebuilt.values()), rebuilt
+    assert all(len(v) == 1 and v[0] <= 1 for v in rebuilt.values()), rebuilt
 
 
 def _rebuilt_kernels(name: str) -> list[int]:
