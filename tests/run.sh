@@ -65,6 +65,9 @@ fi
 step "installing dotcompute with its test extras"
 python3 -m pip install -q --upgrade pip >/dev/null
 python3 -m pip install -q ".[test,cuda]"
+# cuRAND's headers and host library: the simulator compiles the former, and the device API's
+# sequences are checked against the latter (tests/python/cuda_sim/test_curand_device.py)
+python3 -m pip install -q nvidia-curand-cu12
 
 # The C++ tests run once, under ASan + UBSan (the stricter build). The plain dev build makes what
 # pytest loads (the CUDA plugin and driver double, the fake plugin) and the C++ example, which is
