@@ -334,3 +334,41 @@ def test_lud(sim):
     lu = d_m.numpy().astype(np.float64)
     lower = np.tril(lu, -1) + np.eye(dim)  # Doolittle: unit lower triangle and the upper one in place
     np.testing.assert_allclose(lower @ np.triu(lu), a, rtol=1e-4, atol=1e-3)
+
+
+def test_srad_v2(sim):
+    # srad_cuda_1 reads a row above the image (index_n in block row 0) and srad_cuda_2 a row below,
+    # before replacing them with the edge rows: out-of-bounds reads a GPU does not notice. The
+    # image is placed inside a larger allocation so that those reads stay in device memory.
+    rows = cols = 64
+    block, lam, iters = 16, np.float32(0.5), 2  # BLOCK_SIZE
+    rng = np.random.default_rng(29)
+    j = np.exp(rng.random((rows, cols))).astype(np.float32)  # J = exp(I), I random in [0, 1)
+    pad = cols * 2
+    whole = sim.zeros((pad + rows * cols + pad,), np.float32)
+    k1 = _kernel("cuda/srad/srad_v2/srad_kernel.cu", "srad_cuda_1")
+    k2 = _kernel("cuda/srad/srad_v2/srad_kernel.cu", "srad_cuda_2")
+    bufs = [sim.zeros((rows * cols,), np.float32) for _ in range(5)]  # E_C, W_C, N_C, S_C, C_cuda
+    want = j.astype(np.float64)
+    host = j.copy()
+    for _ in range(iters):
+        q0sqr = np.float32(host.var(dtype=np.float64) / host.mean(dtype=np.float64) ** 2)  # the ROI: the image
+        whole.copy_from(np.concatenate([np.zeros(pad, np.float32), host.reshape(-1), np.zeros(pad, np.float32)]))
+        j_view = whole[pad:pad + rows * cols]
+        sim.launch(k1, (cols, rows), *bufs[:4], j_view, bufs[4], np.int32(cols), np.int32(rows), q0sqr,
+                   local_size=(block, block))
+        sim.launch(k2, (cols, rows), *bufs[:4], j_view, bufs[4], np.int32(cols), np.int32(rows), lam, q0sqr,
+                   local_size=(block, block))
+        host = whole.numpy()[pad:pad + rows * cols].reshape(rows, cols)
+        # the benchmark's CPU version (its #ifdef CPU branch): neighbours clamped at the edges
+        p = np.pad(want, 1, mode="edge")
+        dn, ds = p[:-2, 1:-1] - want, p[2:, 1:-1] - want
+        dw, de = p[1:-1, :-2] - want, p[1:-1, 2:] - want
+        g2 = (dn ** 2 + ds ** 2 + dw ** 2 + de ** 2) / want ** 2
+        lap = (dn + ds + dw + de) / want
+        qsqr = (0.5 * g2 - (lap ** 2) / 16.0) / (1 + 0.25 * lap) ** 2
+        c = np.clip(1.0 / (1.0 + (qsqr - float(q0sqr)) / (float(q0sqr) * (1 + float(q0sqr)))), 0, 1)
+        cs = np.vstack([c[1:], c[-1:]])
+        ce = np.hstack([c[:, 1:], c[:, -1:]])
+        want = want + 0.25 * float(lam) * (c * dn + cs * ds + c * dw + ce * de)
+        np.testing.assert_allclose(host, want, rtol=2e-4)
