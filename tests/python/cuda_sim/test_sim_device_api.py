@@ -197,12 +197,14 @@ def test_extern_shared_spellings_share_one_dynamic_array(sim):
     np.testing.assert_allclose(out.numpy(), x[::-1] + 1 + x, rtol=1e-6)
 
 
-def test_curand_device_api_without_its_headers_names_the_wheel(sim):
+def test_curand_device_api_without_its_headers_names_the_wheel(sim, monkeypatch):
+    import dotcompute.runtime.raw_kernel as raw_kernel
     from dotcompute.cuda import cuda_include_dirs
 
-    if any((Path(d) / "curand_kernel.h").is_file() for d in cuda_include_dirs()):
-        pytest.skip("cuRAND's headers are installed: test_curand_device.py runs NVIDIA's device API")
+    # as in an installation without nvidia-curand-cu12 (with it, test_curand_device.py runs the API)
+    without = tuple(d for d in cuda_include_dirs() if not (Path(d) / "curand_kernel.h").is_file())
+    monkeypatch.setattr(raw_kernel, "cuda_include_dirs", lambda: without)
     match = r"curand_kernel\.h.*cuRAND's device API.*pip install nvidia-curand-cu12"
-    src = '#include <curand_kernel.h>\nextern "C" __global__ void k(float* o) { o[0] = 1.0f; }\n'
+    src = '#include <curand_kernel.h>\nextern "C" __global__ void k(float* o) { o[0] = 3.0f; }\n'
     with pytest.raises(dc.CompilationError, match=match):
         sim.launch(dc.RawKernel(src, "k", backend="cuda"), 1, sim.zeros((1,), np.float32))
