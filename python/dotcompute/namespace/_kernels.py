@@ -136,6 +136,19 @@ def search_sorted(a: dc.Buffer, v: dc.Buffer, out: dc.Buffer, right: dc.int32):
 
 
 @dc.kernel
+def gather_affine(x: dc.Buffer, out: dc.Buffer, n: dc.int64, m: dc.int64, inner: dc.int64, div: dc.int64,
+                  shift: dc.int64):
+    # out[o, j, i] = x[o, (j // div + shift) % n, i]: roll (div 1, shift n - s), repeat by one count
+    # (div r, shift 0) and tile (div 1, shift 0) along an axis, positions computed here, not uploaded
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        i = f % inner
+        j = (f // inner) % m
+        o = f // (inner * m)
+        out[f] = x[(o * n + (j // div + shift) % n) * inner + i]
+
+
+@dc.kernel
 def int_range(out: dc.Buffer, start: dc.int64, step: dc.int64):
     # arange of integers on the device: exact, so the values are numpy's (the caller checked they fit)
     f = dc.global_id(0)
@@ -167,6 +180,17 @@ def take_flat(x: Buffer, idx: Buffer, axis: int) -> Buffer:
     return arrays.shaped(out, shape)
 
 
+def gather_shifted(x: Buffer, m: int, axis: int, div: int, shift: int) -> Buffer:
+    """``x`` (1..3 dims) gathered along ``axis`` into ``m`` positions, position j reading
+    ``(j // div + shift) % n``: computed on the device, nothing uploaded."""
+    acc = x.accelerator
+    outer, n, inner = arrays.split_axis(x.shape, axis)
+    shape = x.shape[:axis] + (m,) + x.shape[axis + 1:]
+    out = acc.empty((outer * m * inner,), x.dtype)
+    launch(acc, gather_affine, out.size, arrays.flat(x), out, n, m, inner, div, shift)
+    return arrays.shaped(out, shape)
+
+
 def take_along(x: Buffer, idx: Buffer, axis: int) -> Buffer:
     acc = x.accelerator
     outer, n, inner = arrays.split_axis(x.shape, axis)
@@ -181,5 +205,6 @@ def index_buffer(acc: Accelerator, idx: np.ndarray) -> Buffer:
     return acc.asarray(np.ascontiguousarray(idx, dtype=np.int64).reshape(-1))
 
 
-__all__ = ["diagonal_ones", "index_buffer", "int_range", "launch", "nonzero_flags", "run_counts", "run_starts",
+__all__ = ["diagonal_ones", "gather_affine", "gather_shifted", "index_buffer", "int_range", "launch", "nonzero_flags",
+           "run_counts", "run_starts",
            "scatter_coords", "scatter_inverse", "scatter_runs", "search_sorted", "take_along", "take_flat"]

@@ -234,6 +234,15 @@ def _take_index(name: str, x: Buffer, idx: np.ndarray, axis: int) -> Buffer:
     return _kernels.take_flat(x, _kernels.index_buffer(acc, idx), axis)
 
 
+def _shifted(name: str, x: Buffer, m: int, axis: int, div: int, shift: int) -> Buffer:
+    """``x`` gathered along ``axis`` into ``m`` positions, position j reading ``(j // div + shift) % n``
+    (roll, repeat by one count, tile): on devices the positions are computed in the kernel."""
+    n = x.shape[axis]
+    if on_host(x) or m == 0 or not _layout.copies_ok(x):
+        return _take_index(name, x, (np.arange(m) // div + shift) % max(n, 1), axis)
+    return _kernels.gather_shifted(x, m, axis, div, shift)
+
+
 def flip(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None) -> Buffer:
     """``x`` with the order of elements reversed along ``axis`` (None: every axis)."""
     x = as_buffer("dc.flip", x)
@@ -265,7 +274,7 @@ def roll(x: Buffer, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
             raise ValueError("dc.roll: shift must be an int when axis is None")
         flat = _reshaped(x, (x.size,))
         n = x.size
-        rolled = flat if n == 0 else _take_index("dc.roll", flat, (np.arange(n) - operator.index(shift)) % n, 0)
+        rolled = flat if n == 0 else _shifted("dc.roll", flat, n, 0, 1, -operator.index(shift) % n)
         return _reshaped(rolled, x.shape)
     shifts = shift if isinstance(shift, tuple) else (shift,)
     axes = axis if isinstance(axis, tuple) else (axis,)
@@ -284,7 +293,7 @@ def roll(x: Buffer, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
     for d, s in total.items():
         n = x.shape[d]
         if n:
-            out = _take_index("dc.roll", out, (np.arange(n) - s) % n, d)
+            out = _shifted("dc.roll", out, n, d, 1, -s % n)
     return out if out is not x else _reshaped(x, x.shape)
 
 
@@ -375,6 +384,9 @@ def repeat(x: Buffer, repeats: int | Buffer, /, *, axis: int | None = None) -> B
                 v[head + (slice(i * r, (i + step) * r),)] = np.repeat(src[head + (slice(i, i + step),)], r, axis=ax)
 
         return fill(x.accelerator, shape, x.dtype, write)
+    if counts.size == 1 and x.ndim:  # one count: positions j // r, computed where the data is
+        r = int(counts.reshape(-1)[0])
+        return _shifted("dc.repeat", x, n * r, ax, max(r, 1), 0)
     return _take_index("dc.repeat", x, np.repeat(np.arange(n), np.broadcast_to(counts, (n,))), ax)
 
 
@@ -396,5 +408,5 @@ def tile(x: Buffer, repetitions: tuple[int, ...], /) -> Buffer:
         return fill(x.accelerator, shape, x.dtype, lambda v: v.reshape(split).__setitem__(..., spread))
     for d, r in enumerate(reps):
         if r != 1:
-            out = _take_index("dc.tile", out, np.tile(np.arange(out.shape[d]), r), d)
+            out = _shifted("dc.tile", out, out.shape[d] * r, d, 1, 0)
     return out if out is not x else _reshaped(x, x.shape)

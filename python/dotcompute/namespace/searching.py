@@ -19,6 +19,7 @@ from . import _kernels
 from ._common import (
     as_buffer,
     concrete,
+    fill,
     host,
     kernel_ok,
     no_device_path,
@@ -146,8 +147,16 @@ def searchsorted(x1: Buffer, x2: Buffer, /, *, side: Literal["left", "right"] = 
         same_device("dc.searchsorted", x1, sorter)
     if on_host(x1) and on_host(x2):
         srt = None if sorter is None else host(sorter)
-        res = np.searchsorted(host(x1), host(x2), side=side, sorter=srt)
-        return wrap(acc, res.astype(np.int64, copy=False))
+        a, v = host(x1), host(x2)
+        if v.ndim == 0:
+            return wrap(acc, np.asarray(np.searchsorted(a, v, side=side, sorter=srt), dtype=np.int64))
+
+        def write(out: np.ndarray) -> None:  # a block of values at a time, straight into the result
+            flat, where = v.reshape(-1), out.reshape(-1)
+            for i0 in range(0, flat.size, _BLOCK):
+                where[i0:i0 + _BLOCK] = np.searchsorted(a, flat[i0:i0 + _BLOCK], side=side, sorter=srt)
+
+        return fill(acc, v.shape, np.int64, write)
     t = np.result_type(x1.dtype, x2.dtype)
     if not (kernel_ok(x1) and (x2.ndim == 0 or kernel_ok(x2))) or t.kind == "c":
         raise no_device_path("dc.searchsorted", acc, f"arrays of {x1.dtype} and {x2.dtype}")
