@@ -50,10 +50,11 @@ def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer
     k2 = acc.empty((total,), kt)
     v2 = acc.empty((total,), vt) if has else v
     merge = sk.merge_path_kernel(kt, vt)
+    chunk = sk.MERGE_CHUNK_CPU if acc.type == "cpu" else sk.MERGE_CHUNK
     while w < n:
         blocks = -(-n // (2 * w))
-        per_block = -(-2 * w // sk.MERGE_CHUNK)
-        acc.launch(merge, rows * blocks * per_block, k, v, k2, v2, n, w, blocks, per_block, has)
+        per_block = -(-2 * w // chunk)
+        acc.launch(merge, rows * blocks * per_block, k, v, k2, v2, n, w, blocks, per_block, has, chunk)
         k, k2 = k2, k
         if has:
             v, v2 = v2, v

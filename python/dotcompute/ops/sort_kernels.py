@@ -17,7 +17,7 @@ original index for argsort). Two kernels:
 * ``sort_runs``: each work-item sorts one run of ``RUN`` consecutive keys of a row by insertion
   sort (stable: an element moves left only past strictly greater keys).
 * ``merge_path``: merges neighbouring sorted runs of width ``w`` into runs of ``2w``; each
-  work-item produces a slice of ``MERGE_CHUNK`` outputs: a binary search along the merge-path
+  work-item produces a slice of ``MERGE_CHUNK`` outputs (more on CPU devices): a binary search along the merge-path
   diagonal finds how many of its first outputs come from each run, then it merges sequentially.
   Ties take the left run first, so equal keys keep their order (stability).
   ``ceil(log2(n / RUN))`` passes ping-pong between two buffer pairs.
@@ -42,6 +42,13 @@ RUN = 16
 def before(a, b):
     # a sorts strictly before b; NaN (x != x) after every number, as numpy
     return a < b or (b != b and a == a)
+
+
+@dc.func
+def before01(a, b):
+    # before(a, b) as 0 or 1 without a short circuit, so that it compiles to flag arithmetic
+    # rather than a branch (taken at random on random keys)
+    return dc.int64(a < b) | (dc.int64(b != b) & dc.int64(a == a))
 
 
 @cache
@@ -72,19 +79,23 @@ def sort_runs_kernel(key_dtype: Any, val_dtype: Any) -> Any:
     return sort_runs
 
 
-MERGE_CHUNK = 32  # output elements per work-item in merge_path
+MERGE_CHUNK = 32  # output elements per work-item in merge_path on GPUs (many items in flight)
+#: ... and on CPU-type devices, whose few threads each run items one after another: each item's
+#: binary search costs up to log2(w) cache misses, which 32 outputs did not amortise (4M float32
+#: keys: the 18 merge passes took 2.8 s with 32, most of it in the searches)
+MERGE_CHUNK_CPU = 4096
 
 
 @cache
 def merge_path_kernel(key_dtype: Any, val_dtype: Any) -> Any:
     """Merges neighbouring sorted runs of width ``w`` into runs of ``2w``; each item writes
-    ``MERGE_CHUNK`` consecutive outputs: one binary search on the "merge path" diagonal finds where
-    its slice starts in the two runs, then a sequential merge (cache friendly, O(1) per element)
-    produces the slice. Ties take the left run first, so the sort is stable."""
+    ``chunk`` consecutive outputs (``MERGE_CHUNK`` or ``MERGE_CHUNK_CPU``): one binary search on the
+    "merge path" diagonal finds where its slice starts in the two runs, then a sequential merge
+    (cache friendly, O(1) per element) produces the slice. Ties take the left run first, so the sort is stable."""
 
     @dc.kernel
     def merge_path(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer, n: dc.int64,
-                   w: dc.int64, blocks: dc.int64, per_block: dc.int64, has_vals: dc.int32):
+                   w: dc.int64, blocks: dc.int64, per_block: dc.int64, has_vals: dc.int32, chunk: dc.int64):
         g = dc.global_id(0)
         rows = keys.shape[0] // n
         if g < rows * blocks * per_block:
@@ -97,9 +108,9 @@ def merge_path_kernel(key_dtype: Any, val_dtype: Any) -> Any:
             b0 = min(a0 + w, base + n)  # the right run starts where the left one ends
             la = b0 - a0
             lb = min(a0 + 2 * w, base + n) - b0
-            d0 = t * MERGE_CHUNK
+            d0 = t * chunk
             if d0 < la + lb:
-                d1 = min(d0 + MERGE_CHUNK, la + lb)
+                d1 = min(d0 + chunk, la + lb)
                 # the split of the first d0 outputs: i from the left run, d0 - i from the right
                 lo = max(0, d0 - lb)
                 hi = min(d0, la)
@@ -112,17 +123,19 @@ def merge_path_kernel(key_dtype: Any, val_dtype: Any) -> Any:
                 i = lo
                 j = d0 - lo
                 for d in range(d0, d1):
-                    # the left run wins ties: stable
-                    if j >= lb or (i < la and not before(keys[b0 + j], keys[a0 + i])):
-                        keys_out[a0 + d] = keys[a0 + i]
-                        if has_vals == 1:
-                            vals_out[a0 + d] = vals[a0 + i]
-                        i += 1
-                    else:
-                        keys_out[a0 + d] = keys[b0 + j]
-                        if has_vals == 1:
-                            vals_out[a0 + d] = vals[b0 + j]
-                        j += 1
+                    # branch-free: both heads are read (clamped into their runs, so an exhausted
+                    # run re-reads its last key) and the source index is a select. A branch here is
+                    # taken at random on random keys: mispredicted half the time on a CPU, and
+                    # divergent within a GPU warp. The left run wins ties: stable.
+                    ia = a0 + min(i, la - 1)
+                    ib = b0 + min(j, lb - 1)
+                    right = dc.int64(j < lb) & (dc.int64(i >= la) | before01(keys[ib], keys[ia]))
+                    src = ia + right * (ib - ia)  # the select on the index: one load, no branch
+                    keys_out[a0 + d] = keys[src]
+                    if has_vals == 1:
+                        vals_out[a0 + d] = vals[src]
+                    i += 1 - right
+                    j += right
 
     return merge_path
 
@@ -268,6 +281,6 @@ def radix_scatter_kernel() -> Any:
     return radix_scatter
 
 
-__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "RADIX_BITS", "RUN", "before", "digit", "float_key_kernel",
-           "gather_kernel", "iota_kernel", "merge_path_kernel", "move_axis_kernel", "radix_count_kernel",
-           "radix_scatter_kernel", "sort_runs_kernel"]
+__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "MERGE_CHUNK_CPU", "RADIX_BITS", "RUN", "before", "before01", "digit",
+           "float_key_kernel", "gather_kernel", "iota_kernel", "merge_path_kernel", "move_axis_kernel",
+           "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
