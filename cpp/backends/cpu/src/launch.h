@@ -23,7 +23,8 @@ constexpr uint64_t kMaxDynamicShared = 64ull * 1024ull * 1024ull;
 constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
 // Launches with at most this many work-items run inline on an idle stream, serially on the calling
 // thread -- unless the kernel's measured cost says the launch takes longer than kInlineBudgetNs,
-// when handing it to the pool pays for the wake-up of its threads (tens of microseconds).
+// when handing it to the pool pays for the wake-up of its threads (tens of microseconds); such a launch
+// still runs on the calling thread when its stream is idle, with the pool's helpers (plugin.cpp, cpu_launch).
 constexpr uint64_t kInlineItems = 16384;
 constexpr uint64_t kInlineBudgetNs = 200 * 1000;
 
