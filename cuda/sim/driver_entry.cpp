@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <cxxabi.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -977,6 +978,28 @@ DCSIM_EXPORT CUresult cuModuleGetFunction(CUfunction* out, CUmodule h, const cha
       *out = reinterpret_cast<CUfunction>(f.get());
       return CUDA_SUCCESS;
     }
+  // A `static __global__` kernel (cuda-samples' MonteCarlo) has internal linkage in the host object, so
+  // it is registered under its plain name; NVRTC's lowered name for it is mangled: match the
+  // demangled function name when exactly one such kernel has it.
+  int status = -1;
+  char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status == 0 && demangled) {
+    const std::string plain(demangled, std::strcspn(demangled, "(<"));
+    std::free(demangled);
+    Function* found = nullptr;
+    bool unique = true;  // (a kernel registered twice, scanned and named, is one function)
+    for (auto& f : m->functions)
+      if (f->symbol == plain && f->symbol == f->entry->name) {
+        if (found && found->entry->fn != f->entry->fn) unique = false;
+        if (!found) found = f.get();
+      }
+    if (found && unique) {
+      *out = reinterpret_cast<CUfunction>(found);
+      return CUDA_SUCCESS;
+    }
+  } else {
+    std::free(demangled);
+  }
   return fail(CUDA_ERROR_NOT_FOUND, std::string("no __global__ function exported as '") + name + "'");
 }
 

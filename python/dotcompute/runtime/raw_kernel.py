@@ -169,8 +169,10 @@ class RawKernel:
             source = self._source
             if self.backend == "cuda":  # a kernel copied from a .cu file, as it is (see the helpers)
                 source = _without_host_headers(source)
-                if self.name.isidentifier() and _declared_in_sight(source, self.name):
-                    source = _with_c_linkage(source, self.name)
+                linked = (_with_c_linkage(source, self.name)
+                          if self.name.isidentifier() and _declared_in_sight(source, self.name) else None)
+                if linked is not None and not _only_static(linked, self.name):
+                    source = linked
                 else:
                     # a template instantiation, a qualified name, or a kernel a macro defines: the plugin
                     # hands the line to NVRTC as a name expression (and the simulator instantiates it);
@@ -513,6 +515,14 @@ def _with_c_linkage(source: str, name: str) -> str:
         last = at
     out.append(source[last:])
     return "".join(out)
+
+
+def _only_static(source: str, name: str) -> bool:
+    """Whether every ``__global__`` definition of ``name`` is ``static`` (cuda-samples' MonteCarlo
+    kernels): C linkage cannot be given to them, so they are found through a name expression."""
+    heads = re.findall(r"([^;{}]*)\b" + re.escape(name) + r"\s*\(", _CUDA_NOISE.sub(" ", source))
+    kernels = [h for h in heads if "__global__" in h]
+    return bool(kernels) and all(re.search(r"\bstatic\b", h) and "extern" not in h for h in kernels)
 
 
 # A CUDA kernel name with template arguments and/or a namespace: NVRTC's "name expression".

@@ -76,7 +76,9 @@ def device_part(relative: str, stop: str | None = None) -> str:
     text = _HOST_FUNCTION.sub(lambda m: "/* (host) */", text)
     text = _HOST_DECLARATION.sub(lambda m: "// (host) " + m.group(0).strip(), text)
     text = _HOST_VARIABLE.sub(lambda m: "// (host) " + m.group(0).strip(), text)
-    return _LOCAL_INCLUDE.sub(lambda m: device_part(str(Path(relative).parent / m.group(1))), text)
+    # a "..." include the sample folder does not hold ("curand_kernel.h") is left to NVRTC's include path
+    return _LOCAL_INCLUDE.sub(lambda m: device_part(str(Path(relative).parent / m.group(1)))
+                              if (Path(_DIR) / relative).parent.joinpath(m.group(1)).is_file() else m.group(0), text)
 
 
 def test_simple_atomic_intrinsics(sim):
