@@ -3,7 +3,8 @@
 ``matmul_tiled``: C = A @ B for row-major flat A (M×K), B (K×N), C (M×N), batched along launch
 dimension 0. A work-group of 16×16 items computes a 64×64 tile of C. Per step of 16 along K, the
 group stages a 64×16 slice of A and a 16×64 slice of B in work-group memory (each item copies
-four elements of each; an inner tile skips the bounds tests), then every item adds the slice's 16
+four elements of each, loaded from indices clamped into the matrices and zeroed outside them by
+a select, so the copy has no branch and vectorises too), then every item adds the slice's 16
 outer products of a 4-vector of A and a 4-vector of B to its 4×4 block of C, held in registers:
 each value loaded from work-group memory is used four times (register blocking). The 16 steps
 are written out rather than looped: the item's body is then straight-line code, which the CPU
@@ -45,13 +46,14 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
         b_tile = dc.shared((TK, TILE), T)  # b_tile[kk, col]: read by consecutive items, no conflict
         if COLS == 0:
             z = dc.group_id(2)
+            i0 = dc.group_id(1) * TILE
             j0 = dc.group_id(0) * TILE
             tx = dc.local_id(0)
         else:
             z = dc.group_id(0)
+            i0 = dc.group_id(1) * TILE
             j0 = dc.group_id(2) * TILE
             tx = dc.local_id(2)
-        i0 = dc.group_id(1) * TILE
         ty = dc.local_id(1)
         a0 = z * a_batch
         b0 = z * b_batch
@@ -64,24 +66,19 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
             ka = k0 + tx
             kb = k0 + ty
             jb = j0 + tx
-            if i0 + TILE <= m and j0 + TILE <= n and k0 + TK <= k:  # an inner tile: no bounds tests
-                a_tile[ty, tx] = a[a0 + (i0 + ty) * k + ka]
-                a_tile[ty + 16, tx] = a[a0 + (i0 + ty + 16) * k + ka]
-                a_tile[ty + 32, tx] = a[a0 + (i0 + ty + 32) * k + ka]
-                a_tile[ty + 48, tx] = a[a0 + (i0 + ty + 48) * k + ka]
-                b_tile[ty, tx] = b[b0 + kb * n + jb]
-                b_tile[ty, tx + 16] = b[b0 + kb * n + jb + 16]
-                b_tile[ty, tx + 32] = b[b0 + kb * n + jb + 32]
-                b_tile[ty, tx + 48] = b[b0 + kb * n + jb + 48]
-            else:  # zeros outside A and B: they add nothing to the products
-                a_tile[ty, tx] = a[a0 + (i0 + ty) * k + ka] if i0 + ty < m and ka < k else T(0)
-                a_tile[ty + 16, tx] = a[a0 + (i0 + ty + 16) * k + ka] if i0 + ty + 16 < m and ka < k else T(0)
-                a_tile[ty + 32, tx] = a[a0 + (i0 + ty + 32) * k + ka] if i0 + ty + 32 < m and ka < k else T(0)
-                a_tile[ty + 48, tx] = a[a0 + (i0 + ty + 48) * k + ka] if i0 + ty + 48 < m and ka < k else T(0)
-                b_tile[ty, tx] = b[b0 + kb * n + jb] if kb < k and jb < n else T(0)
-                b_tile[ty, tx + 16] = b[b0 + kb * n + jb + 16] if kb < k and jb + 16 < n else T(0)
-                b_tile[ty, tx + 32] = b[b0 + kb * n + jb + 32] if kb < k and jb + 32 < n else T(0)
-                b_tile[ty, tx + 48] = b[b0 + kb * n + jb + 48] if kb < k and jb + 48 < n else T(0)
+            # no branch (the CPU backend does not vectorise a loop with one): every load is from
+            # an index clamped into the matrix, and a select puts zeros outside it (they add
+            # nothing to the products)
+            kac = min(ka, k - 1)
+            kbc = min(kb, k - 1)
+            a_tile[ty, tx] = select(a[a0 + min(i0 + ty, m - 1) * k + kac], i0 + ty < m and ka < k, T(0))
+            a_tile[ty + 16, tx] = select(a[a0 + min(i0 + ty + 16, m - 1) * k + kac], i0 + ty + 16 < m and ka < k, T(0))
+            a_tile[ty + 32, tx] = select(a[a0 + min(i0 + ty + 32, m - 1) * k + kac], i0 + ty + 32 < m and ka < k, T(0))
+            a_tile[ty + 48, tx] = select(a[a0 + min(i0 + ty + 48, m - 1) * k + kac], i0 + ty + 48 < m and ka < k, T(0))
+            b_tile[ty, tx] = select(b[b0 + kbc * n + min(jb, n - 1)], kb < k and jb < n, T(0))
+            b_tile[ty, tx + 16] = select(b[b0 + kbc * n + min(jb + 16, n - 1)], kb < k and jb + 16 < n, T(0))
+            b_tile[ty, tx + 32] = select(b[b0 + kbc * n + min(jb + 32, n - 1)], kb < k and jb + 32 < n, T(0))
+            b_tile[ty, tx + 48] = select(b[b0 + kbc * n + min(jb + 48, n - 1)], kb < k and jb + 48 < n, T(0))
             dc.barrier()
             # the 16 steps of the slice written out, no loop: the item's body is then straight-line
             # code, which the CPU backend vectorises across the work-items (a SIMD lane per column)
@@ -125,6 +122,12 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
         store(c, z * m * n, m, n, i0 + ty + 48, j0 + tx, acc[3, 0], acc[3, 1], acc[3, 2], acc[3, 3])
 
     return matmul_tiled
+
+
+@dc.func
+def select(v, inside, zero):
+    # v is loaded before the test, from a valid index: a select, not a branch around a load
+    return v if inside else zero
 
 
 @dc.func
