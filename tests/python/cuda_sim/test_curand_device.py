@@ -165,6 +165,17 @@ def test_mrg32k3a_matches_libcurand(sim, what, kind):
     np.testing.assert_array_equal(bits(got), bits(want))
 
 
+@needs_curand
+def test_kernel_right_below_the_include(sim):
+    # the `>` of `#include <curand_kernel.h>` just above a kernel is not a template header's end: the
+    # kernel gets C linkage and is found by its name
+    src = ('#include <curand_kernel.h>\n__global__ void first(unsigned int* out) {\n'
+           '  curandStatePhilox4_32_10_t s; curand_init(3, threadIdx.x, 0, &s); out[threadIdx.x] = curand(&s);\n}\n')
+    out = sim.zeros((4,), np.uint32)
+    sim.launch(dc.RawKernel(src, "first", backend="cuda"), 4, out, local_size=4)
+    np.testing.assert_array_equal(out.numpy(), host(PHILOX, "bits", 4 * 65536, 3).reshape(65536, 4)[:4, 0])
+
+
 def test_missing_headers_name_the_wheel():
     # without NVIDIA's headers the shim's <curand_kernel.h> stops the host build with the install line
     cxx = shutil.which("g++") or shutil.which("clang++")
