@@ -23,16 +23,25 @@ constexpr uint64_t kMaxDynamicShared = 64ull * 1024ull * 1024ull;
 constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
 // Launches with at most this many work-items run inline on an idle stream, serially on the calling
 // thread -- unless the kernel's measured cost says the launch takes longer than kInlineBudgetNs,
-// when handing it to the pool pays for the wake-up of its threads (tens of microseconds); such a launch
-// still runs on the calling thread when its stream is idle, with the pool's helpers (plugin.cpp, cpu_launch).
+// when handing it to the pool pays for the wake-up of its threads (tens of microseconds). Such a launch
+// whose predicted serial work is at most kCallerBudgetNs still runs on the calling thread when its stream
+// is idle, with the pool's helpers (run_on_caller; plugin.cpp, cpu_launch); a heavier one is queued, so a
+// caller such as a pipeline's coordinator is never held for long.
 constexpr uint64_t kInlineItems = 16384;
 constexpr uint64_t kInlineBudgetNs = 200 * 1000;
+constexpr uint64_t kCallerBudgetNs = 4 * 1000 * 1000;
 
 // Whether a launch of `items` work-items of a kernel whose items cost `item_ps` picoseconds each
 // (0: unknown, the first launch measures it) should run on the thread pool rather than inline.
 inline bool worth_the_pool(uint64_t items, uint64_t item_ps) {
   if (items > kInlineItems) return true;
   return item_ps != 0 && items * item_ps / 1000 > kInlineBudgetNs;  // items <= 2^14: no overflow below 2^50 ps
+}
+
+// Whether a pooled launch of `items` work-items costing `item_ps` each is short enough to run on the
+// calling thread (with the pool's helpers) instead of the stream's worker: two thread hand-offs fewer.
+inline bool run_on_caller(uint64_t items, uint64_t item_ps) {
+  return items <= kInlineItems && item_ps != 0 && items * item_ps / 1000 <= kCallerBudgetNs;
 }
 
 // Records the cost per item of a run of `items` work-items whose groups took `busy_ns` in all.

@@ -534,11 +534,13 @@ dc_status cpu_launch(dc_stream s, dc_kernel k, const dc_launch_config* config, c
       if (dc_status status = plan_geometry(config, st->participants, geo, error, /*fine=*/true)) return fail(status, error);
     }
 
-    // Few items, pooled only for their measured cost (n-body at 1,024 bodies): on an idle stream the calling
-    // thread runs them itself with the pool's helpers, as Numba's parallel loops do, which saves two thread
-    // hand-offs per launch (to the stream's worker, and back to the caller at synchronize; process CPU time per
-    // 1,024-body launch 0.61 -> 0.57 ms in one loaded A/B run). Larger launches stay asynchronous on the worker.
-    const bool few_heavy = pooled && geo.total_items <= kInlineItems;
+    // Few items, pooled only for their measured cost, and a few milliseconds of work at most (n-body at 1,024
+    // bodies): on an idle stream the calling thread runs them itself with the pool's helpers, as Numba's
+    // parallel loops do, which saves two thread hand-offs per launch (to the stream's worker, and back to the
+    // caller at synchronize; process CPU time per 1,024-body launch 0.61 -> 0.57 ms in one loaded A/B run).
+    // Larger or longer launches stay asynchronous on the worker.
+    const bool few_heavy =
+        pooled && run_on_caller(geo.total_items, kernel->item_ps.load(std::memory_order_relaxed));
     if (!pooled || few_heavy) {
       InlineToken token(stream);
       if (token) {
