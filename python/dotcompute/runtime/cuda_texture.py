@@ -100,7 +100,8 @@ class TextureObject:
     ``border_color``: what "border" reads outside the texture.
 
     Pass ``np.uint64(tex.handle)`` for the kernel's ``cudaTextureObject_t`` parameter. The object keeps
-    the buffer alive; ``close()`` (or leaving a ``with`` block) destroys it.
+    the buffer alive; ``close()`` (or leaving a ``with`` block) waits for the device's queued work and
+    destroys it.
     """
 
     def __init__(self, buffer: Buffer, *, channels: int = 1, address_mode: str | Sequence[str] = "clamp",
@@ -179,8 +180,10 @@ class TextureObject:
         return int(out.value)
 
     def close(self) -> None:
-        """Destroy the texture object (idempotent)."""
+        """Destroy the texture object (idempotent), once the kernels queued on its device have run:
+        launches are asynchronous, and a kernel still to run may read through the handle."""
         if self.handle:
+            self.buffer.accelerator.synchronize()
             handle, self.handle = self.handle, 0
             self._call_in_context(self._device, lambda lib, out: lib.cuTexObjectDestroy(handle), "cuTexObjectDestroy")
 
