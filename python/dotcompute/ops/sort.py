@@ -76,7 +76,8 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
     acc = keys.accelerator
     n = keys.size
     has = 0 if vals is None else 1
-    blocks = -(-n // sk.BLOCK)
+    block = sk.BLOCK if acc.type != "cpu" else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
+    blocks = -(-n // block)
     bits = keys.dtype.itemsize * 8
     signed = keys.dtype.kind == "i"
     k, v = keys, (vals if vals is not None else acc.empty((1,), np.int64))
@@ -84,11 +85,11 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
     counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
     for shift in range(0, bits, sk.RADIX_BITS):
         top = int(signed and shift + sk.RADIX_BITS >= bits)
-        acc.launch(sk.radix_count_kernel(), blocks, k, counts, n, blocks, shift, top)
+        acc.launch(sk.radix_count_kernel(), blocks, k, counts, n, blocks, shift, top, block)
         offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
         k2 = acc.empty((n,), kt)
         v2 = acc.empty((n,), v.dtype) if has else v
-        acc.launch(sk.radix_scatter_kernel(), blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has)
+        acc.launch(sk.radix_scatter_kernel(), blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block)
         k, v = k2, v2
     return k, (v if has else None)
 

@@ -4,10 +4,11 @@ run sort + parallel merges for everything else. Float keys are radix-sorted thro
 then a gather).
 
 Radix sort (one row of integer keys, 8 bits per pass, 4 passes for 32-bit keys, 8 for 64-bit):
-the keys are cut into blocks of ``BLOCK``; ``radix_count`` counts each block's digits into a
-digit-major table, an exclusive scan of the table (ops/scan.py) gives each (digit, block) its
-first output slot, and ``radix_scatter`` walks each block in order, writing every key (and its
-payload) to its digit's next slot. Walking in order makes every pass stable, so LSD works.
+the keys are cut into blocks (of ``BLOCK`` keys on GPUs; ``BLOCKS_CPU`` of them on CPU devices);
+``radix_count`` counts each block's digits into a digit-major table, an exclusive scan of the
+table (ops/scan.py) gives each (digit, block) its first output slot, and ``radix_scatter`` walks
+each block in order, writing every key (and its payload) to its digit's next slot. Walking in
+order makes every pass stable, so LSD works.
 
 Merge sort:
 
@@ -184,7 +185,11 @@ def gather_kernel() -> Any:
 # ---------------------------------------------------------------------------------------- radix sort
 RADIX_BITS = 8
 BUCKETS = 1 << RADIX_BITS
-BLOCK = 1024  # keys per work-item in the radix passes
+BLOCK = 1024  # keys per work-item in the radix passes on GPUs (many items in flight)
+#: ... on CPU-type devices: at most this many blocks (a few per thread), so that the digit-major
+#: count table (256 x blocks) stays small and in cache; with 1024-key blocks 4M keys made a table
+#: of 1M entries, scanned every pass, and a block's 256 offsets lay 32 KiB apart
+BLOCKS_CPU = 64
 
 
 @dc.func
@@ -247,14 +252,14 @@ def float_key_kernel(dtype: Any) -> Any:
 def radix_count_kernel() -> Any:
     @dc.kernel
     def radix_count(keys: dc.Buffer, counts: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64,
-                    shift: dc.int64, top: dc.int32):
+                    shift: dc.int64, top: dc.int32, block: dc.int64):
         # counts[d * blocks + blk] = how many keys of block blk have digit d (digit-major, so an
         # exclusive scan of counts gives every (digit, block) its first output position)
         blk = dc.global_id(0)
         if blk < blocks:
             for d in range(BUCKETS):
                 counts[d * blocks + blk] = 0
-            for i in range(blk * BLOCK, min(blk * BLOCK + BLOCK, n)):
+            for i in range(blk * block, min(blk * block + block, n)):
                 counts[digit(keys[i], shift, top) * blocks + blk] += 1
 
     return radix_count
@@ -265,11 +270,11 @@ def radix_scatter_kernel() -> Any:
     @dc.kernel
     def radix_scatter(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer,
                       offsets: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64, shift: dc.int64, top: dc.int32,
-                      has_vals: dc.int32):
+                      has_vals: dc.int32, block: dc.int64):
         # each block walks its keys in order and puts each at its digit's next slot: stable
         blk = dc.global_id(0)
         if blk < blocks:
-            for i in range(blk * BLOCK, min(blk * BLOCK + BLOCK, n)):
+            for i in range(blk * block, min(blk * block + block, n)):
                 k = keys[i]
                 slot = digit(k, shift, top) * blocks + blk
                 pos = offsets[slot]
@@ -281,6 +286,6 @@ def radix_scatter_kernel() -> Any:
     return radix_scatter
 
 
-__all__ = ["BLOCK", "BUCKETS", "MERGE_CHUNK", "MERGE_CHUNK_CPU", "RADIX_BITS", "RUN", "before", "before01", "digit",
-           "float_key_kernel", "gather_kernel", "iota_kernel", "merge_path_kernel", "move_axis_kernel",
-           "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
+__all__ = ["BLOCK", "BLOCKS_CPU", "BUCKETS", "MERGE_CHUNK", "MERGE_CHUNK_CPU", "RADIX_BITS", "RUN", "before",
+           "before01", "digit", "float_key_kernel", "gather_kernel", "iota_kernel", "merge_path_kernel",
+           "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
