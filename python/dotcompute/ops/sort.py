@@ -4,8 +4,8 @@ Paths (ops/dispatch.py): numpy on host-memory buffers (a stable order where orde
 shows: keys of at most 32 bits packed with their positions into distinct 64-bit integers, which
 numpy's fast unstable sort then orders stably, host_sort.py; a merge sort otherwise); the
 kernels of sort_kernels.py elsewhere or when forced (LSD radix for one long row of int32, uint32,
-int64, float32 or float64 keys on GPUs and the CPU backend, ``RADIX_ON_CPU``; run sort + merges
-otherwise); numpy on a host copy for dtypes kernels lack. NaN sorts last, as in numpy.
+int64, float32 or float64 keys, ``RADIX_ON_CPU``; run sort + merges otherwise); numpy on a host
+copy for dtypes kernels lack. NaN sorts last, as in numpy.
 """
 
 from __future__ import annotations
@@ -22,19 +22,16 @@ from .reduce_kernels import op_add
 from .scan import scan_flat
 
 RADIX_MIN = 2048  # below this, merging a few runs beats four radix passes
-#: Whether CPU-type devices use the radix sort too: None (the default) for the CPU backend only.
-#: Measured in one run here (4M keys at load 5, since the merge sort went branch-free): on cpu:0
-#: radix 483 ms vs merge 968 for int32, 1101 vs 1213 for float32 (of which float_key 421); on
-#: PoCL the merge sort stays faster (int32 597 vs 836 ms, float32 901 vs 1075): PoCL runs the
-#: scatter's item loops with its own vectoriser, and its 256 write streams per item thrash the
-#: caches. GPUs, with thousands of blocks in flight, always take LSD radix. Tests force True/False.
-RADIX_ON_CPU: bool | None = None
+#: Whether CPU-type devices (the CPU backend, PoCL) use the radix sort too. Measured here
+#: (4M keys, load 4-5) since its blocks on CPU devices are few and long (sort_kernels.BLOCKS_CPU):
+#: cpu:0 radix 197 ms vs merge 968 for int32, 681 vs 1213 for float32; PoCL 212 vs 626 for
+#: int32, 953 vs 927 for float32 (float_key's arithmetic costs most there). Tests set it to
+#: False to exercise the merge sort on every device.
+RADIX_ON_CPU = True
 
 
 def _radix_here(acc: Any) -> bool:
-    if acc.type != "cpu":
-        return True
-    return acc.backend == "cpu" if RADIX_ON_CPU is None else RADIX_ON_CPU
+    return RADIX_ON_CPU or acc.type != "cpu"
 
 
 def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer | None]:
