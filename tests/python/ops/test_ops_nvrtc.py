@@ -37,7 +37,7 @@ CASES = {
     "scan_tree": (scan_kernels.scan_tree_kernel(rk.op_add, np.int64), (I32, I64, I64, i, i, i, i, i32, i32)),
     "scan_rows": (scan_kernels.scan_rows_kernel(rk.op_add, np.float32), (F, F, F, i, i, i, i32, i32)),
     "sort_runs": (sk.sort_runs_kernel(np.float32, np.int64), (F, I64, i, i, i32)),
-    "merge_path": (sk.merge_path_kernel(np.float32, np.int64), (F, I64, F, I64, i, i, i, i, i32)),
+    "merge_path": (sk.merge_path_kernel(np.float32, np.int64), (F, I64, F, I64, i, i, i, i, i32, i)),
     "radix_count": (sk.radix_count_kernel(), (I32, I64, i, i, i, i32, i)),
     "radix_scatter": (sk.radix_scatter_kernel(), (I32, I64, I32, I64, I64, i, i, i, i32, i32, i)),
     "iota": (sk.iota_kernel(), (I64, i)),
