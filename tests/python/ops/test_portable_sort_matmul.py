@@ -24,8 +24,8 @@ def merge_chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return chunk
 
 
-@pytest.mark.parametrize("n", [0, 1, 33, 4095, 4096, 4097, 3 * 4096 + 5, 40_003])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 33, 4095, 4097, 3 * 4096 + 5])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])  # test_sort.py runs every dtype
 def test_sort_and_argsort_match_numpy(accelerator, merge_chunk, n, dtype):
     x = (RNG.standard_normal(n) * 50).astype(dtype)
     b = accelerator.asarray(x)
