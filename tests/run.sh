@@ -160,7 +160,8 @@ metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/pyt
   tests/python/lang/test_subgroups.py tests/python/types/test_vectors.py tests/python/types/test_structs.py
   tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr tests/python/ops/test_int_wrap_devices.py
   tests/python/check tests/python/linalg tests/python/namespace/test_nd_expressions.py
-  tests/python/namespace/test_device_integer_indexing.py tests/python/namespace/test_dlpack_zero_copy.py)
+  tests/python/namespace/test_device_integer_indexing.py tests/python/namespace/test_dlpack_zero_copy.py
+  tests/python/ops/test_float_key.py)
 metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives or test_metal_msl_styles or test_metal_faults or test_metal_shim_runner or test_metal_math_mode or test_outside_msl_kernels or test_raw_msl_checks or test_metal_threadgroup_params"
 if [ "$full" = 1 ]; then
   metal_suites+=(tests/python/realworld tests/python/idioms tests/python/contract_extra tests/python/ops)

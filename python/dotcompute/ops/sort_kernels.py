@@ -218,12 +218,15 @@ def float_key_kernel(dtype: Any) -> Any:
     HALF_SUB = 2.0 ** ((mant - emin) // 2)  # noqa: N806 -- 2**(mant-emin) in two exact factors
     REST_SUB = 2.0 ** ((mant - emin) - (mant - emin) // 2)  # noqa: N806
     SCALE = 2.0**mant  # noqa: N806
+    # float32 keys are rebuilt in float32 (every step is exact there: powers of two within its
+    # range and a mantissa of 24 bits), so the kernel also runs where there is no float64 (Metal)
+    FT = dc.float32 if dtype == np.float32 else dc.float64  # noqa: N806
 
     @dc.kernel
     def float_key(x: dc.Buffer, key: dc.Buffer):
         f = dc.global_id(0)
         if f < x.shape[0]:
-            v = dc.float64(x[f])
+            v = FT(x[f])
             k = dc.int64(0)
             if v != v:
                 k = kmax
@@ -234,14 +237,14 @@ def float_key_kernel(dtype: Any) -> Any:
                     bits = INF_BITS
                 elif a > 0.0:
                     e = dc.int64(math.floor(math.log2(a)))
-                    while a >= dc.exp2(dc.float64(e + 1)):
+                    while a >= dc.exp2(FT(e + 1)):
                         e += 1
-                    while a < dc.exp2(dc.float64(e)):
+                    while a < dc.exp2(FT(e)):
                         e -= 1
                     if e < emin:
                         bits = dc.int64(a * HALF_SUB * REST_SUB)
                     else:
-                        bits = ((e + bias) << mant) | dc.int64((a / dc.exp2(dc.float64(e)) - 1.0) * SCALE)
+                        bits = ((e + bias) << mant) | dc.int64((a / dc.exp2(FT(e)) - 1.0) * SCALE)
                 k = -bits - 1 if v < 0.0 else bits
             key[f] = k
 
