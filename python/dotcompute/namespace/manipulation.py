@@ -323,7 +323,7 @@ def permute_dims(x: Buffer, /, axes: tuple[int, ...]) -> Buffer:
         return fill(acc, shape, x.dtype, lambda v: v.__setitem__(..., np.transpose(src, perm)))
     if x.size == 0 or perm == tuple(range(x.ndim)):
         return _reshaped(x, shape)
-    if not _layout.copies_ok(x):
+    if not _layout.takes(x):  # any number of dimensions: the copy reads the view by strides
         raise no_device_path("dc.permute_dims", acc, f"a {x.ndim}-d buffer of {x.dtype}")
     # a view whose base dimension d is read by result dimension where[d]: reading it is the copy kernel
     from ..expr.indexing import _base_and_index

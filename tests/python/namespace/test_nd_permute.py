@@ -1,0 +1,42 @@
+"""permute_dims, moveaxis and matrix_transpose of buffers with more than 3 dimensions stay on the
+device (one strided copy kernel) and match numpy, for whole buffers and for views of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dotcompute as dc
+
+X = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) - 50.5
+Y = np.arange(2 * 2 * 3 * 2 * 3, dtype=np.int32).reshape(2, 2, 3, 2, 3)
+
+
+@pytest.mark.parametrize("perm", [(3, 1, 0, 2), (0, 1, 3, 2), (1, 0, 2, 3)])
+def test_permute_dims_4d(accelerator, perm):
+    got = dc.permute_dims(accelerator.asarray(X), perm)
+    assert got.accelerator is accelerator
+    np.testing.assert_array_equal(got.numpy(), np.transpose(X, perm))
+
+
+def test_permute_dims_of_a_4d_view(accelerator):
+    view = accelerator.asarray(X)[:, 1:, ::2, ::-1]
+    np.testing.assert_array_equal(dc.permute_dims(view, (2, 0, 3, 1)).numpy(),
+                                  np.transpose(X[:, 1:, ::2, ::-1], (2, 0, 3, 1)))
+
+
+def test_moveaxis_and_matrix_transpose_5d(accelerator):
+    y = accelerator.asarray(Y)
+    np.testing.assert_array_equal(dc.moveaxis(y, 0, -1).numpy(), np.moveaxis(Y, 0, -1))
+    np.testing.assert_array_equal(dc.moveaxis(y, (1, 3), (4, 0)).numpy(), np.moveaxis(Y, (1, 3), (4, 0)))
+    np.testing.assert_array_equal(dc.matrix_transpose(y).numpy(), np.swapaxes(Y, -1, -2))
+    np.testing.assert_array_equal(y.mT.numpy(), np.swapaxes(Y, -1, -2))
+
+
+def test_no_host_copy_on_devices(accelerator):
+    y = accelerator.asarray(Y)
+    with dc.profile() as prof:
+        out = dc.permute_dims(y, (4, 3, 2, 1, 0))
+        accelerator.synchronize()
+    assert [t for t in prof.transfers if t.direction in ("d2h", "h2d")] == []
+    np.testing.assert_array_equal(out.numpy(), np.transpose(Y))
