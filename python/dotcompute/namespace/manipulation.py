@@ -160,7 +160,9 @@ def concat(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int | None = 0
     if all(on_host(b) for b in bufs):
         views = [host(b) for b in bufs]
         return fill(acc, shape, dtype, lambda v: np.concatenate(views, axis=ax, out=v, casting="unsafe"))
-    if not (_layout.copies_ok(*bufs) and dtype in _kernel_dtypes()):
+    # any number of dimensions: each piece is one `out[..., a:b, ...] = piece` store, which the
+    # expression layer indexes by strides past 3-d
+    if not (all(_layout.takes(b) for b in bufs) and dtype in _kernel_dtypes()):
         raise no_device_path("dc.concat", acc, f"arrays of dtype {dtype} and {len(shape)} dimension(s)")
     out = acc.empty(shape, dtype)
     start = 0
@@ -194,8 +196,6 @@ def stack(arrays: tuple[Buffer, ...] | list[Buffer], /, *, axis: int = 0) -> Buf
         views = [host(b) for b in bufs]
         shape = shape0[:ax] + (len(bufs),) + shape0[ax:]
         return fill(acc, shape, dtype, lambda v: np.stack(views, axis=ax, out=v, casting="unsafe"))
-    if len(shape0) + 1 > 3:
-        raise no_device_path("dc.stack", acc, f"a stack of {len(shape0)}-d arrays")
     return concat([expand_dims(b, axis=ax) for b in bufs], axis=ax)
 
 

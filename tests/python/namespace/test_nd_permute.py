@@ -1,4 +1,4 @@
-"""permute_dims, moveaxis and matrix_transpose of buffers with more than 3 dimensions stay on the
+"""permute_dims, moveaxis, matrix_transpose, concat and stack of buffers with more than 3 dimensions stay on the
 device (one strided copy kernel) and match numpy, for whole buffers and for views of them."""
 
 from __future__ import annotations
@@ -40,3 +40,12 @@ def test_no_host_copy_on_devices(accelerator):
         accelerator.synchronize()
     assert [t for t in prof.transfers if t.direction in ("d2h", "h2d")] == []
     np.testing.assert_array_equal(out.numpy(), np.transpose(Y))
+
+
+@pytest.mark.parametrize("axis", [0, 2, -1])
+def test_concat_and_stack_past_3d(accelerator, axis):
+    a, b = accelerator.asarray(X), accelerator.asarray(X * 2)
+    np.testing.assert_array_equal(dc.concat([a, b], axis=axis).numpy(), np.concatenate([X, X * 2], axis=axis))
+    np.testing.assert_array_equal(dc.stack([a, b, a], axis=axis).numpy(), np.stack([X, X * 2, X], axis=axis))
+    three = accelerator.asarray(X[0])  # 3-d pieces into a 4-d stack
+    np.testing.assert_array_equal(dc.stack([three, three], axis=1).numpy(), np.stack([X[0], X[0]], axis=1))
