@@ -1,5 +1,6 @@
-"""permute_dims, moveaxis, matrix_transpose, concat and stack of buffers with more than 3 dimensions stay on the
-device (one strided copy kernel) and match numpy, for whole buffers and for views of them."""
+"""permute_dims, moveaxis, matrix_transpose, concat, stack and nonzero of buffers with more than
+3 dimensions stay on the device (strided copy kernels) and match numpy, for whole buffers and for
+views of them."""
 
 from __future__ import annotations
 
@@ -49,3 +50,15 @@ def test_concat_and_stack_past_3d(accelerator, axis):
     np.testing.assert_array_equal(dc.stack([a, b, a], axis=axis).numpy(), np.stack([X, X * 2, X], axis=axis))
     three = accelerator.asarray(X[0])  # 3-d pieces into a 4-d stack
     np.testing.assert_array_equal(dc.stack([three, three], axis=1).numpy(), np.stack([X[0], X[0]], axis=1))
+
+
+def test_nonzero_past_3d(accelerator):
+    mask = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5) % 7 == 0
+    x = accelerator.asarray(mask.astype(np.float32))
+    for got, want in zip(dc.nonzero(x), np.nonzero(mask), strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)
+    view = x[:, 1:, ::2, ::-1]  # read through a strided 4-d view
+    for got, want in zip(dc.nonzero(view), np.nonzero(mask[:, 1:, ::2, ::-1]), strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)
+    for got, want in zip(dc.nonzero(x > 0), np.nonzero(mask), strict=True):  # a 4-d expression
+        np.testing.assert_array_equal(got.numpy(), want)
