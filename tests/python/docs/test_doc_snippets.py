@@ -110,9 +110,32 @@ SPECIAL: dict[tuple[str, str], Special] = {
                  ("n = 4096", "n = 256")),
         expect=("blur_h", "total")),
     # docs/profiling.md
-    ("docs/profiling.md", "with dc.profile() as prof:"): Special(
+    ("docs/profiling.md", 'prof.plot("profile.png")'): Special(
         "prof.plot needs matplotlib, an optional dependency", expect=("scale", "compiles"),
         optional=(("matplotlib", 'prof.plot("profile.png")', "pass"),)),
+    ("docs/profiling.md", "DOTCOMPUTE_CUDA_SIM_COUNTERS=1 python this.py"): Special(
+        "the GPU-model counters on the CUDA simulator: the prelude turns both on (as the comment's "
+        "command line does) and defines the placeholders acc, kernel, n, a and b",
+        prelude=(
+            "import os\n"
+            "os.environ['DOTCOMPUTE_CUDA_SIM'] = '1'\n"
+            "os.environ['DOTCOMPUTE_CUDA_SIM_COUNTERS'] = '1'\n"
+            "import numpy as np\n"
+            "import dotcompute as dc\n"
+            "acc = dc.accelerator('cuda:0')\n"
+            "kernel = dc.RawKernel('extern \"C\" __global__ void copy(const float* a, float* b, int n) "
+            "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i]; }', 'copy', backend='cuda')\n"
+            "n = 256\n"
+            "a = acc.asarray(np.arange(n, dtype=np.float32))\n"
+            "b = acc.zeros(n, np.float32)\n"
+        ),
+        replace=(("acc.launch(kernel, n, a, b)", "acc.launch(kernel, n, a, b, np.int32(n), local_size=128)"),),
+        needs=("numpy",), expect=("copy",)),
+    # docs/kernel-safety.md
+    ("docs/kernel-safety.md", 'backend="metal"'): Special(
+        "needs metal:0, the Metal test double (the Metal phase of tests/run.sh); the same unbarriered "
+        "threadgroup read is a seeded bug of tests/python/check/msl_corpus.py, which that phase runs",
+        skip=True),
     # docs/expressions.md
     ("docs/expressions.md", "z = 2.5 * x + y * y - 3.0"): Special(
         "smaller arrays keep the test fast", replace=(("16_000_000", "16_000"),)),
