@@ -99,13 +99,15 @@ def no_device_path(name: str, acc: Accelerator, what: str) -> DeviceSupportError
 
 
 def on_device(x: Buffer) -> AbstractContextManager[None]:
-    """Around a call into ``dotcompute.ops`` for ``x``: on a device whose memory is not host memory,
-    the portable kernels (``ops.prefer("portable")``) unless the caller chose a path. ops' default
-    takes numpy on a host copy for sorts and matmul on OpenCL CPU devices (PoCL), where that is
-    faster; the namespace keeps device data on the device (issue 21: no host round trip)."""
+    """Around a call into ``dotcompute.ops`` for ``x``: on a CPU-type device whose memory is not
+    host memory (an OpenCL CPU device such as PoCL), the portable kernels (``ops.prefer("portable")``)
+    unless the caller chose a path. ops' default takes numpy on a host copy for sorts, matmul and FFTs
+    there, where that is faster; the namespace keeps device data on the device (issue 21: no host
+    round trip). GPUs keep ops' default, which is their vendor library (cuBLAS, CLBlast, ...) where
+    one applies: already on the device."""
     from ..ops import dispatch
 
-    if on_host(x) or dispatch.preferred() != "auto":
+    if on_host(x) or dispatch.preferred() != "auto" or x.accelerator.type != "cpu":
         return nullcontext()
     return dispatch.prefer("portable")
 
