@@ -125,6 +125,7 @@ Buffer::Buffer(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape sh
   nbytes_ = static_cast<uint64_t>(size_) * itemsize(dtype_);
   block_.ptr = ptr;
   block_.size = nbytes_;
+  aliased_ = true;  // its owner (a module, a DLPack producer) reaches the memory too
   // Memory the plugin did not allocate is never host-visible through mem_host_pointer: keep host_ null
   // so that host access goes through a mirror and explicit copies. On unified memory (the CPU) the
   // handle is the host address itself (a DLPack import of a numpy array): the host sees it in place.
@@ -178,8 +179,24 @@ std::shared_ptr<Stream> Buffer::last_stream() const {
 Stream& Buffer::stream_locked() { return last_stream_ ? *last_stream_ : accelerator_->default_stream(); }
 
 void Buffer::wait_locked() {
-  if (pending_ && last_stream_) last_stream_->synchronize();
+  if (aliased_) {
+    accelerator_->synchronize();  // work through another Buffer over this memory is not in pending_
+  } else if (pending_ && last_stream_) {
+    last_stream_->synchronize();
+  }
   pending_ = false;
+}
+
+void Buffer::mark_aliased() {
+  if (parent_) return parent_->mark_aliased();
+  std::lock_guard<std::mutex> lock(mutex_);
+  aliased_ = true;
+}
+
+bool Buffer::aliased() const {
+  if (parent_) return parent_->aliased();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return aliased_;
 }
 
 void Buffer::ensure_mirror_locked() {
@@ -220,9 +237,10 @@ dc_devptr Buffer::device_ptr(Stream& stream) {
 }
 
 void Buffer::download_locked() {
-  // Borrowed memory is written by kernels that never name this buffer (a __device__ variable),
-  // on any stream: the mirror is never trusted and the download waits for all of the device's work.
-  if (owner_) accelerator_->synchronize();
+  // Borrowed or exported memory is written by kernels that never name this buffer (a __device__
+  // variable, another Buffer over a DLPack capsule), on any stream: the mirror is never trusted and
+  // the download waits for all of the device's work.
+  if (aliased_) accelerator_->synchronize();
   Stream& s = stream_locked();
   if (nbytes_ > 0) {
     check(api_->memcpy_d2h(s.handle(), mirror_.data(), block_.ptr, 0, nbytes_), api_, *accelerator_,
@@ -242,7 +260,7 @@ void* Buffer::host_data() {
   }
   ensure_mirror_locked();
   if (state_ == TransferState::DeviceOnly || state_ == TransferState::DeviceDirty ||
-      (owner_ && state_ == TransferState::Synchronized)) {
+      (aliased_ && state_ == TransferState::Synchronized)) {
     download_locked();
     state_ = TransferState::Synchronized;
   } else {
@@ -260,7 +278,7 @@ void Buffer::mark_host_dirty() {
     throw InvalidArgumentError("mark_host_dirty() on a buffer whose host data was never taken", "buffer");
   }
   state_ = TransferState::HostDirty;
-  if (owner_) {
+  if (aliased_) {
     // Borrowed memory is read by kernels that never name this buffer, so no device_ptr() would
     // upload the mirror before they run: upload it now, and return when it is there.
     Stream& s = stream_locked();
@@ -333,12 +351,12 @@ void Buffer::copy_to_host(void* dst, uint64_t bytes) {
     return;
   }
   if (state_ == TransferState::HostDirty ||
-      (state_ == TransferState::Synchronized && !mirror_.empty() && !owner_)) {
+      (state_ == TransferState::Synchronized && !mirror_.empty() && !aliased_)) {
     wait_locked();
     if (bytes > 0) std::memcpy(dst, mirror_.data(), bytes);
     return;
   }
-  if (owner_) accelerator_->synchronize();  // see download_locked()
+  if (aliased_) accelerator_->synchronize();  // see download_locked()
   Stream& s = stream_locked();
   if (bytes > 0) check(api_->memcpy_d2h(s.handle(), dst, block_.ptr, 0, bytes), api_, *accelerator_, "copy_to_host");
   s.synchronize();

@@ -311,6 +311,8 @@ void bind_objects(py::module_& m) {
       .def("host_view", &host_view, py::arg("writable") = true)
       .def_property_readonly("host_visible", &dc::Buffer::host_visible)
       .def("mark_host_dirty", &dc::Buffer::mark_host_dirty)
+      .def("mark_aliased", &dc::Buffer::mark_aliased)
+      .def_property_readonly("aliased", &dc::Buffer::aliased)
       .def("mark_device_dirty", &dc::Buffer::mark_device_dirty, py::arg("stream"))
       // None for the default stream: pybind11 gives an enable_shared_from_this object that no
       // shared_ptr owns (the accelerator owns its default stream) an owning holder of its own,

@@ -103,6 +103,11 @@ class DOTCOMPUTE_API Buffer {
   // The stream that last used the buffer, or nullptr.
   std::shared_ptr<Stream> last_stream() const;
 
+  // Another Buffer may now reach this memory (a DLPack export, an import): its work is queued on
+  // streams this buffer never sees, so host access from now on waits for all of the device's work.
+  void mark_aliased();
+  bool aliased() const;
+
  private:
   Buffer(std::shared_ptr<Buffer> root, uint64_t offset, Shape shape, int view_tag);  // view()
   Buffer(std::shared_ptr<Accelerator> accelerator, dc_devptr ptr, Shape shape, DType dtype,
@@ -132,6 +137,7 @@ class DOTCOMPUTE_API Buffer {
   std::shared_ptr<Buffer> parent_;  // views only: the owning buffer
   uint64_t offset_ = 0;             // views only: bytes into parent_'s block
   std::shared_ptr<void> owner_;     // borrowed memory only: what keeps block_ valid (block_ is not freed)
+  bool aliased_ = false;            // borrowed or exported: see mark_aliased()
 };
 
 }  // namespace dotcompute

@@ -243,6 +243,9 @@ def to_dlpack(buf: Buffer, stream: Any = None, max_version: Any = None, dl_devic
     if dtype.kind not in _DL_CODES:
         raise BufferError(f"__dlpack__: dtype {dtype} has no DLPack type")
     versioned = max_version is not None and tuple(max_version)[0] >= 1
+    # The consumer's work on this memory is queued where this buffer cannot see it: from now on its
+    # host reads wait for all of the device's work (a read of the producer after `consumer *= 2`).
+    buf._native.mark_aliased()
     # The capsule holds the buffer until the consumer's deleter runs (or the unconsumed capsule dies).
     return native().dlpack_capsule(buf, ptr, device[0], device[1], list(buf.shape), _DL_CODES[dtype.kind],
                                    dtype.itemsize * 8, versioned, False, byte_offset)
