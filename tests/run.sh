@@ -143,10 +143,7 @@ else
 fi
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" -k "$sim_k" "${sim_suites[@]}"
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
-  --deselect tests/python/cuda_sim/test_sim_devices.py -k "not ctrl_c"
-# Ctrl-C (a process-directed SIGINT) in a process of its own: in a long-lived xdist worker the signal
-# has been seen not to reach the waiting call (not understood yet: see the closing note of round 7)
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs tests/python/cuda_sim/test_sim_faults.py -k ctrl_c
+  --deselect tests/python/cuda_sim/test_sim_devices.py
 
 step "Metal plugin on the Metal test double (pytest)"
 # The plugin's own tests, then suites on metal:0 only; kernels that Metal cannot express (float64,

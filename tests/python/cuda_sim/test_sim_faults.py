@@ -164,7 +164,7 @@ def test_the_cache_identity_names_the_shim_text(sim):
     assert len(digest) == 16 and int(digest, 16) >= 0
 
 
-def test_ctrl_c_in_synchronize_stops_the_kernel_and_the_device_stays_usable(sim, monkeypatch):
+def test_ctrl_c_in_synchronize_stops_the_kernel_and_the_device_stays_usable(sim, monkeypatch, request):
     monkeypatch.delenv("DOTCOMPUTE_CUDA_SIM_TIMEOUT_S", raising=False)  # no watchdog: only Ctrl-C ends it
     k = dc.RawKernel(TRAPS, "spin", backend="cuda")
     never = sim.zeros((1,), np.int32)
@@ -178,6 +178,10 @@ def test_ctrl_c_in_synchronize_stops_the_kernel_and_the_device_stays_usable(sim,
         time.sleep(0.3)
         os.kill(os.getpid(), signal.SIGINT)
 
+    # Python's own handler, as in an interactive session: a process started in the background by a
+    # shell without job control (CI's `cmd &`) inherits SIGINT ignored, and Python leaves it so.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     threading.Thread(target=ctrl_c, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         waiting.set()
