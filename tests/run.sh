@@ -131,7 +131,7 @@ step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
 # orchestration, profiling, reliability); --full adds the rest of lang, idioms, realworld and
 # contract_extra, which run the same features again through other kernels.
 sim_k="cuda and not cpu:0 and not opencl:0 and not nvrtc and not for_every_backend and not prints_and_cuda_compiles"
-sim_suites=(tests/python/lang/test_conformance.py tests/python/lang/test_subgroups.py
+sim_suites=(tests/python/lang/test_conformance.py tests/python/lang/test_subgroups.py tests/python/lang/test_bitcast.py
   tests/python/lang/test_launch_checks.py tests/python/lang/test_fastmath.py tests/python/types tests/python/ops
   tests/python/expr tests/python/runtime tests/python/pipeline tests/python/orchestrate tests/python/profile
   tests/python/reliability tests/python/check tests/python/namespace/test_nd_expressions.py
@@ -161,7 +161,7 @@ metal_suites=(tests/python/metal tests/python/lang/test_conformance.py tests/pyt
   tests/python/types/test_structs_particles.py tests/python/runtime tests/python/expr tests/python/ops/test_int_wrap_devices.py
   tests/python/check tests/python/linalg tests/python/namespace/test_nd_expressions.py
   tests/python/namespace/test_device_integer_indexing.py tests/python/namespace/test_dlpack_zero_copy.py
-  tests/python/ops/test_float_key.py)
+  tests/python/ops/test_float_key.py tests/python/lang/test_bitcast.py)
 metal_k="metal:0 or test_metal_plugin or test_metal_abi or test_metal_memory or test_metal_archives or test_metal_msl_styles or test_metal_faults or test_metal_shim_runner or test_metal_math_mode or test_outside_msl_kernels or test_raw_msl_checks or test_metal_threadgroup_params"
 if [ "$full" = 1 ]; then
   metal_suites+=(tests/python/realworld tests/python/idioms tests/python/contract_extra tests/python/ops)

@@ -16,6 +16,7 @@ from .builtins import (
     atomic_min,
     atomic_sub,
     barrier,
+    bitcast,
     global_id,
     global_size,
     grid_barrier,
@@ -66,6 +67,7 @@ __all__ = [
     "kernel", "func", "Kernel", "DeviceFunction",
     "global_id", "local_id", "group_id", "global_size", "local_size", "num_groups", "barrier", "grid_barrier",
     "shared", "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas",
+    "bitcast",
     # vectors, matrices, structs (lang/vectypes.py)
     "vec2", "vec3", "vec4", "vector", "mat22", "mat33", "mat44", "matrix", "struct",
     "dot", "cross", "length", "length_sq", "normalize", "transpose", "outer", "determinant",

@@ -85,6 +85,23 @@ atomic_exchange = _atomic("exchange", "atomic_exchange(buf, index, value): store
 atomic_cas = _atomic("cas", "atomic_cas(buf, index, compare, value): store value if buf[index] == compare; "
                             "returns the old value.")
 
+
+
+class BitCast(Builtin):
+    """``dc.bitcast(x, dtype)``: the bits of ``x`` read as ``dtype`` of the same size (int32, uint32,
+    float32; int64, uint64, float64), like numpy's ``.view``, CUDA's ``__float_as_uint``, OpenCL's
+    ``as_uint`` and MSL's ``as_type``. On the host it is numpy's view of the value."""
+
+    def __call__(self, x: Any, dtype: Any) -> Any:
+        arr = np.asarray(x)
+        if arr.dtype.itemsize != np.dtype(dtype).itemsize:
+            raise ValueError(f"dc.bitcast: x is {arr.dtype} ({arr.dtype.itemsize} bytes) and dtype is "
+                             f"{np.dtype(dtype)} ({np.dtype(dtype).itemsize} bytes); they must have one size")
+        return arr.view(dtype)[()]
+
+
+bitcast = BitCast("bitcast", "bitcast", BitCast.__doc__ or "")
+
 ATOMICS = {b: b.name[len("atomic_"):] for b in (atomic_add, atomic_sub, atomic_min, atomic_max,
                                                   atomic_exchange, atomic_cas)}
 IDS = {b: b.name for b in (global_id, local_id, group_id, global_size, local_size, num_groups)}
@@ -190,7 +207,7 @@ MATH["rint"] = MathFunction("rint", "round", np.rint)
 #: What ``dotcompute`` re-exports at top level (``dc.sqrt``, ``dc.global_id``, ...).
 EXPORTS: dict[str, Any] = {
     **{b.name: b for b in IDS}, "barrier": barrier, "grid_barrier": grid_barrier, "shared": shared,
-    **{b.name: b for b in ATOMICS}, **{b.name: b for b in SUBGROUP}, **MATH,
+    **{b.name: b for b in ATOMICS}, **{b.name: b for b in SUBGROUP}, **MATH, "bitcast": bitcast,
 }
 
 globals().update(MATH)
@@ -199,4 +216,4 @@ __all__ = ["Builtin", "MathFunction", "ATOMICS", "IDS", "MATH", "EXPORTS", "glob
            "global_size", "local_size", "num_groups", "barrier", "grid_barrier", "shared", "atomic_add", "atomic_sub",
            "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas", "SUBGROUP", "subgroup_size",
            "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min", "subgroup_max",
-           "subgroup_shuffle"]
+           "subgroup_shuffle", "BitCast", "bitcast"]

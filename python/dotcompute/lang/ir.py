@@ -43,7 +43,8 @@ Types and conversions
   count gives 0.
 * ``MathCall`` names are the ones in :data:`MATH_FUNCTIONS`; its arguments have the
   types stated there (all casts inserted). ``min``/``max``/``abs`` take ints or floats;
-  ``abs`` of the most negative int wraps to itself.
+  ``abs`` of the most negative int wraps to itself. ``bitcast``'s argument and result are two
+  32-bit or two 64-bit int/uint/float types (the bits are reinterpreted, never converted).
 
 Structure
 
@@ -314,6 +315,7 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
     "min": (2, "n"), "max": (2, "n"), "abs": (1, "n"),
     "conj": (1, "c"), "real": (1, "c"), "imag": (1, "c"),
     "complex": (2, "r->c"),
+    "bitcast": (1, "bits"),
 }
 # complex(re, im): two values of the complex type's real type give the complex value (how a complex
 # scalar parameter, passed as its two parts, is put together; no rounding, no 0 * inf).
@@ -322,6 +324,9 @@ MATH_FUNCTIONS: dict[str, tuple[int, str]] = {
 # round: Python's round-half-to-even (math ``rint``), returning the float type; the frontend
 # adds the int conversion for Python's ``round(x)``.
 # fmod: C's fmod (sign of the dividend), unlike ``%``.
+# bitcast: ``dc.bitcast(x, dtype)``, the argument's bits read as the result type (numpy's ``.view``):
+# argument and result are each int32, uint32 or float32, or each int64, uint64 or float64 (one size,
+# never bool, float16 or complex); no value conversion, NaN payloads and -0.0 kept.
 
 
 @dataclass(kw_only=True, eq=False)

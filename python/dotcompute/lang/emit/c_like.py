@@ -390,6 +390,11 @@ class CLikePrinter:
         name = e.name
         argt = e.args[0].type
         self.note_type(argt)
+        if name == "bitcast":
+            self.note_type(t)
+            if not argt.is_float and not t.is_float:  # int <-> uint of one size: a plain cast keeps the bits
+                return f"(({self.tname(t)})({args[0]}))"
+            return self.bitcast(args[0], argt, t)
         if name in ("real", "imag"):
             return f"({args[0]}).{'x' if name == 'real' else 'y'}"
         if name == "complex":
@@ -406,6 +411,11 @@ class CLikePrinter:
         if name in ("isnan", "isinf", "isfinite"):
             return f"({self.math_fn(name, compute_type(argt))}({args[0]}) != 0)"
         return self.f16_round(f"{self.math_fn(name, compute_type(t))}({', '.join(args)})", t)
+
+    def bitcast(self, value: str, src: ScalarType, dst: ScalarType) -> str:
+        """``value`` (of ``src``) with its bits read as ``dst``, one of the two a float of the
+        other's size (ir.MATH_FUNCTIONS' ``bitcast``): each target's reinterpreting intrinsic."""
+        raise NotImplementedError
 
     def e_SubgroupOp(self, e: ir.SubgroupOp) -> str:
         from .subgroups import gpu_expr

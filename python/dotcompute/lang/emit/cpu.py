@@ -146,6 +146,14 @@ class CpuPrinter(CLikePrinter):
             math[(f, FLOAT64)] = f"__builtin_{f}"
         return HelperStyle("static inline", _TYPES, "uint64_t", math, wrapv=True)
 
+    def bitcast(self, value: str, src: ScalarType, dst: ScalarType) -> str:
+        # a copy of the bytes: the defined way in C++ before std::bit_cast; compilers make it a
+        # register move (vectorised loops included)
+        key = f"dc_bits_{SUFFIX[src]}_{SUFFIX[dst]}"
+        S, D = _TYPES[src], _TYPES[dst]  # noqa: N806
+        self.need(key, f"static inline {D} {key}({S} x) {{ {D} r; __builtin_memcpy(&r, &x, sizeof r); return r; }}")
+        return f"{key}({value})"
+
     def math_fn(self, name: str, t: ScalarType) -> str:
         self.note_type(t)
         if name in ("isnan", "isinf", "isfinite"):

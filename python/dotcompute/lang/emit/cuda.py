@@ -111,6 +111,15 @@ class CudaPrinter(GpuPrinter):
             name = "rint"
         return name + f
 
+    def bitcast(self, value: str, src: ScalarType, dst: ScalarType) -> str:
+        # CUDA's reinterpreting intrinsics name the signed integer; an unsigned one is a plain cast of it
+        if src.is_float:
+            fn = {FLOAT32: "__float_as_int", FLOAT64: "__double_as_longlong"}[src]
+            return f"(({_TYPES[dst]}){fn}({value}))"
+        fn = {FLOAT32: "__int_as_float", FLOAT64: "__longlong_as_double"}[dst]
+        signed = "int" if dst == FLOAT32 else "long long"
+        return f"{fn}(({signed})({value}))"
+
     def inf(self, t: ScalarType) -> str:
         return "__int_as_float(0x7f800000)" if t == FLOAT32 else "__longlong_as_double(0x7ff0000000000000LL)"
 

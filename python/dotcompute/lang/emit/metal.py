@@ -107,6 +107,9 @@ class MetalPrinter(GpuPrinter):
             return "dc_hypot_f32"
         return "rint" if name == "round" else name
 
+    def bitcast(self, value: str, src: ScalarType, dst: ScalarType) -> str:
+        return f"as_type<{_TYPES[dst]}>({value})"  # note_type has refused float64 already
+
     def inf(self, t: ScalarType) -> str:
         return "INFINITY"
 

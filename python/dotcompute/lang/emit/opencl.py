@@ -112,6 +112,9 @@ class OpenCLPrinter(GpuPrinter):
         self.note_type(t)
         return "rint" if name == "round" else name
 
+    def bitcast(self, value: str, src: ScalarType, dst: ScalarType) -> str:
+        return f"as_{_TYPES[dst]}({value})"  # OpenCL C's as_uint, as_float, as_long, as_double, ...
+
     def inf(self, t: ScalarType) -> str:
         return "INFINITY" if t == FLOAT32 else "((double)INFINITY)"
 

@@ -59,6 +59,9 @@ _HOST_FOLD = {
 }
 
 
+#: the types dc.bitcast() reinterprets between (same size: the first three, or the last three)
+_BITCAST_TYPES = ("int32", "uint32", "float32", "int64", "uint64", "float64")
+
 #: element types every backend has atomic read-modify-write operations for
 _ATOMIC_DTYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
@@ -354,11 +357,40 @@ class CallLowering:
                                   hint="write `tile = dc.shared((256,), dc.float32)` at the start of the kernel")
         if fn.kind == "atomic":
             return self.atomic(dcb.ATOMICS[fn], node)
+        if fn.kind == "bitcast":
+            return self.bitcast(node)
         if fn.kind == "subgroup":
             from .subgroups import lower_subgroup
 
             return lower_subgroup(self, fn, node)
         raise self.rep.syntax(node, f"dc.{fn.name} is not supported here")
+
+    def bitcast(self, node: ast.Call) -> ir.Expr:
+        """``dc.bitcast(x, dtype)``: x's bits as ``dtype`` (numpy's ``.view``). A Python number takes
+        the type of its kind (int or float) and of dtype's size first: ``dc.bitcast(1.0, dc.uint32)``
+        is the bits of float32 1.0."""
+        if len(node.args) != 2:
+            raise self.rep.type(node, f"dc.bitcast(x, dtype) takes 2 arguments, got {len(node.args)}")
+        target = self.value(node.args[1])  # type: ignore[attr-defined]
+        t = scalar_type(target.value) if isinstance(target, StaticValue) else None
+        if t is None or t.name not in _BITCAST_TYPES:
+            raise self.rep.type(node.args[1], "the dtype of dc.bitcast() must be one of "
+                                              f"{', '.join(_BITCAST_TYPES)}")
+        e = self.expr(node.args[0])  # type: ignore[attr-defined]
+        if is_weak(e) and (e.type.is_float or e.type.is_int):
+            kind = "float" if e.type.is_float else "int"
+            e = convert(e, scalar_type(f"{kind}{t.itemsize * 8}"), self.loc(node))  # type: ignore[arg-type, attr-defined]
+        if e.type.name not in _BITCAST_TYPES:
+            raise self.rep.type(node.args[0], f"dc.bitcast() reinterprets {', '.join(_BITCAST_TYPES)} values, "
+                                              f"not {e.type}")
+        if e.type.itemsize != t.itemsize:
+            raise self.rep.type(node, f"dc.bitcast() of a {e.type} value to {t}: the sizes differ "
+                                      f"({e.type.itemsize} and {t.itemsize} bytes)",
+                                hint=f"convert the value first, e.g. dc.bitcast(dc.float{t.itemsize * 8}(x), {t.name})"
+                                if t.itemsize in (4, 8) else None)
+        if e.type == t:
+            return e
+        return ir.MathCall(name="bitcast", args=[e], type=t, loc=self.loc(node))  # type: ignore[attr-defined]
 
     def atomic(self, op: str, node: ast.Call) -> ir.Expr:
         n = 4 if op == "cas" else 3
