@@ -22,6 +22,7 @@ wrapping integer arithmetic with the plain signed operators (lang/emit/helpers.p
 
 from __future__ import annotations
 
+import platform
 from typing import Any
 
 #: On the CPU backend, -ffast-math's parts rather than the flag itself: GCC before 13 (and Clang) link
@@ -30,6 +31,14 @@ from typing import Any
 #: then silently compute subnormals as 0. These flags give the same freedom to the kernel's code only.
 _CPU_FAST_MATH = ("-fno-math-errno -fno-trapping-math -fno-signed-zeros -fassociative-math -freciprocal-math "
                   "-ffinite-math-only -ffp-contract=fast")
+#: x86-64 only (the CPU backend compiles for the host; GCC on other targets refuses the flag): fastmath
+#: kernels are vectorised with 256-bit rather than 512-bit vectors, LLVM's default on Intel cores and so
+#: what Numba's fastmath code uses. Measured on an AVX-512 Xeon (bench/speed_goals.py, one core, GCC 12):
+#: the n-body inner loop's rsqrt/rcp estimates and Newton steps run ~0.82x Numba in zmm registers and
+#: ~1.0x in ymm. Only the rounding of reductions the compiler reorders may change, which fastmath allows; IEEE kernels
+#: keep the compiler's own choice.
+if platform.machine().lower() in ("x86_64", "amd64"):
+    _CPU_FAST_MATH += " -mprefer-vector-width=256"
 
 #: Both GCC and Clang take these; the later of two -ffp-contract flags wins.
 _CPU_BASE = "-fwrapv"
