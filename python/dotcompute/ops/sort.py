@@ -3,7 +3,7 @@
 Paths (ops/dispatch.py): numpy on host-memory buffers (a stable order where order of equal keys
 shows: keys of at most 32 bits packed with their positions into distinct 64-bit integers, which
 numpy's fast unstable sort then orders stably, host_sort.py; a merge sort otherwise); the
-kernels of sort_kernels.py elsewhere or when forced (LSD radix for one long row of int32, uint32,
+kernels of sort_kernels.py elsewhere or when forced (radix for one long row of int32, uint32,
 int64, float32 or float64 keys, ``RADIX_ON_CPU``; run sort + merges otherwise); numpy on a host
 copy for dtypes kernels lack. NaN sorts last, as in numpy.
 """
@@ -34,15 +34,16 @@ def _radix_here(acc: Any) -> bool:
     return RADIX_ON_CPU or acc.type != "cpu"
 
 
-def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer | None]:
-    """Sorts each row of ``n`` keys of the flat ``keys`` (a new buffer), carrying ``vals`` along; stable."""
+def sort_rows(keys: Buffer, vals: Buffer | None, n: int, need_keys: bool = True) -> tuple[Buffer | None, Buffer | None]:
+    """Sorts each row of ``n`` keys of the flat ``keys`` (a new buffer), carrying ``vals`` along; stable.
+    Without ``need_keys`` (argsort: only the payload is wanted) the sorted keys may be left out (None)."""
     acc = keys.accelerator
     total = keys.size
     if total == n and n >= RADIX_MIN and _radix_here(acc):
-        if keys.dtype in (np.int32, np.uint32, np.int64):
+        if keys.dtype in (np.int32, np.uint32, np.int64, np.uint64):
             return radix_sort(keys, vals)
         if keys.dtype in (np.float32, np.float64):
-            return _float_radix_sort(keys, vals)
+            return _float_radix_sort(keys, vals, need_keys)
     k = _copy(keys)
     v = _copy(vals) if vals is not None else acc.empty((1,), np.int64)
     has = 0 if vals is None else 1
@@ -69,40 +70,71 @@ def sort_rows(keys: Buffer, vals: Buffer | None, n: int) -> tuple[Buffer, Buffer
 
 
 def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None]:
-    """LSD radix sort of one row of integer keys (new buffers), payload carried along; stable."""
+    """Radix sort of one row of integer keys (new buffers; the inputs are not changed), payload
+    carried along; stable. GPUs: LSD passes of count, scan, scatter over the whole row. CPU devices:
+    one MSD pass on the top digit, then each bucket sorted on its own in cache (sort_kernels.radix_local).
+    Scratch pairs are reused between passes, and no pass waits for the host."""
     acc = keys.accelerator
     n = keys.size
     has = 0 if vals is None else 1
-    block = sk.BLOCK if acc.type != "cpu" else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
+    cpu = acc.type == "cpu"
+    block = sk.BLOCK if not cpu else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
     blocks = -(-n // block)
     bits = keys.dtype.itemsize * 8
     signed = keys.dtype.kind == "i"
-    k, v = keys, (vals if vals is not None else acc.empty((1,), np.int64))
     kt = keys.dtype.type
+    v = vals if vals is not None else acc.empty((1,), np.int64)
     counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
-    for shift in range(0, bits, sk.RADIX_BITS):
+    scratch = [(acc.empty((n,), kt), acc.empty((n,), v.dtype) if has else v) for _ in range(2)]
+    count, scatter = sk.radix_count_kernel(), sk.radix_scatter_kernel()
+    if cpu:
+        top_shift = bits - sk.RADIX_BITS
+        starts = acc.empty((sk.BUCKETS + 1,), np.int64)
+        # local_size=1: every item is a long serial walk, and the CPU backend gives each thread whole
+        # work-groups: with the default group size the 64 blocks (or 256 buckets) would be one group
+        acc.launch(count, blocks, keys, counts, n, blocks, top_shift, int(signed), block, 1, sk.BUCKETS,
+                   local_size=1)
+        acc.launch(sk.radix_offsets_kernel(), 1, counts, starts, blocks)
+        (k1, v1), (k2, v2) = scratch
+        acc.launch(scatter, blocks, keys, v, k1, v1, counts, n, blocks, top_shift, int(signed), has, block, 1,
+                   sk.BUCKETS, local_size=1)
+        local_counts = acc.empty((sk.BUCKETS * sk.BUCKETS,), np.int64)
+        acc.launch(sk.radix_local_kernel(), sk.BUCKETS, k1, v1, k2, v2, starts, local_counts, top_shift, has,
+                   local_size=1)
+        return k2, (v2 if has else None)
+    k = keys
+    for p, shift in enumerate(range(0, bits, sk.RADIX_BITS)):
         top = int(signed and shift + sk.RADIX_BITS >= bits)
-        acc.launch(sk.radix_count_kernel(), blocks, k, counts, n, blocks, shift, top, block)
+        acc.launch(count, blocks, k, counts, n, blocks, shift, top, block, blocks, 1)
         offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
-        k2 = acc.empty((n,), kt)
-        v2 = acc.empty((n,), v.dtype) if has else v
-        acc.launch(sk.radix_scatter_kernel(), blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block)
+        k2, v2 = scratch[p % 2]
+        acc.launch(scatter, blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block, blocks, 1)
         k, v = k2, v2
     return k, (v if has else None)
 
 
-def _float_radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None]:
-    """Float keys: radix-sort their order-preserving integer keys with the positions as payload,
-    then gather the keys (and values) in that order; stable like the integer sort."""
+def _float_radix_sort(keys: Buffer, vals: Buffer | None, need_keys: bool) -> tuple[Buffer | None, Buffer | None]:
+    """Float keys through their order-preserving unsigned keys (``dc.bitcast``, sort_kernels.float_key):
+    alone, the keys are sorted and turned back into floats; with a payload that is all the caller
+    wants (argsort), the payload rides along; otherwise (sort_by_key) the positions do, and keys and
+    values are gathered in that order (so the keys keep their exact bits: -0.0, NaN payloads)."""
     acc = keys.accelerator
     n = keys.size
-    ikeys = acc.empty((n,), np.int32 if keys.dtype == np.float32 else np.int64)
-    acc.launch(sk.float_key_kernel(keys.dtype.type), n, keys, ikeys)
+    ft = keys.dtype.type
+    ukeys = acc.empty((n,), np.uint32 if keys.dtype == np.float32 else np.uint64)
+    acc.launch(sk.float_key_kernel(ft, vals is None), n, keys, ukeys)
+    if vals is None:
+        sorted_keys, _ = radix_sort(ukeys, None)
+        out = acc.empty((n,), ft)
+        acc.launch(sk.key_float_kernel(ft), n, sorted_keys, out)
+        return out, None
+    if not need_keys:
+        return None, radix_sort(ukeys, vals)[1]
     pos = acc.empty((n,), np.int64)
     acc.launch(sk.iota_kernel(), n, pos, n)
-    _, order = radix_sort(ikeys, pos)
+    _, order = radix_sort(ukeys, pos)
     assert order is not None
-    return _gather(keys, order), (_gather(vals, order) if vals is not None else None)
+    return _gather(keys, order), _gather(vals, order)
 
 
 def _gather(x: Buffer, order: Buffer) -> Buffer:
@@ -145,7 +177,7 @@ def _portable(o: Any, shape: tuple[int, ...], ax: int, want_indices: bool) -> Bu
         vals = acc.empty((keys.size,), np.int64)
         if keys.size:
             acc.launch(sk.iota_kernel(), keys.size, vals, n)
-    sk_, sv = sort_rows(keys, vals, n)
+    sk_, sv = sort_rows(keys, vals, n, need_keys=not want_indices)
     res = sv if want_indices else sk_
     assert res is not None
     return shaped(_move(res, n, inner, False), shape)
@@ -196,7 +228,7 @@ def sort_by_key(keys: Any, values: Any, *, accelerator: Any = "auto") -> tuple[A
         order = host_sort.stable_argsort(hk)
         return result(ok, hk[order]), result(ov, hv[order])
     sk_, sv = sort_rows(ok.device(), ov.device(), ok.size)
-    assert sv is not None
+    assert sk_ is not None and sv is not None
     return result(ok, sk_), result(ov, sv)
 
 

@@ -1,14 +1,16 @@
-"""Portable stable sorting, written in the kernel language: LSD radix sort for integer keys, and
+"""Portable stable sorting, written in the kernel language: radix sort for integer keys, and
 run sort + parallel merges for everything else. Float keys are radix-sorted through
-``float_key``, an order-preserving integer key per float (with the original index as payload,
-then a gather).
+``float_key``, an order-preserving unsigned key per float made from its bits with ``dc.bitcast``
+(a few integer operations); sorted keys alone turn back into the floats (``key_float``).
 
-Radix sort (one row of integer keys, 8 bits per pass, 4 passes for 32-bit keys, 8 for 64-bit):
-the keys are cut into blocks (of ``BLOCK`` keys on GPUs; ``BLOCKS_CPU`` of them on CPU devices);
-``radix_count`` counts each block's digits into a digit-major table, an exclusive scan of the
-table (ops/scan.py) gives each (digit, block) its first output slot, and ``radix_scatter`` walks
-each block in order, writing every key (and its payload) to its digit's next slot. Walking in
-order makes every pass stable, so LSD works.
+Radix sort (one row of integer keys, 8-bit digits): the keys are cut into blocks (of ``BLOCK`` keys
+on GPUs; ``BLOCKS_CPU`` of them on CPU devices); ``radix_count`` counts each block's digits into a
+table, offsets come from it (an exclusive scan, ops/scan.py, of the digit-major table on GPUs;
+``radix_offsets`` over the block-major table on CPU devices), and ``radix_scatter`` walks each
+block in order, writing every key (and its payload) to its digit's next slot. Walking in order
+makes every pass stable. GPUs run LSD passes over all digits (4 for 32-bit keys, 8 for 64-bit);
+CPU devices run one MSD pass on the top digit, then ``radix_local`` sorts every bucket of equal top
+digits by LSD passes in cache, one work-item per bucket.
 
 Merge sort:
 
@@ -28,7 +30,6 @@ The order is numpy's: NaN after every number. ``before(a, b)`` is that strict or
 
 from __future__ import annotations
 
-import math
 from functools import cache
 from typing import Any
 
@@ -200,72 +201,162 @@ def digit(k, shift: dc.int64, top: dc.int32):
     return d ^ (BUCKETS // 2) if top == 1 else d
 
 
-@cache
-def float_key_kernel(dtype: Any) -> Any:
-    """An integer key per float with the same order as numpy's sort: IEEE sign-magnitude bits,
-    negated (minus one) for negative numbers, -0.0 equal to 0.0, every NaN the largest key.
+def _float_bits(dtype: Any) -> tuple[Any, int, int]:
+    """(unsigned type of dtype's size, its sign bit, its all-ones value)."""
+    if np.dtype(dtype) == np.float32:
+        return dc.uint32, 1 << 31, 2**32 - 1
+    return dc.uint64, 1 << 63, 2**64 - 1
 
-    The kernel language cannot reinterpret a float's bits yet, so the bits are rebuilt
-    exactly by arithmetic: the exponent from log2 (then corrected by comparing with exact powers
-    of two), the mantissa from the exact quotient by that power; subnormals scale by 2**-emin.
-    float32 → int32 keys (4 radix passes), float64 → int64 (8 passes).
+
+@cache
+def float_key_kernel(dtype: Any, exact: bool = False) -> Any:
+    """An unsigned key per float (float32 → uint32, float64 → uint64) whose unsigned order is
+    numpy's sort order: the IEEE bits (``dc.bitcast``) with every bit flipped for negative numbers
+    and only the sign bit flipped for the others (sign-magnitude → unsigned order), NaN last.
+
+    ``exact`` (sorting the floats themselves, which are rebuilt from the keys by
+    ``key_float_kernel``): the keys are a bijection except that a NaN's sign bit is cleared (a
+    negative NaN would otherwise sort first); -0.0 sorts just before 0.0, which numpy counts equal,
+    so any order of the two is sorted. Otherwise (argsort, sort_by_key: equal keys keep their
+    order, so they must be equal): every NaN is the largest key and -0.0 is 0.0's key.
+    Branch-free (masks, not ifs), so the CPU backend vectorises it: a few integer operations per float.
     """
-    if dtype == np.float32:
-        mant, bias, emin, kmax = 23, 127, -126, 2**31 - 1
-    else:
-        mant, bias, emin, kmax = 52, 1023, -1022, 2**63 - 1
-    INF_BITS = (2 * bias + 1) << mant  # noqa: N806 -- all exponent bits set
-    HALF_SUB = 2.0 ** ((mant - emin) // 2)  # noqa: N806 -- 2**(mant-emin) in two exact factors
-    REST_SUB = 2.0 ** ((mant - emin) - (mant - emin) // 2)  # noqa: N806
-    SCALE = 2.0**mant  # noqa: N806
-    # float32 keys are rebuilt in float32 (every step is exact there: powers of two within its
-    # range and a mantissa of 24 bits), so the kernel also runs where there is no float64 (Metal)
-    FT = dc.float32 if dtype == np.float32 else dc.float64  # noqa: N806
+    U, SIGN, ONES = _float_bits(dtype)  # noqa: N806
+    MAG = SIGN - 1  # noqa: N806 -- every bit but the sign
+    INF = 0x7F800000 if U is dc.uint32 else 0x7FF0000000000000  # noqa: N806
+    EXACT = int(exact)  # noqa: N806
+    SHIFT = 31 if U is dc.uint32 else 63  # noqa: N806
 
     @dc.kernel
     def float_key(x: dc.Buffer, key: dc.Buffer):
         f = dc.global_id(0)
         if f < x.shape[0]:
-            v = FT(x[f])
-            k = dc.int64(0)
-            if v != v:
-                k = kmax
+            b = dc.bitcast(x[f], U)
+            mag = b & MAG
+            nan = U(mag > INF)
+            if EXACT == 1:
+                b = b & (MAG | (nan - 1))  # a NaN loses its sign bit
             else:
-                a = abs(v)
-                bits = dc.int64(0)
-                if a == math.inf:
-                    bits = INF_BITS
-                elif a > 0.0:
-                    e = dc.int64(math.floor(math.log2(a)))
-                    while a >= dc.exp2(FT(e + 1)):
-                        e += 1
-                    while a < dc.exp2(FT(e)):
-                        e -= 1
-                    if e < emin:
-                        bits = dc.int64(a * HALF_SUB * REST_SUB)
-                    else:
-                        bits = ((e + bias) << mant) | dc.int64((a / dc.exp2(FT(e)) - 1.0) * SCALE)
-                k = -bits - 1 if v < 0.0 else bits
+                b = b & (U(mag != 0) * ONES)  # -0.0 → 0.0
+            flip = (U(0) - (b >> SHIFT)) | SIGN  # negative: all bits; otherwise the sign bit
+            k = b ^ flip
+            if EXACT == 0:
+                k = k | (U(0) - nan)  # every NaN the largest key
             key[f] = k
 
     return float_key
 
 
 @cache
+def key_float_kernel(dtype: Any) -> Any:
+    """The inverse of ``float_key_kernel(dtype, exact=True)``: the float each key was made from."""
+    U, SIGN, _ = _float_bits(dtype)  # noqa: N806
+    SHIFT = 31 if U is dc.uint32 else 63  # noqa: N806
+    F = dc.float32 if U is dc.uint32 else dc.float64  # noqa: N806
+
+    @dc.kernel
+    def key_float(key: dc.Buffer, x: dc.Buffer):
+        f = dc.global_id(0)
+        if f < x.shape[0]:
+            k = U(key[f])
+            flip = ((k >> SHIFT) - 1) | SIGN  # the key's top bit set: a non-negative float
+            x[f] = dc.bitcast(k ^ flip, F)
+
+    return key_float
+
+
+@cache
 def radix_count_kernel() -> Any:
     @dc.kernel
     def radix_count(keys: dc.Buffer, counts: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64,
-                    shift: dc.int64, top: dc.int32, block: dc.int64):
-        # counts[d * blocks + blk] = how many keys of block blk have digit d (digit-major, so an
-        # exclusive scan of counts gives every (digit, block) its first output position)
+                    shift: dc.int64, top: dc.int32, block: dc.int64, dstride: dc.int64, bstride: dc.int64):
+        # counts[d * dstride + blk * bstride] = how many keys of block blk have digit d. Digit-major
+        # (dstride = blocks, bstride = 1) on GPUs, so that an exclusive scan of the table gives every
+        # (digit, block) its first output position; block-major (256, ... ) on CPU devices, where a
+        # block's 256 counters then share 32 cache lines instead of taking 256 (radix_offsets scans it)
         blk = dc.global_id(0)
         if blk < blocks:
+            base = blk * bstride
             for d in range(BUCKETS):
-                counts[d * blocks + blk] = 0
+                counts[d * dstride + base] = 0
             for i in range(blk * block, min(blk * block + block, n)):
-                counts[digit(keys[i], shift, top) * blocks + blk] += 1
+                counts[digit(keys[i], shift, top) * dstride + base] += 1
 
     return radix_count
+
+
+@cache
+def radix_offsets_kernel() -> Any:
+    """Every (block, digit)'s first output position, in place over the block-major count table of
+    CPU devices (counts[blk * 256 + d]): the keys of smaller digits, then those of the same digit in
+    earlier blocks; and each digit's first position in ``starts`` (256 + 1 entries, the last n),
+    where radix_local finds its bucket. One work-item: the table is small (256 x at most
+    ``BLOCKS_CPU``), and two passes over it cost less than the general scan's three launches."""
+
+    @dc.kernel
+    def radix_offsets(counts: dc.Buffer[dc.int64], starts: dc.Buffer[dc.int64], blocks: dc.int64):
+        if dc.global_id(0) == 0:
+            run = dc.int64(0)
+            for d in range(BUCKETS):
+                starts[d] = run
+                for b in range(blocks):
+                    c = counts[b * BUCKETS + d]
+                    counts[b * BUCKETS + d] = run
+                    run += c
+            starts[BUCKETS] = run
+
+    return radix_offsets
+
+
+@dc.func
+def local_pass(src: dc.Buffer, src_vals: dc.Buffer, dst: dc.Buffer, dst_vals: dc.Buffer, cnt: dc.Buffer[dc.int64],
+               base: dc.int64, lo: dc.int64, hi: dc.int64, shift: dc.int64, has_vals: dc.int32):
+    # one stable counting-sort pass of src[lo:hi] by the digit at `shift` into dst[lo:hi]
+    for d in range(BUCKETS):
+        cnt[base + d] = 0
+    for i in range(lo, hi):
+        cnt[base + digit(src[i], shift, 0)] += 1
+    run = lo
+    for d in range(BUCKETS):
+        c = cnt[base + d]
+        cnt[base + d] = run
+        run += c
+    for i in range(lo, hi):
+        k = src[i]
+        slot = base + digit(k, shift, 0)
+        pos = cnt[slot]
+        cnt[slot] = pos + 1
+        dst[pos] = k
+        if has_vals == 1:
+            dst_vals[pos] = src_vals[i]
+
+
+@cache
+def radix_local_kernel() -> Any:
+    """After one MSD pass on the top digit (radix_count, radix_offsets, radix_scatter with the top
+    shift), every bucket of equal top digits is sorted on its own by LSD passes over the digits below
+    it, one work-item per bucket. A bucket of 4M uniform keys is 16K keys, so these passes run in
+    the core's cache instead of scattering across all of memory: on CPU devices one global scatter
+    instead of four (a C sketch on this machine: 141 -> 90 ms on one core for 4M uint32 keys).
+    ``keys``/``vals`` hold the MSD pass's output and ``keys_out``/``vals_out`` the other scratch pair;
+    the number of passes below the top digit is odd (3 or 7), so the result lands in ``keys_out``."""
+
+    @dc.kernel
+    def radix_local(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer,
+                    starts: dc.Buffer[dc.int64], cnt: dc.Buffer[dc.int64], top_shift: dc.int64, has_vals: dc.int32):
+        b = dc.global_id(0)
+        if b < BUCKETS:
+            lo = starts[b]
+            hi = starts[b + 1]
+            base = b * BUCKETS
+            s = dc.int64(0)
+            while s + 2 * RADIX_BITS < top_shift:
+                local_pass(keys, vals, keys_out, vals_out, cnt, base, lo, hi, s, has_vals)
+                local_pass(keys_out, vals_out, keys, vals, cnt, base, lo, hi, s + RADIX_BITS, has_vals)
+                s += 2 * RADIX_BITS
+            local_pass(keys, vals, keys_out, vals_out, cnt, base, lo, hi, s, has_vals)
+
+    return radix_local
 
 
 @cache
@@ -273,13 +364,14 @@ def radix_scatter_kernel() -> Any:
     @dc.kernel
     def radix_scatter(keys: dc.Buffer, vals: dc.Buffer, keys_out: dc.Buffer, vals_out: dc.Buffer,
                       offsets: dc.Buffer[dc.int64], n: dc.int64, blocks: dc.int64, shift: dc.int64, top: dc.int32,
-                      has_vals: dc.int32, block: dc.int64):
+                      has_vals: dc.int32, block: dc.int64, dstride: dc.int64, bstride: dc.int64):
         # each block walks its keys in order and puts each at its digit's next slot: stable
         blk = dc.global_id(0)
         if blk < blocks:
+            base = blk * bstride
             for i in range(blk * block, min(blk * block + block, n)):
                 k = keys[i]
-                slot = digit(k, shift, top) * blocks + blk
+                slot = digit(k, shift, top) * dstride + base
                 pos = offsets[slot]
                 offsets[slot] = pos + 1
                 keys_out[pos] = k
@@ -290,5 +382,6 @@ def radix_scatter_kernel() -> Any:
 
 
 __all__ = ["BLOCK", "BLOCKS_CPU", "BUCKETS", "MERGE_CHUNK", "MERGE_CHUNK_CPU", "RADIX_BITS", "RUN", "before",
-           "before01", "digit", "float_key_kernel", "gather_kernel", "iota_kernel", "merge_path_kernel",
-           "move_axis_kernel", "radix_count_kernel", "radix_scatter_kernel", "sort_runs_kernel"]
+           "before01", "digit", "float_key_kernel", "gather_kernel", "iota_kernel", "key_float_kernel", "local_pass",
+           "merge_path_kernel", "move_axis_kernel", "radix_count_kernel", "radix_local_kernel",
+           "radix_offsets_kernel", "radix_scatter_kernel", "sort_runs_kernel"]

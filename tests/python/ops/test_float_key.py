@@ -1,35 +1,63 @@
-"""The sort's order-preserving float keys (ops/sort_kernels.float_key) against the IEEE bits numpy
-sees, on every accelerator: float32 keys are built in float32 arithmetic, so they also run on Metal
-(no float64), and must still be exact for signed zeros, subnormals, infinities and NaN."""
+"""The sort's order-preserving float keys (ops/sort_kernels.float_key, built with dc.bitcast) against
+numpy's order, bit for bit, on every accelerator (the Metal phase runs this file: float32 keys use no
+float64): signed zeros, subnormals, infinities and NaNs with payloads and either sign."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dotcompute as dc
-from dotcompute.ops.sort_kernels import float_key_kernel
+from dotcompute.ops.sort_kernels import float_key_kernel, key_float_kernel
 
-SPECIAL = [0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-39, 1.17549435e-38,
+SPECIAL = [0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3e-39, 1.17549435e-38,
            -1.17549435e-38, 3.4028235e38, -3.4028235e38, 0.1]
 
 
-def _expected(x: np.ndarray) -> np.ndarray:
-    bits = x.view(np.int32).astype(np.int64)
-    key = np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)  # sign-magnitude → two's order
-    key[x == 0] = 0  # -0.0 sorts with 0.0
-    key[np.isnan(x)] = 2**31 - 1  # NaN last, as numpy
+def _floats() -> np.ndarray:
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2**32, 3000, dtype=np.uint64).astype(np.uint32)  # NaN payloads of both signs too
+    return np.concatenate([np.array(SPECIAL, np.float32), bits.view(np.float32)])
+
+
+def _expected(x: np.ndarray, exact: bool) -> np.ndarray:
+    bits = x.view(np.uint32).copy()
+    nan = np.isnan(x)
+    if exact:
+        bits[nan] &= np.uint32(0x7FFFFFFF)  # a NaN's sign is dropped: every NaN after +inf
+    else:
+        bits[x == 0] = 0  # -0.0 is 0.0's key
+    key = np.where(bits >> 31 == 1, ~bits, bits | np.uint32(0x80000000)).astype(np.uint32)
+    if not exact:
+        key[nan] = 0xFFFFFFFF
     return key
 
 
-def test_float32_keys_are_the_ieee_order_bit_for_bit(accelerator):
-    rng = np.random.default_rng(5)
-    spread = rng.standard_normal(3000) * 10.0 ** rng.integers(-45, 38, 3000)
-    x = np.concatenate([np.array(SPECIAL), spread]).astype(np.float32)
-    keys = accelerator.zeros(x.size, dtype=np.int64)
-    dc.launch(float_key_kernel(np.float32), x.size, accelerator.asarray(x), keys,
-              accelerator=accelerator)
-    np.testing.assert_array_equal(keys.numpy(), _expected(x))
+@pytest.mark.parametrize("exact", [False, True], ids=["ties", "exact"])
+def test_float32_keys_are_numpys_order_bit_for_bit(accelerator, exact):
+    x = _floats()
+    keys = accelerator.zeros(x.size, dtype=np.uint32)
+    dc.launch(float_key_kernel(np.float32, exact), x.size, accelerator.asarray(x), keys, accelerator=accelerator)
+    got = keys.numpy()
+    np.testing.assert_array_equal(got, _expected(x, exact))
+    order = np.argsort(got, kind="stable")
+    if exact:
+        np.testing.assert_array_equal(x[order], np.sort(x))
+    else:
+        np.testing.assert_array_equal(order, np.argsort(x, kind="stable"))  # ties equal: numpy's stable order
+
+
+def test_float32_keys_turn_back_into_the_floats(accelerator):
+    x = _floats()
+    keys = accelerator.zeros(x.size, dtype=np.uint32)
+    back = accelerator.zeros(x.size, dtype=np.float32)
+    dc.launch(float_key_kernel(np.float32, True), x.size, accelerator.asarray(x), keys, accelerator=accelerator)
+    dc.launch(key_float_kernel(np.float32), x.size, keys, back, accelerator=accelerator)
+    want = x.view(np.uint32).copy()
+    want[np.isnan(x)] &= np.uint32(0x7FFFFFFF)
+    np.testing.assert_array_equal(back.numpy().view(np.uint32), want)
 
 
 def test_float32_keys_use_no_double():
     assert "double" not in float_key_kernel(np.float32).source("cpu")
+    assert "double" not in key_float_kernel(np.float32).source("cpu")
