@@ -1,7 +1,8 @@
 """Scans: ``cumsum`` and ``scan(op, x, axis, exclusive, initial)`` with an associative ``@dc.func``.
 
 Paths (ops/dispatch.py): numpy's cumsum on host-memory buffers; the reduce-then-scan kernels of
-scan_kernels.py elsewhere, when forced, and always for a user operator. Long integer cumsums of
+scan_kernels.py elsewhere (on GPU devices the coalesced tile forms of the scan passes, on CPU
+devices the per-item runs), when forced, and always for a user operator. Long integer cumsums of
 CPU-backend Buffers (``SCAN_MIN`` elements or more along the axis) also take the kernels: they use
 both cores where numpy's cumsum uses one, and integer sums are exact in any order, so the result
 is numpy's to the bit.
@@ -44,6 +45,8 @@ def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any
         acc.launch(sk.scan_rows_kernel(op, t), rows, x, out, init, rows, n, inner, has_init, int(exclusive))
         return out
     chunk, chunks = rk.plan(rows, n)
+    # GPUs read in tiles of consecutive elements (scan_tile_kernel); CPU devices fold per-item runs
+    gpu = acc.type != "cpu"
     if chunks > 1:
         prefix = acc.empty((rows * chunks,), t)
         partial = acc.empty((rows * chunks,), t)
@@ -55,11 +58,17 @@ def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any
         mode = rk.STRIDED if exact_sum and acc.type != "cpu" else rk.ORDERED
         acc.launch(rk.tree_kernel(op, t, mode), rows * chunks * rk.WIDTH, x, partial, n, inner, chunk, chunks,
                    local_size=rk.WIDTH)
-        acc.launch(sk.scan_partials_kernel(op, t), rows, partial, prefix, init, chunks, has_init)
+        if gpu:  # a work-group per row scans its partials in tiles: coalesced, where one item would loop
+            starts = acc.asarray(np.full(rows, 0 if initial is None else initial, t))
+            acc.launch(sk.scan_tile_kernel(op, t), rows * rk.WIDTH, partial, prefix, starts, chunks, 1, chunks, 1,
+                       has_init, 1, local_size=rk.WIDTH)
+        else:  # CPU devices: one item per row's few hundred partials, a plain loop
+            acc.launch(sk.scan_partials_kernel(op, t), rows, partial, prefix, init, chunks, has_init)
     else:  # one chunk per row: its prefix is the initial value (read only when there is one)
         prefix = acc.asarray(np.full(rows, 0 if initial is None else initial, t))
-    acc.launch(sk.scan_tree_kernel(op, t), rows * chunks * rk.WIDTH, x, out, prefix, n, inner, chunk, chunks,
-               has_init, int(exclusive), local_size=rk.WIDTH)
+    rescan = sk.scan_tile_kernel(op, t) if gpu else sk.scan_tree_kernel(op, t)
+    acc.launch(rescan, rows * chunks * rk.WIDTH, x, out, prefix, n, inner, chunk, chunks, has_init, int(exclusive),
+               local_size=rk.WIDTH)
     return out
 
 
