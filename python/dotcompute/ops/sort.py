@@ -84,31 +84,36 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
     signed = keys.dtype.kind == "i"
     kt = keys.dtype.type
     v = vals if vals is not None else acc.empty((1,), np.int64)
-    counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
     scratch = [(acc.empty((n,), kt), acc.empty((n,), v.dtype) if has else v) for _ in range(2)]
     count, scatter = sk.radix_count_kernel(), sk.radix_scatter_kernel()
     if cpu:
-        top_shift = bits - sk.RADIX_BITS
-        starts = acc.empty((sk.BUCKETS + 1,), np.int64)
+        buckets = 1 << sk.TOP_BITS_CPU
+        top_shift = bits - sk.TOP_BITS_CPU
+        counts = acc.empty((buckets * blocks,), np.int64)
+        starts = acc.empty((buckets + 1,), np.int64)
         # local_size=1: every item is a long serial walk, and the CPU backend gives each thread whole
-        # work-groups: with the default group size the 64 blocks (or 256 buckets) would be one group
-        acc.launch(count, blocks, keys, counts, n, blocks, top_shift, int(signed), block, 1, sk.BUCKETS,
+        # work-groups: with the default group size the 64 blocks (or the buckets) would be one group
+        acc.launch(count, blocks, keys, counts, n, blocks, top_shift, int(signed), block, 1, buckets, buckets,
                    local_size=1)
-        acc.launch(sk.radix_offsets_kernel(), 1, counts, starts, blocks)
+        acc.launch(sk.radix_offsets_kernel(), 1, counts, starts, blocks, buckets)
         (k1, v1), (k2, v2) = scratch
         acc.launch(scatter, blocks, keys, v, k1, v1, counts, n, blocks, top_shift, int(signed), has, block, 1,
-                   sk.BUCKETS, local_size=1)
-        local_counts = acc.empty((sk.BUCKETS * sk.BUCKETS,), np.int64)
-        acc.launch(sk.radix_local_kernel(), sk.BUCKETS, k1, v1, k2, v2, starts, local_counts, top_shift, has,
-                   local_size=1)
-        return k2, (v2 if has else None)
+                   buckets, buckets, local_size=1)
+        lbits = sk.LOCAL_BITS_CPU
+        local_counts = acc.empty((buckets << lbits,), np.int64)
+        acc.launch(sk.radix_local_kernel(), buckets, k1, v1, k2, v2, starts, local_counts, top_shift, has, buckets,
+                   lbits, local_size=1)
+        passes = -(-top_shift // lbits)  # odd: the result is in the second pair, even: in the first
+        k, v = (k2, v2) if passes % 2 else (k1, v1)
+        return k, (v if has else None)
+    counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
     k = keys
     for p, shift in enumerate(range(0, bits, sk.RADIX_BITS)):
         top = int(signed and shift + sk.RADIX_BITS >= bits)
-        acc.launch(count, blocks, k, counts, n, blocks, shift, top, block, blocks, 1)
+        acc.launch(count, blocks, k, counts, n, blocks, shift, top, block, blocks, 1, sk.BUCKETS)
         offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
         k2, v2 = scratch[p % 2]
-        acc.launch(scatter, blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block, blocks, 1)
+        acc.launch(scatter, blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block, blocks, 1, sk.BUCKETS)
         k, v = k2, v2
     return k, (v if has else None)
 
