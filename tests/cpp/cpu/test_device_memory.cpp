@@ -103,6 +103,27 @@ TEST(CpuMemory, CopiesAndMemsetRunInStreamOrder) {
   EXPECT_EQ(api().memcpy_h2d(s.get(), 0, 0, host.data(), 4), DC_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(CpuMemory, LargeZeroFillsOfDirtyBlocksReadZeroAndSpareTheirNeighbours) {
+  // From 256 KiB on a zero fill inside a mapped block (1 MiB and more) drops whole pages and writes
+  // the partial ones at either end; the bytes outside the range must keep their values.
+  Stream s;
+  for (uint64_t bytes : {uint64_t{1} << 20, uint64_t{3} << 20, (uint64_t{5} << 20) + 100}) {
+    DeviceBuffer b(bytes);
+    std::vector<unsigned char> back(bytes);
+    DC_ASSERT_OK(api().memset_d8(s.get(), b.handle(), 0, 0xab, bytes));
+    const uint64_t lo = 1001, hi = bytes - 999;  // unaligned ends, so partial pages on both sides
+    DC_ASSERT_OK(api().memset_d8(s.get(), b.handle(), lo, 0, hi - lo));
+    DC_ASSERT_OK(api().memcpy_d2h(s.get(), back.data(), b.handle(), 0, bytes));
+    s.sync();
+    for (uint64_t i = 0; i < bytes; ++i) ASSERT_EQ(back[i], (i >= lo && i < hi) ? 0 : 0xab) << bytes << " at " << i;
+    // The dropped pages are ordinary memory again: written, they keep what was written.
+    DC_ASSERT_OK(api().memset_d8(s.get(), b.handle(), 0, 0x5c, bytes));
+    DC_ASSERT_OK(api().memcpy_d2h(s.get(), back.data(), b.handle(), 0, bytes));
+    s.sync();
+    for (uint64_t i = 0; i < bytes; ++i) ASSERT_EQ(back[i], 0x5c) << bytes << " at " << i;
+  }
+}
+
 TEST(CpuMemory, NullStreamIsTheBackendsDefaultStream) {
   DeviceBuffer a(64);
   int32_t v = 42, out = 0;

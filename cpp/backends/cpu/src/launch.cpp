@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <sys/mman.h>
+
 #include "runtime.h"
 #include "stream.h"
 #include "thread_pool.h"
@@ -206,6 +208,19 @@ void parallel_fill(void* dst, uint8_t value, uint64_t bytes) {
   pool->parallel_for(ceil_div(bytes, kCopyChunk), 1, fill_range, &job, 0, nullptr);
 }
 
+void zero_fill(void* dst, uint64_t bytes) {
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
+  const uintptr_t first = (a + kPage - 1) / kPage * kPage;
+  const uintptr_t last = (a + bytes) / kPage * kPage;
+  if (last <= first || madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) {
+    parallel_fill(dst, 0, bytes);
+    return;
+  }
+  std::memset(dst, 0, first - a);
+  std::memset(reinterpret_cast<void*>(last), 0, a + bytes - last);
+}
+
 void run_task(Task& task, Stream& stream) {
   switch (task.kind) {
     case Task::Kind::Launch: {
@@ -222,7 +237,11 @@ void run_task(Task& task, Stream& stream) {
       parallel_copy(task.dst, task.src, task.bytes);
       break;
     case Task::Kind::Memset:
-      parallel_fill(task.dst, task.value, task.bytes);
+      if (task.drop_pages) {
+        zero_fill(task.dst, task.bytes);
+      } else {
+        parallel_fill(task.dst, task.value, task.bytes);
+      }
       break;
     case Task::Kind::Record:
       task.event->complete(task.seq);

@@ -69,4 +69,13 @@ uint64_t run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t tot
 void parallel_copy(void* dst, const void* src, uint64_t bytes);
 void parallel_fill(void* dst, uint8_t value, uint64_t bytes);
 
+// Zero fills from this size on may drop pages (zero_fill).
+constexpr uint64_t kDropPagesMin = 256 * 1024;
+
+// Zeroes [dst, dst + bytes), which lies inside a private anonymous mapping of the plugin's: the whole
+// pages in it are handed back to the kernel (MADV_DONTNEED), which maps fresh zero pages on the next
+// touch -- numpy's np.zeros gets the same from calloc -- and the partial pages at either end are
+// written. Where the kernel refuses, everything is written.
+void zero_fill(void* dst, uint64_t bytes);
+
 }  // namespace dccpu

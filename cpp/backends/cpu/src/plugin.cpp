@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,9 @@ struct State {
 
   std::mutex alloc_mutex;
   std::unordered_set<uintptr_t> allocations;
+  // The blocks of kMappedBytes and more: anonymous private mappings of their own (start -> length), so
+  // that a zero fill may hand their pages back to the kernel, which gives zero pages on the next touch.
+  std::map<uintptr_t, uint64_t> mapped;
 };
 
 // Owned by initialize()/shutdown(). A process that never calls shutdown keeps
@@ -168,7 +172,14 @@ void cpu_shutdown() {
   try {
     st->default_stream.reset();
     st->pool.reset();
-    for (uintptr_t p : st->allocations) std::free(reinterpret_cast<void*>(p));
+    for (uintptr_t p : st->allocations) {
+      auto m = st->mapped.find(p);
+      if (m != st->mapped.end()) {
+        (void)munmap(reinterpret_cast<void*>(p), m->second);
+      } else {
+        std::free(reinterpret_cast<void*>(p));
+      }
+    }
   } catch (...) {
   }
   delete st;
@@ -237,6 +248,25 @@ dc_status cpu_compiler_identity(int32_t device, char* buf, size_t cap) {
 // ---- memory ----------------------------------------------------------------
 
 constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
+// Blocks from this size on get a mapping of their own (glibc's malloc would mmap them too, but its
+// threshold moves and it says nothing about where memory came from).
+constexpr uint64_t kMappedBytes = uint64_t{1} << 20;
+
+// `bytes` (a multiple of `align`, itself a multiple of the page size) of fresh anonymous memory aligned
+// to `align`, or NULL. Fresh pages read as zero and take physical memory only when first touched.
+void* map_block(uint64_t bytes, uint64_t align) {
+  const uint64_t page = 4096;
+  const uint64_t extra = align > page ? align : 0;
+  void* raw = mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + align - 1) / align * align;
+  // give back the unaligned head and the tail beyond the block
+  if (aligned > start) (void)munmap(raw, aligned - start);
+  const uintptr_t end = start + bytes + extra;
+  if (end > aligned + bytes) (void)munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  return reinterpret_cast<void*>(aligned);
+}
 
 dc_status cpu_mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out) {
   return guarded("mem_alloc", [&] {
@@ -247,10 +277,12 @@ dc_status cpu_mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out) {
     // Large blocks are streamed through by bandwidth-bound kernels: aligning them
     // to 2 MiB and asking for transparent huge pages cuts TLB misses; mid-sized
     // blocks get page alignment, small ones a cache line.
-    const uint64_t align = bytes >= kHugePageBytes ? kHugePageBytes : bytes >= (1u << 20) ? 4096 : 64;
+    const uint64_t align = bytes >= kHugePageBytes ? kHugePageBytes : bytes >= kMappedBytes ? 4096 : 64;
     const uint64_t rounded = (std::max<uint64_t>(bytes, 1) + align - 1) / align * align;
-    if (rounded < bytes) return fail(DC_ERROR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
-    void* p = std::aligned_alloc(align, rounded);
+    if (rounded < bytes || rounded > (uint64_t{1} << 62))
+      return fail(DC_ERROR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    const bool mapped = bytes >= kMappedBytes;
+    void* p = mapped ? map_block(rounded, align) : std::aligned_alloc(align, rounded);
     if (p == nullptr)
       return fail(DC_ERROR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes of host memory");
     // Advice only: where THP is off or refused the memory simply stays in small pages.
@@ -258,8 +290,20 @@ dc_status cpu_mem_alloc(int32_t device, uint64_t bytes, dc_devptr* out) {
     try {
       std::lock_guard<std::mutex> lock(st->alloc_mutex);
       st->allocations.insert(reinterpret_cast<uintptr_t>(p));
+      if (mapped) {
+        try {
+          st->mapped.emplace(reinterpret_cast<uintptr_t>(p), rounded);
+        } catch (...) {
+          st->allocations.erase(reinterpret_cast<uintptr_t>(p));
+          throw;
+        }
+      }
     } catch (...) {
-      std::free(p);
+      if (mapped) {
+        (void)munmap(p, rounded);
+      } else {
+        std::free(p);
+      }
       throw;
     }
     *out = reinterpret_cast<uintptr_t>(p);
@@ -273,14 +317,35 @@ dc_status cpu_mem_free(int32_t device, dc_devptr ptr) {
     if (st == nullptr) return not_initialized();
     if (dc_status s = check_device(device)) return s;
     if (ptr == 0) return DC_OK;
+    uint64_t mapped_bytes = 0;
     {
       std::lock_guard<std::mutex> lock(st->alloc_mutex);
       if (st->allocations.erase(ptr) == 0)
         return fail(DC_ERROR_INVALID_ARGUMENT, "cpu: mem_free: pointer was not allocated by this backend");
+      auto m = st->mapped.find(ptr);
+      if (m != st->mapped.end()) {
+        mapped_bytes = m->second;
+        st->mapped.erase(m);
+      }
     }
-    std::free(reinterpret_cast<void*>(ptr));
+    if (mapped_bytes != 0) {
+      (void)munmap(reinterpret_cast<void*>(ptr), mapped_bytes);
+    } else {
+      std::free(reinterpret_cast<void*>(ptr));
+    }
     return DC_OK;
   });
+}
+
+// Whether [p, p + bytes) lies inside one of our own mappings (never user memory: on this unified-memory
+// device a numpy array's address is a valid destination, and its pages must not be dropped).
+bool inside_mapping(State& st, const void* p, uint64_t bytes) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(st.alloc_mutex);
+  auto it = st.mapped.upper_bound(a);
+  if (it == st.mapped.begin()) return false;
+  --it;
+  return a >= it->first && bytes <= it->second && a - it->first <= it->second - bytes;
 }
 
 dc_status enqueue_copy(const char* what, dc_stream s, void* dst, const void* src, uint64_t bytes) {
@@ -326,7 +391,11 @@ dc_status cpu_memset_d8(dc_stream s, dc_devptr dst, uint64_t offset, uint8_t val
     task->dst = at(dst, offset);
     task->value = value;
     task->bytes = bytes;
-    return submit(*resolve(*st, s), std::move(task), bytes <= kInlineCopyBytes);
+    // A large zero fill of our own mapping drops its whole pages instead of writing them (zero_fill,
+    // launch.cpp): a system call rather than a pass over the memory, so it runs inline like a small fill.
+    task->drop_pages = value == 0 && bytes >= kDropPagesMin && inside_mapping(*st, task->dst, bytes);
+    const bool inline_ok = bytes <= kInlineCopyBytes || task->drop_pages;
+    return submit(*resolve(*st, s), std::move(task), inline_ok);
   });
 }
 

@@ -59,6 +59,7 @@ struct Task {
   const void* src = nullptr;
   uint64_t bytes = 0;
   uint8_t value = 0;
+  bool drop_pages = false;  // Memset of 0 inside one of the plugin's own mappings (launch.h, zero_fill)
 
   // Record / Wait
   std::shared_ptr<EventState> event;
