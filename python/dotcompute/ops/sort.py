@@ -28,6 +28,9 @@ RADIX_MIN = 2048  # below this, merging a few runs beats four radix passes
 #: int32, 953 vs 927 for float32 (float_key's arithmetic costs most there). Tests set it to
 #: False to exercise the merge sort on every device.
 RADIX_ON_CPU = True
+#: Whether CPU-type devices take the MSD-then-in-cache radix sort (sort_kernels.radix_local) rather
+#: than the GPUs' LSD passes; tests set False to run the GPUs' algorithm on every device.
+RADIX_MSD_ON_CPU = True
 
 
 def _radix_here(acc: Any) -> bool:
@@ -77,8 +80,8 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
     acc = keys.accelerator
     n = keys.size
     has = 0 if vals is None else 1
-    cpu = acc.type == "cpu"
-    block = sk.BLOCK if not cpu else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
+    cpu = acc.type == "cpu" and RADIX_MSD_ON_CPU
+    block = sk.BLOCK if acc.type != "cpu" else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
     blocks = -(-n // block)
     bits = keys.dtype.itemsize * 8
     signed = keys.dtype.kind == "i"
