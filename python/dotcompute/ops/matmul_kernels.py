@@ -29,21 +29,32 @@ LOCAL = 16  # items per dimension of the work-group (each computes 4×4 of C)
 
 
 @cache
-def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
+def tiled_kernel(dtype: Any, columns_dim: int = 0, nd: tuple[int, int, int] = (1, 1, 1)) -> Any:
     """``columns_dim``: the launch dimension that runs along C's columns (the batch takes the
-    other of 0 and 2). Which one the device iterates fastest differs: the CPU backend's innermost
-    loop is dimension 0, while the GPU emitters put the last dimension on the hardware's fastest."""
+    other of 0 and 2). Dimension 0 is the one whose neighbouring items are neighbours in the
+    hardware on the CPU backend (its innermost, vectorised loop) and on GPUs (threadIdx.x: a warp's
+    lanes, so their loads coalesce); PoCL's CPU devices measured faster with dimension 2.
+    ``nd``: the number of dimensions of A, B and C as the kernel gets them (1: flat; 2: a matrix;
+    3: a batch of matrices), so it reads and writes the operands in place, no flattening copies."""
     T = dtype  # noqa: N806
     COLS = columns_dim  # noqa: N806 -- a constant: the other branch is folded away
     V4 = dc.vector(4, T)  # noqa: N806
     M44 = dc.matrix(4, 4, T)  # noqa: N806
+    load_a = (_load_a1, _load_a2, _load_a3)[nd[0] - 1]
+    load_b = (_load_b1, _load_b2, _load_b3)[nd[1] - 1]
+    put = (_store1, _store2, _store3)[nd[2] - 1]
 
-    @dc.kernel
+    # contract: the products and sums of the K-slice may fuse into FMAs (as BLAS does; numpy's
+    # matmul promises no particular rounding either), twice the arithmetic per instruction
+    @dc.kernel(contract=True)
     def matmul_tiled(a: dc.Buffer, b: dc.Buffer, c: dc.Buffer, m: dc.int64, n: dc.int64, k: dc.int64,
                      a_batch: dc.int64, b_batch: dc.int64):
         # a_tile[row, kk]: read at one address per row of items (a broadcast), written along kk
         a_tile = dc.shared((TILE, TK), T)
-        b_tile = dc.shared((TK, TILE), T)  # b_tile[kk, col]: read by consecutive items, no conflict
+        # b_tile[kk, col]: read by consecutive items. Its rows are TILE + 16 words apart, not TILE:
+        # the two rows of items that share a GPU warp write two rows of the tile, and 64 words
+        # apart they would hit the same 16 banks (a 2-way conflict); 80 apart they use all 32
+        b_tile = dc.shared((TK, TILE + 16), T)
         if COLS == 0:
             z = dc.group_id(2)
             i0 = dc.group_id(1) * TILE
@@ -55,8 +66,8 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
             j0 = dc.group_id(2) * TILE
             tx = dc.local_id(2)
         ty = dc.local_id(1)
-        a0 = z * a_batch
-        b0 = z * b_batch
+        za = z * a_batch  # a_batch, b_batch: 1, or 0 for an operand the batch shares (broadcast)
+        zb = z * b_batch
         acc = M44(T(0))  # the item's 4×4 block of C: rows ty + 16*r, columns tx + 16*c
         for k0 in range(0, k, TK):
             # each item stages 4 elements of each tile, written out (a loop here would keep the CPU
@@ -71,14 +82,15 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
             # nothing to the products)
             kac = min(ka, k - 1)
             kbc = min(kb, k - 1)
-            a_tile[ty, tx] = select(a[a0 + min(i0 + ty, m - 1) * k + kac], i0 + ty < m and ka < k, T(0))
-            a_tile[ty + 16, tx] = select(a[a0 + min(i0 + ty + 16, m - 1) * k + kac], i0 + ty + 16 < m and ka < k, T(0))
-            a_tile[ty + 32, tx] = select(a[a0 + min(i0 + ty + 32, m - 1) * k + kac], i0 + ty + 32 < m and ka < k, T(0))
-            a_tile[ty + 48, tx] = select(a[a0 + min(i0 + ty + 48, m - 1) * k + kac], i0 + ty + 48 < m and ka < k, T(0))
-            b_tile[ty, tx] = select(b[b0 + kbc * n + min(jb, n - 1)], kb < k and jb < n, T(0))
-            b_tile[ty, tx + 16] = select(b[b0 + kbc * n + min(jb + 16, n - 1)], kb < k and jb + 16 < n, T(0))
-            b_tile[ty, tx + 32] = select(b[b0 + kbc * n + min(jb + 32, n - 1)], kb < k and jb + 32 < n, T(0))
-            b_tile[ty, tx + 48] = select(b[b0 + kbc * n + min(jb + 48, n - 1)], kb < k and jb + 48 < n, T(0))
+            ia = i0 + ty
+            a_tile[ty, tx] = select(load_a(a, za, min(ia, m - 1), kac), ia < m and ka < k, T(0))
+            a_tile[ty + 16, tx] = select(load_a(a, za, min(ia + 16, m - 1), kac), ia + 16 < m and ka < k, T(0))
+            a_tile[ty + 32, tx] = select(load_a(a, za, min(ia + 32, m - 1), kac), ia + 32 < m and ka < k, T(0))
+            a_tile[ty + 48, tx] = select(load_a(a, za, min(ia + 48, m - 1), kac), ia + 48 < m and ka < k, T(0))
+            b_tile[ty, tx] = select(load_b(b, zb, kbc, min(jb, n - 1)), kb < k and jb < n, T(0))
+            b_tile[ty, tx + 16] = select(load_b(b, zb, kbc, min(jb + 16, n - 1)), kb < k and jb + 16 < n, T(0))
+            b_tile[ty, tx + 32] = select(load_b(b, zb, kbc, min(jb + 32, n - 1)), kb < k and jb + 32 < n, T(0))
+            b_tile[ty, tx + 48] = select(load_b(b, zb, kbc, min(jb + 48, n - 1)), kb < k and jb + 48 < n, T(0))
             dc.barrier()
             # the 16 steps of the slice written out, no loop: the item's body is then straight-line
             # code, which the CPU backend vectorises across the work-items (a SIMD lane per column)
@@ -116,10 +128,10 @@ def tiled_kernel(dtype: Any, columns_dim: int = 2) -> Any:
             acc += dc.outer(V4(a_tile[ty, 15], a_tile[ty + 16, 15], a_tile[ty + 32, 15], a_tile[ty + 48, 15]),
                             V4(b_tile[15, tx], b_tile[15, tx + 16], b_tile[15, tx + 32], b_tile[15, tx + 48]))
             dc.barrier()
-        store(c, z * m * n, m, n, i0 + ty, j0 + tx, acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3])
-        store(c, z * m * n, m, n, i0 + ty + 16, j0 + tx, acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3])
-        store(c, z * m * n, m, n, i0 + ty + 32, j0 + tx, acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3])
-        store(c, z * m * n, m, n, i0 + ty + 48, j0 + tx, acc[3, 0], acc[3, 1], acc[3, 2], acc[3, 3])
+        put(c, z, m, n, i0 + ty, j0 + tx, acc[0, 0], acc[0, 1], acc[0, 2], acc[0, 3])
+        put(c, z, m, n, i0 + ty + 16, j0 + tx, acc[1, 0], acc[1, 1], acc[1, 2], acc[1, 3])
+        put(c, z, m, n, i0 + ty + 32, j0 + tx, acc[2, 0], acc[2, 1], acc[2, 2], acc[2, 3])
+        put(c, z, m, n, i0 + ty + 48, j0 + tx, acc[3, 0], acc[3, 1], acc[3, 2], acc[3, 3])
 
     return matmul_tiled
 
@@ -130,18 +142,78 @@ def select(v, inside, zero):
     return v if inside else zero
 
 
+# Element access for each number of dimensions an operand has in the kernel (chosen when the
+# kernel is built: a kernel indexes a buffer with exactly its number of dimensions). A 1-D A is
+# one row (m = 1), a 1-D B one column (n = 1), a 1-D C the flat batch of m×n results.
 @dc.func
-def store(c: dc.Buffer, base: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v0, v1, v2, v3):
-    # one row of an item's 4×4 block: columns j, j+16, j+32, j+48
+def _load_a1(a: dc.Buffer, z: dc.int64, i: dc.int64, kk: dc.int64):
+    return a[kk]
+
+
+@dc.func
+def _load_a2(a: dc.Buffer, z: dc.int64, i: dc.int64, kk: dc.int64):
+    return a[i, kk]
+
+
+@dc.func
+def _load_a3(a: dc.Buffer, z: dc.int64, i: dc.int64, kk: dc.int64):
+    return a[z, i, kk]
+
+
+@dc.func
+def _load_b1(b: dc.Buffer, z: dc.int64, kk: dc.int64, j: dc.int64):
+    return b[kk]
+
+
+@dc.func
+def _load_b2(b: dc.Buffer, z: dc.int64, kk: dc.int64, j: dc.int64):
+    return b[kk, j]
+
+
+@dc.func
+def _load_b3(b: dc.Buffer, z: dc.int64, kk: dc.int64, j: dc.int64):
+    return b[z, kk, j]
+
+
+# one row of an item's 4×4 block of C: columns j, j+16, j+32, j+48, inside the matrix
+@dc.func
+def _store1(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v0, v1, v2, v3):
+    if i < m:
+        base = (z * m + i) * n
+        if j < n:
+            c[base + j] = v0
+        if j + 16 < n:
+            c[base + j + 16] = v1
+        if j + 32 < n:
+            c[base + j + 32] = v2
+        if j + 48 < n:
+            c[base + j + 48] = v3
+
+
+@dc.func
+def _store2(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v0, v1, v2, v3):
     if i < m:
         if j < n:
-            c[base + i * n + j] = v0
+            c[i, j] = v0
         if j + 16 < n:
-            c[base + i * n + j + 16] = v1
+            c[i, j + 16] = v1
         if j + 32 < n:
-            c[base + i * n + j + 32] = v2
+            c[i, j + 32] = v2
         if j + 48 < n:
-            c[base + i * n + j + 48] = v3
+            c[i, j + 48] = v3
+
+
+@dc.func
+def _store3(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v0, v1, v2, v3):
+    if i < m:
+        if j < n:
+            c[z, i, j] = v0
+        if j + 16 < n:
+            c[z, i, j + 16] = v1
+        if j + 32 < n:
+            c[z, i, j + 32] = v2
+        if j + 48 < n:
+            c[z, i, j + 48] = v3
 
 
 @cache
@@ -163,4 +235,4 @@ def naive_kernel(dtype: Any) -> Any:
     return matmul_naive
 
 
-__all__ = ["LOCAL", "TILE", "TK", "naive_kernel", "store", "tiled_kernel"]
+__all__ = ["LOCAL", "TILE", "TK", "naive_kernel", "tiled_kernel"]
