@@ -30,6 +30,18 @@ def gather_axis(x: dc.Buffer, idx: dc.Buffer, out: dc.Buffer, n: dc.int64, m: dc
 
 
 @dc.kernel
+def gather_1d(x: dc.Buffer, idx: dc.Buffer, out: dc.Buffer, n: dc.int64):
+    # out[j] = x[idx[j]]: gather_axis with outer = inner = 1, without its three 64-bit divisions
+    # per element (a 1-D take of 256K from 1M float32 on PoCL: 33 ms with them)
+    f = dc.global_id(0)
+    if f < out.shape[0]:
+        k = dc.int64(idx[f])
+        if k < 0:
+            k = k + n
+        out[f] = x[k]
+
+
+@dc.kernel
 def gather_along(x: dc.Buffer, idx: dc.Buffer, out: dc.Buffer, n: dc.int64, m: dc.int64, inner: dc.int64):
     # out[o, j, i] = x[o, idx[o, j, i], i] (take_along_axis)
     f = dc.global_id(0)
@@ -176,7 +188,10 @@ def take_flat(x: Buffer, idx: Buffer, axis: int) -> Buffer:
     m = idx.size
     shape = x.shape[:axis] + (m,) + x.shape[axis + 1:]
     out = acc.empty((outer * m * inner,), x.dtype)
-    launch(acc, gather_axis, out.size, arrays.flat(x), idx, out, n, m, inner)
+    if outer == 1 and inner == 1:
+        launch(acc, gather_1d, out.size, arrays.flat(x), idx, out, n)
+    else:
+        launch(acc, gather_axis, out.size, arrays.flat(x), idx, out, n, m, inner)
     return arrays.shaped(out, shape)
 
 
