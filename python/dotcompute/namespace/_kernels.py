@@ -74,6 +74,16 @@ def scatter_coords(flags: dc.Buffer, pos: dc.Buffer, out: dc.Buffer, stride: dc.
 
 
 @dc.kernel
+def scatter_index(flags: dc.Buffer, pos: dc.Buffer, out: dc.Buffer):
+    # scatter_coords of a 1-D input (the coordinate is f itself): no 64-bit division and modulo per
+    # element (1M float32 on PoCL: 16 ms with them)
+    f = dc.global_id(0)
+    if f < flags.shape[0]:
+        if flags[f] != 0:
+            out[pos[f] - 1] = f
+
+
+@dc.kernel
 def run_starts(s: dc.Buffer, flags: dc.Buffer):
     # 1 where a sorted run of equal values starts (NaN never equals NaN: each NaN is its own run)
     f = dc.global_id(0)
@@ -221,5 +231,5 @@ def index_buffer(acc: Accelerator, idx: np.ndarray) -> Buffer:
 
 
 __all__ = ["diagonal_ones", "gather_affine", "gather_shifted", "index_buffer", "int_range", "launch", "nonzero_flags",
-           "run_counts", "run_starts",
-           "scatter_coords", "scatter_inverse", "scatter_runs", "search_sorted", "take_along", "take_flat"]
+           "run_counts", "run_starts", "scatter_coords", "scatter_index", "scatter_inverse", "scatter_runs",
+           "search_sorted", "take_along", "take_flat"]

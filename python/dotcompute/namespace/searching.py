@@ -109,7 +109,9 @@ def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
     for n in x.shape:
         stride //= n
         coords = acc.empty((count,), np.int64)
-        if count:
+        if count and x.ndim == 1:
+            acc.launch(_kernels.scatter_index, x.size, flags, pos, coords)
+        elif count:
             acc.launch(_kernels.scatter_coords, x.size, flags, pos, coords, stride, n)
         out.append(coords)
     return tuple(out)

@@ -1,5 +1,6 @@
-"""dc.take of a 1-D buffer on devices: the division-free gather (outer = inner = 1) and the bounds
-check by one fused count of out-of-range indices (issue 24); numpy's results and errors."""
+"""dc.take and dc.nonzero of a 1-D buffer on devices: the division-free gather (outer = inner = 1)
+and scatter, and the bounds check by one fused count of out-of-range indices (issue 24); numpy's
+results and errors."""
 
 from __future__ import annotations
 
@@ -41,3 +42,16 @@ def test_unsigned_index_past_the_end(accelerator: dc.Accelerator) -> None:
     x = accelerator.asarray(np.arange(12, dtype=np.float32))
     with pytest.raises(IndexError, match="index 12 is out of bounds"):
         dc.take(x, accelerator.asarray(np.array([0, 12], np.uint32)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_nonzero_1d_matches_numpy(accelerator: dc.Accelerator, dtype: type) -> None:
+    # the 1-D scatter writes the flat position itself; NaN and -0.0 count as numpy counts them
+    src = np.array([0, 3, 0, -1, 0, 0, 7, 1, 0, 2] * 37, dtype=dtype)
+    if np.dtype(dtype).kind == "f":
+        src[5], src[8] = np.nan, -0.0
+    (got,) = dc.nonzero(accelerator.asarray(src))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(np.asarray(got), np.nonzero(src)[0])
+    (none,) = dc.nonzero(accelerator.asarray(np.zeros(9, dtype)))
+    assert none.shape == (0,)
