@@ -16,6 +16,7 @@ import numpy as np
 
 from ..runtime import Buffer
 from . import dispatch, host_sort
+from . import sort_gpu_kernels as sgk
 from . import sort_kernels as sk
 from .arrays import flat, into, normalize_axis, operand, result, shaped, split_axis
 from .reduce_kernels import op_add
@@ -74,22 +75,22 @@ def sort_rows(keys: Buffer, vals: Buffer | None, n: int, need_keys: bool = True)
 
 def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None]:
     """Radix sort of one row of integer keys (new buffers; the inputs are not changed), payload
-    carried along; stable. GPUs: LSD passes of count, scan, scatter over the whole row. CPU devices:
+    carried along; stable. GPUs: LSD passes of count, scan, coalesced scatter (sort_gpu_kernels). CPU devices:
     one MSD pass on the top digit, then each bucket sorted on its own in cache (sort_kernels.radix_local).
     Scratch pairs are reused between passes, and no pass waits for the host."""
     acc = keys.accelerator
     n = keys.size
     has = 0 if vals is None else 1
     cpu = acc.type == "cpu" and RADIX_MSD_ON_CPU
-    block = sk.BLOCK if acc.type != "cpu" else max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
-    blocks = -(-n // block)
     bits = keys.dtype.itemsize * 8
     signed = keys.dtype.kind == "i"
     kt = keys.dtype.type
     v = vals if vals is not None else acc.empty((1,), np.int64)
     scratch = [(acc.empty((n,), kt), acc.empty((n,), v.dtype) if has else v) for _ in range(2)]
-    count, scatter = sk.radix_count_kernel(), sk.radix_scatter_kernel()
     if cpu:
+        count, scatter = sk.radix_count_kernel(), sk.radix_scatter_kernel()
+        block = max(sk.BLOCK, -(-n // sk.BLOCKS_CPU))
+        blocks = -(-n // block)
         buckets = 1 << sk.TOP_BITS_CPU
         top_shift = bits - sk.TOP_BITS_CPU
         counts = acc.empty((buckets * blocks,), np.int64)
@@ -109,14 +110,20 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
         passes = -(-top_shift // lbits)  # odd: the result is in the second pair, even: in the first
         k, v = (k2, v2) if passes % 2 else (k1, v1)
         return k, (v if has else None)
-    counts = acc.empty((sk.BUCKETS * blocks,), np.int64)
+    # LSD passes of 4-bit digits, one work-group per tile, coalesced (sort_gpu_kernels)
+    has_vals = vals is not None
+    items = sgk.items_per_item(kt, has_vals)
+    tiles = -(-n // (sgk.WG * items))
+    counts = acc.empty((sgk.GB * tiles,), np.int64)
+    count = sgk.radix_count_gpu_kernel(items)
+    scatter = sgk.radix_scatter_gpu_kernel(kt, v.dtype.type if has_vals else None)
     k = keys
-    for p, shift in enumerate(range(0, bits, sk.RADIX_BITS)):
-        top = int(signed and shift + sk.RADIX_BITS >= bits)
-        acc.launch(count, blocks, k, counts, n, blocks, shift, top, block, blocks, 1, sk.BUCKETS)
+    for p, shift in enumerate(range(0, bits, sgk.GBITS)):
+        top = int(signed and shift + sgk.GBITS >= bits)
+        acc.launch(count, tiles * sgk.WG, k, counts, n, tiles, shift, top, local_size=sgk.WG)
         offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
         k2, v2 = scratch[p % 2]
-        acc.launch(scatter, blocks, k, v, k2, v2, offsets, n, blocks, shift, top, has, block, blocks, 1, sk.BUCKETS)
+        acc.launch(scatter, tiles * sgk.WG, k, v, k2, v2, offsets, n, tiles, shift, top, local_size=sgk.WG)
         k, v = k2, v2
     return k, (v if has else None)
 

@@ -8,7 +8,15 @@ import importlib
 import numpy as np
 import pytest
 
-from dotcompute.ops import arrays, fft_kernels, matmul_kernels, reduce_kernels, scan_kernels, sort_kernels
+from dotcompute.ops import (
+    arrays,
+    fft_kernels,
+    matmul_kernels,
+    reduce_kernels,
+    scan_kernels,
+    sort_gpu_kernels,
+    sort_kernels,
+)
 
 reduce_mod = importlib.import_module("dotcompute.ops.reduce")
 
@@ -43,6 +51,11 @@ CASES = {
     "radix_offsets": (sk.radix_offsets_kernel(), (I64, I64, i, i)),
     "radix_local": (sk.radix_local_kernel(), (np.zeros(64, np.uint32), I64, np.zeros(64, np.uint32), I64, I64, I64, i,
                                               i32, i, i)),
+    "radix_count_gpu": (sort_gpu_kernels.radix_count_gpu_kernel(4), (I32, I64, i, i, i, i32)),
+    "radix_scatter_gpu": (sort_gpu_kernels.radix_scatter_gpu_kernel(np.uint32, np.int64),
+                          (np.zeros(64, np.uint32), I64, np.zeros(64, np.uint32), I64, I64, i, i, i, i32)),
+    "radix_scatter_gpu64": (sort_gpu_kernels.radix_scatter_gpu_kernel(np.int64, None),
+                            (I64, I64, I64, I64, I64, i, i, i, i32)),
     "iota": (sk.iota_kernel(), (I64, i)),
     "float_key32": (sk.float_key_kernel(np.float32), (F, np.zeros(64, np.uint32))),
     "float_key64": (sk.float_key_kernel(np.float64, True), (D, np.zeros(64, np.uint64))),
