@@ -73,24 +73,24 @@ def tiled_kernel(dtype: Any, columns_dim: int = 0, nd: tuple[int, int, int] = (1
             # each item stages 4 elements of each tile, written out (a loop here would keep the CPU
             # backend from vectorising the staging across the items). Consecutive items read
             # consecutive addresses of A (along K) and of B (along the columns): coalesced; and
-            # write consecutive words of the tiles: no bank conflicts, no padding needed.
+            # write consecutive words of the tiles (the B tile's row padding keeps the two rows of
+            # items in a warp on different banks).
             ka = k0 + tx
             kb = k0 + ty
             jb = j0 + tx
-            # no branch (the CPU backend does not vectorise a loop with one): every load is from
-            # an index clamped into the matrix, and a select puts zeros outside it (they add
-            # nothing to the products)
-            kac = min(ka, k - 1)
-            kbc = min(kb, k - 1)
             ia = i0 + ty
-            a_tile[ty, tx] = select(load_a(a, za, min(ia, m - 1), kac), ia < m and ka < k, T(0))
-            a_tile[ty + 16, tx] = select(load_a(a, za, min(ia + 16, m - 1), kac), ia + 16 < m and ka < k, T(0))
-            a_tile[ty + 32, tx] = select(load_a(a, za, min(ia + 32, m - 1), kac), ia + 32 < m and ka < k, T(0))
-            a_tile[ty + 48, tx] = select(load_a(a, za, min(ia + 48, m - 1), kac), ia + 48 < m and ka < k, T(0))
-            b_tile[ty, tx] = select(load_b(b, zb, kbc, min(jb, n - 1)), kb < k and jb < n, T(0))
-            b_tile[ty, tx + 16] = select(load_b(b, zb, kbc, min(jb + 16, n - 1)), kb < k and jb + 16 < n, T(0))
-            b_tile[ty, tx + 32] = select(load_b(b, zb, kbc, min(jb + 32, n - 1)), kb < k and jb + 32 < n, T(0))
-            b_tile[ty, tx + 48] = select(load_b(b, zb, kbc, min(jb + 48, n - 1)), kb < k and jb + 48 < n, T(0))
+            # a load only where the element is inside the matrix, else a zero (it adds nothing to
+            # the products): a conditional load at an index linear in the item, which the CPU
+            # backend's compiler turns into masked vector loads (an index clamped with min() made it
+            # a gather it did not vectorise), and a GPU into a predicated load
+            a_tile[ty, tx] = load_a(a, za, ia, ka) if ia < m and ka < k else T(0)
+            a_tile[ty + 16, tx] = load_a(a, za, ia + 16, ka) if ia + 16 < m and ka < k else T(0)
+            a_tile[ty + 32, tx] = load_a(a, za, ia + 32, ka) if ia + 32 < m and ka < k else T(0)
+            a_tile[ty + 48, tx] = load_a(a, za, ia + 48, ka) if ia + 48 < m and ka < k else T(0)
+            b_tile[ty, tx] = load_b(b, zb, kb, jb) if kb < k and jb < n else T(0)
+            b_tile[ty, tx + 16] = load_b(b, zb, kb, jb + 16) if kb < k and jb + 16 < n else T(0)
+            b_tile[ty, tx + 32] = load_b(b, zb, kb, jb + 32) if kb < k and jb + 32 < n else T(0)
+            b_tile[ty, tx + 48] = load_b(b, zb, kb, jb + 48) if kb < k and jb + 48 < n else T(0)
             dc.barrier()
             # the 16 steps of the slice written out, no loop: the item's body is then straight-line
             # code, which the CPU backend vectorises across the work-items (a SIMD lane per column)
