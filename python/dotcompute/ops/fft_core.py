@@ -104,6 +104,26 @@ def _twiddles(acc: Accelerator, n: int, dtype: Any) -> tuple[Buffer, Buffer]:
     return tables.get((acc, "twiddles", n, np.dtype(dtype).str), make)
 
 
+def _stage_twiddles(acc: Accelerator, n: int, radices: list[int], dtype: Any) -> tuple[Buffer, Buffer, dict]:
+    """The radix-4 stages' twiddles laid out per stage for unit-stride reads: for the stage after
+    radices of product p, ``w_n ** (m*k*step)`` (step = n / 4p) at ``offset[p] + (m-1)*p + k``, for
+    m = 1..3 and k < p; the same angles as ``_twiddles`` (so the same values, bit for bit)."""
+    def make() -> tuple[Buffer, Buffer, dict]:
+        parts, offsets, at, p = [], {}, 0, 1
+        for r in radices:
+            if r == 4:
+                step = n // (4 * p)
+                e = (np.arange(1, 4)[:, None] * np.arange(p)[None, :] * step).ravel()
+                parts.append(e)
+                offsets[p] = at
+                at += e.size
+            p *= r
+        ang = 2 * np.pi * np.concatenate(parts or [np.zeros(1, np.int64)]) / n
+        return acc.asarray(np.cos(ang).astype(dtype)), acc.asarray(np.sin(ang).astype(dtype)), offsets
+
+    return tables.get((acc, "stage twiddles", n, np.dtype(dtype).str), make)
+
+
 def _bluestein_tables(acc: Accelerator, n: int, sign: int, dtype: Any) -> tuple[Any, ...]:
     def make() -> tuple[Any, ...]:
         m = 1 << (2 * n - 2).bit_length()  # a power of two >= 2n - 1
@@ -146,10 +166,21 @@ def fft_rows(re: Buffer, im: Buffer, n: int, sign: int) -> tuple[Buffer, Buffer]
         return _copy(re), _copy(im)
     tw_re, tw_im = _twiddles(acc, n, t)
     stage = fk.stage_kernel(t)
+    # GPUs: radix-4 stages with unit-stride twiddle reads and stores (radix4_tile_kernel); CPU
+    # devices keep radix4_kernel, whose strided twiddle reads stay in their caches
+    offsets = _stage_twiddles(acc, n, radices, t) if acc.type != "cpu" else None
     p = 1
     for r in radices:
         ro, io = acc.empty((re.size,), t), acc.empty((re.size,), t)
-        if r == 4:
+        if r == 4 and offsets is not None:
+            s_re, s_im, off = offsets[0], offsets[1], offsets[2][p]
+            staged = p < 32 and fk.TILE % p == 0 and (n // 4) % fk.TILE == 0
+            items = re.size // 4
+            # staged: a group's TILE items lie in one row; else any power of two that divides the items
+            group = fk.TILE if staged else min(fk.TILE, items & -items)
+            acc.launch(fk.radix4_tile_kernel(t, staged), items, re, im, ro, io, s_re, s_im, n, p, sign, off,
+                       local_size=group)
+        elif r == 4:
             acc.launch(fk.radix4_kernel(t), re.size // 4, re, im, ro, io, tw_re, tw_im, n, p, sign)
         else:
             acc.launch(stage, re.size // r, re, im, ro, io, tw_re, tw_im, n, r, p, sign)

@@ -124,6 +124,106 @@ def radix4_kernel(dtype: Any) -> Any:
     return fft_radix4
 
 
+TILE = 256  # work-group size of radix4_tile_kernel
+
+
+@cache
+def radix4_tile_kernel(dtype: Any, staged: bool) -> Any:
+    """The radix-4 stage for GPUs: unit-stride loads and stores across a warp's lanes.
+
+    ``stw_re``/``stw_im`` hold this stage's twiddles contiguously from ``off`` (w_4p ** (m*k) at
+    ``off + (m-1)*p + k``), where radix4_kernel reads ``tw[m*k*step]``, ``step`` apart across lanes (a
+    sector per lane: 45 % coalescing on the simulator's GPU model). ``staged`` (stages with p < 32,
+    ``TILE`` a multiple of p and of the group's rows): output ``(i - k)*4 + k + r*p`` of the group's
+    items i0 .. i0+TILE-1 is a contiguous block of 4*TILE, but p = 1 puts a lane's neighbour 4 words
+    away; the outputs go through work-group memory and leave as 4 unit-stride stores. The words sit
+    rotated within each row of 32 by ``(row * min(p, 8)) % 32``, which keeps both the butterflies'
+    writes (rows 4p apart per item group) and the unit-stride reads on 32 different banks.
+    """
+    T = dtype  # noqa: N806
+    STAGED = staged  # noqa: N806 -- a constant: the untaken branch is folded away
+    WORDS = 4 * TILE if staged else 1  # noqa: N806 -- the direct variant needs no work-group memory
+
+    @dc.kernel
+    def fft_radix4_tile(re: dc.Buffer, im: dc.Buffer, re_out: dc.Buffer, im_out: dc.Buffer, stw_re: dc.Buffer,
+                        stw_im: dc.Buffer, n: dc.int64, p: dc.int64, sign: dc.int64, off: dc.int64):
+        s_re = dc.shared((WORDS,), T)
+        s_im = dc.shared((WORDS,), T)
+        g = dc.global_id(0)
+        t = n // 4
+        rows = re.shape[0] // n
+        row = g // t
+        i = g - row * t
+        k = i % p
+        if g < rows * t:
+            base = row * n + i
+            sg = T(sign)
+            ar = re[base]
+            ai = im[base]
+            c1 = stw_re[off + k]
+            n1 = sg * stw_im[off + k]
+            c2 = stw_re[off + p + k]
+            n2 = sg * stw_im[off + p + k]
+            c3 = stw_re[off + 2 * p + k]
+            n3 = sg * stw_im[off + 2 * p + k]
+            br = twiddle_re(re[base + t], im[base + t], c1, n1)
+            bi = twiddle_im(re[base + t], im[base + t], c1, n1)
+            cr = twiddle_re(re[base + 2 * t], im[base + 2 * t], c2, n2)
+            ci = twiddle_im(re[base + 2 * t], im[base + 2 * t], c2, n2)
+            dr = twiddle_re(re[base + 3 * t], im[base + 3 * t], c3, n3)
+            di = twiddle_im(re[base + 3 * t], im[base + 3 * t], c3, n3)
+            s0r = ar + cr
+            s0i = ai + ci
+            d0r = ar - cr
+            d0i = ai - ci
+            s1r = br + dr
+            s1i = bi + di
+            d1r = br - dr
+            d1i = bi - di
+            rr = -sg * d1i
+            ri = sg * d1r
+            if STAGED:
+                rot = min(p, 8)
+                q = (i - k) * 4 + k - (i - i % TILE) * 4  # the first output's place in the group's block
+                for r in range(4):
+                    jj = q + r * p
+                    w = jj - jj % 32 + (jj + (jj // 32) * rot) % 32
+                    if r == 0:
+                        s_re[w] = s0r + s1r
+                        s_im[w] = s0i + s1i
+                    elif r == 1:
+                        s_re[w] = d0r + rr
+                        s_im[w] = d0i + ri
+                    elif r == 2:
+                        s_re[w] = s0r - s1r
+                        s_im[w] = s0i - s1i
+                    else:
+                        s_re[w] = d0r - rr
+                        s_im[w] = d0i - ri
+            else:
+                out = row * n + (i - k) * 4 + k
+                re_out[out] = s0r + s1r
+                im_out[out] = s0i + s1i
+                re_out[out + p] = d0r + rr
+                im_out[out + p] = d0i + ri
+                re_out[out + 2 * p] = s0r - s1r
+                im_out[out + 2 * p] = s0i - s1i
+                re_out[out + 3 * p] = d0r - rr
+                im_out[out + 3 * p] = d0i - ri
+        if STAGED:
+            dc.barrier()
+            if g < rows * t:
+                l = dc.local_id(0)  # noqa: E741
+                first = row * n + (i - i % TILE) * 4  # the group's block of 4 * TILE outputs
+                for r in range(4):
+                    jj = l + r * TILE
+                    w = jj - jj % 32 + (jj + (jj // 32) * min(p, 8)) % 32
+                    re_out[first + jj] = s_re[w]
+                    im_out[first + jj] = s_im[w]
+
+    return fft_radix4_tile
+
+
 @cache
 def cmul_kernel(dtype: Any) -> Any:
     @dc.kernel
@@ -190,5 +290,6 @@ def scale_kernel(dtype: Any) -> Any:
             x[f] = T(x[f] * factor)
 
     return scale
-__all__ = ["cmul_kernel", "hermitian_kernel", "radix4_kernel", "resize_kernel", "scale_kernel", "stage_kernel",
+__all__ = ["TILE", "cmul_kernel", "hermitian_kernel", "radix4_kernel", "radix4_tile_kernel", "resize_kernel",
+           "scale_kernel", "stage_kernel",
            "twiddle_im", "twiddle_re"]

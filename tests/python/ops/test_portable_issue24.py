@@ -1,6 +1,7 @@
-"""The portable scan and reduction paths changed for issue 24, against numpy on every device:
-the GPU devices' tile scan (scan_tile_kernel: cuda, metal), the CPU backend's integer-key
-min/max kernel (lanes_extreme_fast_kernel), and the scan's GPU-model counters on the simulator."""
+"""The portable scan, FFT and reduction paths changed for issue 24, against numpy on every device:
+the GPU devices' tile scan (scan_tile_kernel) and radix-4 stages (radix4_tile_kernel), the CPU
+backend's integer-key min/max kernel (lanes_extreme_fast_kernel), and their GPU-model counters on
+the simulator."""
 
 from __future__ import annotations
 
@@ -122,10 +123,47 @@ def test_extremes_of_size_one_and_empty(accelerator):
             dc.ops.argmin(empty)
 
 
-def test_scan_is_coalesced_on_the_simulated_gpu():
-    """cumsum of 65,536 int32 forced portable on the simulated cuda:0 with GPU-model counters (a
-    subprocess: the variables are read at start): every kernel of the scan at least 90 %
-    coalesced and free of bank conflicts (passes beyond what the access width needs)."""
+@pytest.mark.parametrize("n", [4, 64, 1024, 3072, 4096])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_fft_stages(accelerator, n, dtype):
+    """The portable FFT against numpy: 1024 and 4096 take the staged radix-4 stages on GPU devices
+    (p < 32 and rows of whole work-groups), 4 and 64 the direct ones, 3072 mixes radix 3 in."""
+    from dotcompute.runtime.default_device import has_float64
+
+    if dtype == np.complex128 and not has_float64(accelerator):
+        pytest.skip("no float64 on this device")
+    x = (RNG.standard_normal((3, n)) + 1j * RNG.standard_normal((3, n))).astype(dtype)
+    with dc.ops.prefer("portable"):
+        fwd = dc.fft.fft(accelerator.asarray(x)).numpy()
+        inv = dc.fft.ifft(accelerator.asarray(x)).numpy()
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    for got, want in ((fwd, np.fft.fft(x)), (inv, np.fft.ifft(x))):
+        assert np.abs(got - want).max() <= tol * np.abs(want).max()
+
+
+def test_stage_twiddles_are_the_table_entries(accelerator):
+    """The per-stage twiddle layout holds the very values the strided table gives (bit for bit)."""
+    from dotcompute.ops import fft_core
+
+    n = 4096
+    radices = fft_core.factor(n)
+    tw = [b.numpy() for b in fft_core._twiddles(accelerator, n, np.float32)]  # noqa: SLF001
+    s_re, s_im, offsets = fft_core._stage_twiddles(accelerator, n, radices, np.float32)  # noqa: SLF001
+    s_re, s_im = s_re.numpy(), s_im.numpy()
+    assert sorted(offsets) == [1, 4, 16, 64, 256, 1024]
+    for p, off in offsets.items():
+        step = n // (4 * p)
+        for m in (1, 2, 3):
+            e = m * np.arange(p) * step
+            np.testing.assert_array_equal(s_re[off + (m - 1) * p + np.arange(p)], tw[0][e])
+            np.testing.assert_array_equal(s_im[off + (m - 1) * p + np.arange(p)], tw[1][e])
+
+
+@pytest.mark.slow  # a simulator process with counters: about 20 s on 2 loaded cores
+def test_scan_and_fft_are_coalesced_on_the_simulated_gpu():
+    """cumsum of 65,536 int32 and an FFT of 4,096 complex64 forced portable on the simulated cuda:0
+    with GPU-model counters (a subprocess: the variables are read at start): every data pass at
+    least 90 % coalesced, and no bank conflicts (passes beyond what the access width needs)."""
     if shutil.which("clang++") is None:
         pytest.skip("counters need clang++ (Debian/Ubuntu package clang)")
     import dotcompute.cuda as dcuda
@@ -138,14 +176,16 @@ def test_scan_is_coalesced_on_the_simulated_gpu():
     r = subprocess.run([sys.executable, str(HERE / "portable_counters_cases.py")], capture_output=True, text=True,
                        env=env, timeout=600, cwd=HERE)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    kernels = json.loads(r.stdout)
+    found = json.loads(r.stdout)
+    kernels = found["cumsum"]
     names = sorted(k["kernel"].rsplit("_", 1)[0] for k in kernels)
     assert names == ["reduce_tree", "scan_tile", "scan_tile"], names
     kernels.sort(key=lambda k: k["global_load_requests"])
     # the smallest: the scan of the 64 chunk partials, whose one broadcast read of the row's start
     # is a quarter of a sector among few requests; the data passes are coalesced
     assert kernels[0]["kernel"].startswith("scan_tile") and kernels[0]["coalescing"] >= 0.8, kernels[0]
-    for k in kernels[1:]:
+    for k in kernels[1:] + found["fft"]:
         assert k["coalescing"] >= 0.9, k
-    for k in kernels:
+    assert [k["kernel"].rsplit("_", 1)[0] for k in found["fft"]] == ["fft_radix4_tile"]
+    for k in kernels + found["fft"]:
         assert k["bank_conflicts"] == 0, k
