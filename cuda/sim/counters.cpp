@@ -5,7 +5,6 @@
 // static shared memory, read from the CUBIN NVRTC produced), and handed to Python as JSON
 // (dcsimCounters; python/dotcompute/profile/gpu_model.py turns them into the model's figures).
 #include <dlfcn.h>
-#include <elf.h>
 
 #include <cstring>
 #include <sstream>
@@ -106,65 +105,6 @@ std::string json_text() {
 void counters_attach(Module& m) {
   if (auto bind = reinterpret_cast<dcsim_counters_bind_fn>(dlsym(m.handle, "dcsim_counters_bind")))
     bind(&counters_sink);
-}
-
-// Registers per thread of `symbol` from the CUBIN's .nv.info attributes (EIATTR_REGCOUNT, 0x2f: a
-// symbol index and the count, what ptxas allocated); 0 when the device code is not a CUBIN or has none.
-int cubin_registers(const void* cubin, uint64_t size, const std::string& symbol) {
-  if (size < sizeof(Elf64_Ehdr) || std::memcmp(cubin, ELFMAG, SELFMAG) != 0) return 0;
-  const auto* bytes = static_cast<const unsigned char*>(cubin);
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, bytes, sizeof eh);
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
-      eh.e_shoff + static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size)
-    return 0;
-  auto section = [&](unsigned i) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, bytes + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof sh);
-    return sh;
-  };
-  const Elf64_Shdr names = section(eh.e_shstrndx);
-  if (names.sh_offset + names.sh_size > size) return 0;
-  // the symbol's index in .symtab
-  long index = -1;
-  for (unsigned i = 0; i < eh.e_shnum && index < 0; ++i) {
-    const Elf64_Shdr sh = section(i);
-    if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum || sh.sh_offset + sh.sh_size > size) continue;
-    const Elf64_Shdr strs = section(sh.sh_link);
-    if (strs.sh_offset + strs.sh_size > size) continue;
-    for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, bytes + sh.sh_offset + k * sizeof(Elf64_Sym), sizeof sym);
-      if (sym.st_name >= strs.sh_size) continue;
-      const char* n = reinterpret_cast<const char*>(bytes + strs.sh_offset + sym.st_name);
-      if (strnlen(n, strs.sh_size - sym.st_name) == symbol.size() && symbol == n) {
-        index = static_cast<long>(k);
-        break;
-      }
-    }
-  }
-  if (index < 0) return 0;
-  for (unsigned i = 0; i < eh.e_shnum; ++i) {
-    const Elf64_Shdr sh = section(i);
-    if (sh.sh_name >= names.sh_size || sh.sh_offset + sh.sh_size > size) continue;
-    const char* name = reinterpret_cast<const char*>(bytes + names.sh_offset + sh.sh_name);
-    if (std::strncmp(name, ".nv.info", 8) != 0) continue;
-    // attributes: a format byte, an attribute byte, then (format 4: a 16-bit size and that many
-    // bytes; else a 16-bit value)
-    for (uint64_t at = 0; at + 4 <= sh.sh_size;) {
-      const unsigned char* a = bytes + sh.sh_offset + at;
-      const unsigned format = a[0], attribute = a[1];
-      const unsigned length = format == 4 ? static_cast<unsigned>(a[2] | (a[3] << 8)) : 0;
-      if (format == 4 && attribute == 0x2f && length >= 8 && at + 4 + length <= sh.sh_size) {
-        uint32_t sym = 0, regs = 0;
-        std::memcpy(&sym, a + 4, 4);
-        std::memcpy(&regs, a + 8, 4);
-        if (static_cast<long>(sym) == index) return static_cast<int>(regs);
-      }
-      at += 4 + length;
-    }
-  }
-  return 0;
 }
 
 }  // namespace dcsim_lib

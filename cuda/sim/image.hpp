@@ -20,5 +20,7 @@ constexpr uint32_t kImageFibers = 1;  // some kernel needs barriers or warp intr
 
 // Static shared memory of `symbol` in a CUBIN (the size of its .nv.shared.<symbol> section), 0 if none.
 uint64_t cubin_static_shared(const void* cubin, uint64_t size, const std::string& symbol);
+// Registers per thread of `symbol` in a CUBIN (its EIATTR_REGCOUNT attribute), 0 if none (cubin.cpp).
+int cubin_registers(const void* cubin, uint64_t size, const std::string& symbol);
 
 }  // namespace dcsim_lib

@@ -16,32 +16,6 @@
 
 namespace dcsim_lib {
 
-uint64_t cubin_static_shared(const void* cubin, uint64_t size, const std::string& symbol) {
-  if (size < sizeof(Elf64_Ehdr) || std::memcmp(cubin, ELFMAG, SELFMAG) != 0) return 0;
-  const auto* bytes = static_cast<const unsigned char*>(cubin);
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, bytes, sizeof eh);
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
-      eh.e_shoff + static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > size)
-    return 0;
-  auto section = [&](unsigned i) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, bytes + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof sh);
-    return sh;
-  };
-  const Elf64_Shdr names = section(eh.e_shstrndx);
-  if (names.sh_offset + names.sh_size > size) return 0;
-  const std::string wanted = ".nv.shared." + symbol;
-  for (unsigned i = 0; i < eh.e_shnum; ++i) {
-    const Elf64_Shdr sh = section(i);
-    if (sh.sh_name >= names.sh_size) continue;
-    const char* name = reinterpret_cast<const char*>(bytes + names.sh_offset + sh.sh_name);
-    const size_t max = names.sh_size - sh.sh_name;
-    if (strnlen(name, max) == wanted.size() && wanted == name) return sh.sh_size;
-  }
-  return 0;
-}
-
 Module::~Module() {
   if (handle) dlclose(handle);
   if (memfd >= 0) close(memfd);

@@ -264,7 +264,6 @@ void run_resident(Stream& s, const Function& f, void* const* params, const unsig
 // ---- GPU-model counters (counters.cpp, DOTCOMPUTE_CUDA_SIM_COUNTERS=1) ----
 // Hands a counters-mode host object (shim/dcsim_counters.h) the sink its counts go to; others are left alone.
 void counters_attach(Module& m);
-int cubin_registers(const void* cubin, uint64_t size, const std::string& symbol);
 
 // ---- building images (builder.cpp) ----
 CUresult build_identity(std::string& out);
@@ -290,6 +289,14 @@ Sim* sim();              // null before a successful cuInit
 Context* current();      // this thread's context, or null
 Device* device_of(int ordinal);
 
+// The stream and event plumbing the entry points share (driver_entry.cpp; driver_streams.cpp uses them).
+// The stream a call names: the context device's legacy default stream for null.
+CUresult stream_of(CUstream h, Stream*& out);
+// Queues `task` on `s` with the legacy default stream's ordering against the device's blocking streams.
+void enqueue(Stream* s, Task task);
+// The live event behind a handle (null when it was destroyed or never made).
+std::shared_ptr<Event> event_ref(CUevent h);
+
 // Resolves a device address for copies: the host address of [p, p+bytes) in device memory or
 // a pinned/managed host range; null when the range is not allocated.
 // The services a trace build of a module gets (module.cpp stores their address in it).
@@ -298,3 +305,9 @@ char* resolve(CUdeviceptr p, uint64_t bytes, int* device = nullptr);
 bool is_pinned(const void* host, uint64_t bytes);
 
 }  // namespace dcsim_lib
+
+// The driver API entry points the CUDA plugin looks up (driver_entry.cpp, driver_streams.cpp, textures.cpp).
+#define DCSIM_EXPORT extern "C" __attribute__((visibility("default")))
+// Every entry point but cuInit fails until cuInit has succeeded, as the driver's do.
+#define NEED_INIT \
+  if (!::dcsim_lib::sim()) return CUDA_ERROR_NOT_INITIALIZED

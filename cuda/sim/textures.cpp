@@ -8,9 +8,6 @@
 #include "sim.hpp"
 #include "sim_api.h"
 
-// (as in driver_entry.cpp: the driver API entry points the CUDA plugin looks up)
-#define DCSIM_EXPORT extern "C" __attribute__((visibility("default")))
-
 using namespace dcsim_lib;
 
 // The driver API's descriptors, field for field (cuda.h's CUDA_RESOURCE_DESC / CUDA_TEXTURE_DESC).
