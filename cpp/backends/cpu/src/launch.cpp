@@ -19,8 +19,10 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, bool fine, uint64_t local[3]) {
   local[0] = local[1] = local[2] = 1;
   if (dims == 1 && fine) {
-    // Few heavy items: groups small enough that every thread gets several of them.
-    local[0] = std::max<uint64_t>(1, ceil_div(global[0], uint64_t{participants} * 4));
+    // Few heavy items: groups small enough that every thread gets many of them, so the threads finish
+    // within a small group of each other (a helper woken late catches up). Their loops over items are
+    // not what is vectorised (each item's own loop is), so short groups cost nothing.
+    local[0] = std::max<uint64_t>(1, ceil_div(global[0], uint64_t{participants} * kFineGroupsPerThread));
     return;
   }
   if (dims == 1) {
@@ -177,7 +179,10 @@ uint64_t run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t tot
     return since_ns(start);
   }
   GroupJob job{fn, &desc};
-  const uint64_t grain = std::max<uint64_t>(1, total_groups / (uint64_t{pool->participants()} * 4));
+  // Chunks of several groups when there are many (fewer atomic increments on a shared counter); one
+  // group at a time when there are few, which are then long (a fine launch's): the balance matters more.
+  const uint64_t p = pool->participants();
+  const uint64_t grain = total_groups <= p * kFineGroupsPerThread ? 1 : std::max<uint64_t>(1, total_groups / (p * 4));
   pool->parallel_for(total_groups, grain, run_group_range, &job, shared_bytes, scratch);
   return job.busy_ns.load(std::memory_order_relaxed);
 }

@@ -28,6 +28,8 @@ constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
 // is idle, with the pool's helpers (run_on_caller; plugin.cpp, cpu_launch); a heavier one is queued, so a
 // caller such as a pipeline's coordinator is never held for long.
 constexpr uint64_t kInlineItems = 16384;
+// Work-groups per pool participant of a fine launch (plan_geometry's `fine`), each taken on its own.
+constexpr uint64_t kFineGroupsPerThread = 16;
 constexpr uint64_t kInlineBudgetNs = 200 * 1000;
 constexpr uint64_t kCallerBudgetNs = 4 * 1000 * 1000;
 
