@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 # the child: imports dotcompute (from --before's folder when given), times one first call
 CHILD = r"""
 import json, os, sys, time
+t_start = time.perf_counter()
 before = os.environ.get("COLD_BENCH_PACKAGE")
 if before:  # the editable install's finder would win over sys.path: drop it
     sys.meta_path = [f for f in sys.meta_path if "editable" not in type(f).__module__]
@@ -47,7 +48,9 @@ import numpy as np
 import dotcompute as dc
 import dotcompute.runtime as rt
 from dotcompute.runtime import cache_info
+import_s = time.perf_counter() - t_start
 spent = [0.0]
+sources = []
 orig = rt.compile_source
 def timed(*a, **k):
     t = time.perf_counter()
@@ -55,6 +58,7 @@ def timed(*a, **k):
         return orig(*a, **k)
     finally:
         spent[0] += time.perf_counter() - t
+        sources.append((a[2] if len(a) > 2 else k.get("entry"), a[1] if len(a) > 1 else k.get("source")))
 rt.compile_source = timed
 op, n = sys.argv[1], int(sys.argv[2])
 acc = dc.accelerator(sys.argv[3])
@@ -65,8 +69,12 @@ calls = {"sum": lambda: dc.sum(x), "argmax": lambda: dc.argmax(x), "min": lambda
 t0 = time.perf_counter()
 np.asarray(calls[op]())
 first = time.perf_counter() - t0
+dump = os.environ.get("COLD_BENCH_SOURCES")
+if dump:  # the generated OpenCL C of the first program compiled, for --pure-opencl
+    with open(dump, "w") as f:
+        json.dump(sources, f)
 print(json.dumps({"first_s": first, "compile_s": spent[0], "programs": cache_info()["misses"],
-                  "package": dc.__file__}))
+                  "import_s": import_s, "package": dc.__file__}))
 """
 
 OPS = ("sum", "argmax", "min", "x**2")
@@ -124,6 +132,83 @@ def _cell(rec: dict) -> str:
             f"{rec['pocl_wg_functions']} PoCL .so)")
 
 
+def _pure_opencl(device: str, runs: int, root: Path) -> dict | None:
+    """PoCL's own first-build cost in plain OpenCL (bench/pocl_first_build.c, built with ``cc``) beside
+    dotcompute's cold ``dc.sum`` of 1,000 float32, alternating, ``runs`` fresh processes each with
+    empty caches; the C program also builds the kernel dotcompute generated for that ``dc.sum``."""
+    exe = root / "pocl_first_build"
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    built = subprocess.run([cc, "-O2", "-o", str(exe), str(HERE / "pocl_first_build.c"), "-ldl"],
+                           capture_output=True, text=True, check=False)
+    if built.returncode != 0:
+        return {"error": built.stderr.strip()[-300:]}
+    dumped = root / "sources.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("POCL_CACHE_DIR", "DOTCOMPUTE_SET_POCL_CACHE_DIR")}
+    env["DOTCOMPUTE_CACHE_DIR"] = str(root / "dump-cache")
+    env["COLD_BENCH_SOURCES"] = str(dumped)
+    subprocess.run([sys.executable, "-c", CHILD, "sum", "1000", device], env=env, capture_output=True,
+                   text=True, timeout=600, check=False)
+    kernel_args: list[str] = []
+    if dumped.is_file() and json.loads(dumped.read_text()):
+        name, source = json.loads(dumped.read_text())[0]
+        (root / "sum.cl").write_text(source)
+        kernel_args = [str(root / "sum.cl"), name]
+    c_runs, dc_runs, dc_nospec = [], [], []
+    for i in range(runs):
+        pocl = root / f"pure-pocl-{i}"
+        pocl.mkdir()
+        out = subprocess.run([str(exe), *kernel_args], env={**env, "POCL_CACHE_DIR": str(pocl)},
+                             capture_output=True, text=True, timeout=600, check=False)
+        if out.returncode == 0:
+            c_runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        dc_runs.append(_child("sum", 1000, device, root / f"pure-dc-{i}", None, None))
+        # the same with PoCL's per-launch work-group specialisation off (the generic function serves)
+        os.environ["POCL_WORK_GROUP_SPECIALIZATION"] = "0"
+        try:
+            dc_nospec.append(_child("sum", 1000, device, root / f"pure-dc-nospec-{i}", None, None))
+        finally:
+            del os.environ["POCL_WORK_GROUP_SPECIALIZATION"]
+    return {"c": c_runs, "dotcompute_sum": dc_runs, "dotcompute_sum_no_wg_specialization": dc_nospec,
+            "kernel": kernel_args[1] if kernel_args else None}
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def _pure_lines(pure: dict) -> list[str]:
+    if "error" in pure:
+        return [f"pure OpenCL: could not build bench/pocl_first_build.c: {pure['error']}"]
+    keys = [("platform_s", "platform + device query"), ("context_s", "context + queue"),
+            ("first_build_s", "first clBuildProgram (one-line kernel)"),
+            ("first_launch_s", "its first launch (work-group function)"),
+            ("second_build_s", "second clBuildProgram, same context (one-line kernel)"),
+            ("second_launch_s", "its first launch"),
+            ("kernel_build_s", "build of dc.sum's generated kernel (after the two above)"),
+            ("kernel_binary_read_s", "CL_PROGRAM_BINARIES read of it (PoCL builds the generic WG function)"),
+            ("kernel_first_launch_s", "its first launch on one work-item (specialised WG function)")]
+    runs = pure["c"]
+    lines = [f"| step (plain OpenCL, bench/pocl_first_build.c, fresh process, empty POCL_CACHE_DIR) | "
+             f"median of {len(runs)} | runs |", "|---|---|---|"]
+    for key, label in keys:
+        vals = [r[key] for r in runs if key in r]
+        if vals:
+            lines.append(f"| {label} | {_median(vals):.3f} s | {', '.join(f'{v:.3f}' for v in vals)} |")
+    for tag, label in (("dotcompute_sum", "dotcompute: first dc.sum of 1,000 float32, empty caches"),
+                       ("dotcompute_sum_no_wg_specialization", "the same, POCL_WORK_GROUP_SPECIALIZATION=0")):
+        ok = [r for r in pure[tag] if "error" not in r]
+        if ok:
+            firsts = [r["first_s"] for r in ok]
+            compiling = _median([r["compile_s"] for r in ok])
+            lines.append(f"| {label} | {_median(firsts):.3f} s (compiling {compiling:.3f} s;"
+                         f" import before it {_median([r['import_s'] for r in ok]):.3f} s) | "
+                         f"{', '.join(f'{v:.3f}' for v in firsts)} |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="opencl:0")
@@ -131,10 +216,19 @@ def main() -> None:
     ap.add_argument("--ops", default=",".join(OPS), help="comma list of: " + ", ".join(OPS))
     ap.add_argument("--before", default=None, help="a folder holding an older dotcompute package (see above)")
     ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--pure-opencl", type=int, default=3, metavar="RUNS",
+                    help="fresh processes timing PoCL's first build in plain OpenCL beside dotcompute's cold "
+                         "dc.sum (bench/pocl_first_build.c; 0: skip)")
     args = ap.parse_args()
+    pure = None
+    if args.pure_opencl > 0:
+        with tempfile.TemporaryDirectory(prefix="dc-cold-pure-") as tmp:
+            pure = _pure_opencl(args.device, args.pure_opencl, Path(tmp))
+        if pure is not None:
+            print("\n".join(_pure_lines(pure)), flush=True)
     rows = []
-    for n in (int(s) for s in args.sizes.split(",")):
-        for op in args.ops.split(","):
+    for n in (int(s) for s in args.sizes.split(",") if s):
+        for op in (o for o in args.ops.split(",") if o):
             with tempfile.TemporaryDirectory(prefix="dc-cold-") as tmp:
                 root = Path(tmp)
                 row: dict = {"op": op, "n": n, "device": args.device,
@@ -145,7 +239,8 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
     meta = {"time": time.strftime("%Y-%m-%d %H:%M:%S"), "cpus": os.cpu_count(),
-            "load_average": [round(v, 2) for v in os.getloadavg()], "before": args.before}
+            "load_average": [round(v, 2) for v in os.getloadavg()], "before": args.before,
+            "pure_opencl": pure}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cold_compile.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
@@ -166,7 +261,12 @@ def main() -> None:
             f"{', '.join(str(v) for v in meta['load_average'])}). 'compiling': seconds inside the kernel "
             "compiles (PoCL's clBuildProgram); the rest of a cold first use is PoCL's per-work-group-size "
             "build at the first launch and dotcompute's own work. 'programs': kernel-cache misses.")
-    (out / "cold_compile.md").write_text(note + "\n\n" + "\n".join(lines) + "\n")
+    text = note + "\n\n" + "\n".join(lines) + "\n"
+    if pure is not None:
+        text += ("\nWhere a cold first use goes, and PoCL's fixed cost measured without dotcompute (same run; "
+                 "the analysis is in cold_compile_notes.md):\n\n"
+                 + "\n".join(_pure_lines(pure)) + "\n")
+    (out / "cold_compile.md").write_text(text)
     print("\n".join(lines))
 
 
