@@ -78,6 +78,11 @@ def count_nonzero(x: Buffer, /, *, axis: int | tuple[int, ...] | None = None, ke
         return wrap(acc, np.asarray(np.count_nonzero(flags, axis=axes, keepdims=keepdims), dtype=np.int64))
     if not kernel_ok(x, ndim=x.ndim):  # an expression's axis reduction: any number of dimensions
         raise no_device_path("dc.count_nonzero", acc, f"a {x.ndim}-d buffer of {x.dtype}")
+    if len(axes) == x.ndim and not keepdims and x.ndim:
+        # over every axis: the comparison fuses into the expression layer's one reduction kernel
+        # (asked for by axis=None, no keywords; numpy's sum of bools is int64 already) instead of
+        # being written to memory for ops' reduction (1M float32 on PoCL: 2.5-7x cpu:0 that way)
+        return _expr.sum(x != 0)
     return _expr.sum(x != 0, axes, dtype=np.int64, keepdims=keepdims)
 
 

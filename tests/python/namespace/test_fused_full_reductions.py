@@ -1,5 +1,6 @@
-"""dc.std / dc.var over every axis on devices: the squared deviations fused into one reduction
-kernel (issue 24); numpy's values, NaN, empty input, keepdims and partial axes unchanged."""
+"""dc.std / dc.var / dc.count_nonzero over every axis on devices: the squared deviations (the
+comparison) fused into one reduction kernel (issue 24); numpy's values, NaN, empty input, keepdims
+and partial axes unchanged."""
 
 from __future__ import annotations
 
@@ -32,3 +33,17 @@ def test_nan_and_empty(accelerator: dc.Accelerator) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert np.isnan(np.asarray(dc.var(accelerator.asarray(np.zeros(0, np.float32)))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_count_nonzero_everywhere_and_along_axes(accelerator: dc.Accelerator, dtype: type) -> None:
+    host = np.array([[0, 3, 0, -1], [0, 0, 7, 1], [0, 2, 0, 0]] * 5, dtype=dtype)
+    if np.dtype(dtype).kind == "f":
+        host[0, 0], host[1, 1] = np.nan, -0.0  # NaN counts, -0.0 does not
+    x = accelerator.asarray(host)
+    total = dc.count_nonzero(x)
+    assert total.dtype == np.int64 and total.shape == ()
+    assert int(np.asarray(total)) == np.count_nonzero(host)
+    np.testing.assert_array_equal(np.asarray(dc.count_nonzero(x, axis=1)), np.count_nonzero(host, axis=1))
+    np.testing.assert_array_equal(np.asarray(dc.count_nonzero(x, keepdims=True)),
+                                  np.count_nonzero(host, keepdims=True))
