@@ -16,12 +16,9 @@ messages do) from the object's debug lines.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
-import re
 import shutil
-import subprocess
 import tempfile
 import threading
 from typing import Any
@@ -29,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompilationError, DotComputeError, LaunchError
-from .runner import Finding, log, report
-from .spec import CheckSpec, env_check, parse_check
+from .debuglines import addr2line_tool, first_line, source_frames
+from .raw_launch import RawLaunch, with_count
+from .runner import Finding, fmt, log
+from .spec import CheckSpec
 
 SOURCE_NAME = "kernel.cu"  # what the simulator's host build calls the kernel's source
 TRACE_MARKER = "//!dotcompute-sim-trace"
@@ -119,29 +118,20 @@ def _lines(trace_kernel: Any, module: str, sites: set[int]) -> dict[int, int]:
     """The source line of each code offset (``kernel.cu``'s frame nearest the access, addr2line -i)."""
     cache: dict[tuple[str, int], int] = trace_kernel.__dict__["_cuda_check_lines"]
     want = sorted(s for s in sites if s and (module, s) not in cache)
-    tool = (shutil.which("llvm-addr2line") or shutil.which("llvm-addr2line-14") or shutil.which("addr2line"))
+    tool = addr2line_tool()
     if want and tool and module.startswith("/proc/self/fd/"):
+        frames: dict[int, tuple[int, ...]] = {}
         try:
             with open(module, "rb") as f:  # the simulator keeps the module's memory file open
                 image = f.read()
             with tempfile.NamedTemporaryFile(suffix=".so") as tmp:
                 tmp.write(image)
                 tmp.flush()
-                # a return address points after the call: the access is the instruction before it
-                out = subprocess.run([tool, "-i", "-a", "-e", tmp.name] + [hex(s - 1) for s in want],
-                                     capture_output=True, text=True, timeout=60).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        current = None
-        for ln in out.splitlines():
-            ln = ln.strip()
-            if ln.startswith("0x"):
-                current = int(ln, 16) + 1
-                continue
-            m = re.match(r"^(.*):(\d+)(?::\d+)?(?: \(discriminator \d+\))?$", ln)
-            if current is not None and m and os.path.basename(m.group(1)) == SOURCE_NAME \
-                    and not cache.get((module, current)):
-                cache[(module, current)] = int(m.group(2))
+                frames = source_frames(tool, tmp.name, want, SOURCE_NAME)
+        except OSError:
+            pass
+        for pc, chain in frames.items():
+            cache[(module, pc)] = first_line(chain)
     for s in want:
         cache.setdefault((module, s), 0)
     return {s: cache.get((module, s), 0) for s in sites}
@@ -220,9 +210,6 @@ def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[i
 
     def gid(t: tuple[int, int, int], g: tuple[int, int, int]) -> tuple[int, ...]:
         return tuple(g[d] * block[d] + t[d] for d in range(dims))
-
-    def fmt(t: tuple[int, ...]) -> str:
-        return str(t[0]) if len(t) == 1 else str(tuple(t))
 
     def region(r: Any) -> tuple[str | None, str, int]:
         """(name, words, element size) of the record's memory."""
@@ -304,77 +291,38 @@ def _decode(kernel: Any, recs: np.ndarray, lines: dict[int, int], block: tuple[i
         if key in merged:  # several code addresses of one source line: one finding
             i = merged[key]
             prior = out[i]
-            out[i] = _with_count(prior, prior.count + count)
+            out[i] = with_count(prior, prior.count + count)
             continue
         merged[key] = len(out)
         out.append(f)
     return out
 
 
-def _with_count(f: Finding, count: int) -> Finding:
-    import dataclasses
-
-    msg = re.sub(r" \(\d+ accesses\)", "", f.message, count=1)
-    head, sep, rest = msg.partition("\n")
-    return dataclasses.replace(f, count=count, message=f"{head} ({count} accesses){sep}{rest}")
-
-
-# ------------------------------------------------------------------------------------ the launch
-
-def _plain(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-           args: tuple[Any, ...], stream: Any) -> None:
-    from ...runtime.raw_kernel import RawKernel
-
-    RawKernel._dc_launch(kernel, acc, global_size, local_size, args, stream)
-
-
-def checked_raw_launch(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, ...],
-                       local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
-    """The launch runner of a raw CUDA kernel under ``check``: the checked run, the report, the real launch."""
+def _can_check(kernel: Any, acc: Any, raw: str) -> bool:
+    # the checks need the simulator's trace build, which runs no cooperative launch: such a launch, or one on
+    # a real GPU, goes on unchecked (said once)
     from ...runtime import accelerator as _accelerator
 
     if not hasattr(acc, "info"):
         acc = _accelerator(acc if acc is not None else "cuda")
-    if acc.backend != "cuda":
-        raise LaunchError(f"RawKernel {kernel.name!r} is written for the cuda backend and cannot run on {acc.id}")
-    findings = run_raw_checks(kernel, check, acc, global_size, local_size, args)
-    report(kernel, check, findings)
-    _plain(kernel, acc, global_size, local_size, args, stream)
-
-
-def checked_runner(kernel: Any, check: Any) -> Any:
-    """``dc.launch(raw_cuda_kernel, ..., check=check)``'s runner (False/"off": the plain launch)."""
-    spec = parse_check(check, "check")
-    if spec is None:
-        return functools.partial(_plain, kernel)
-    return functools.partial(checked_raw_launch, kernel, spec)
-
-
-def env_launch(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-               args: tuple[Any, ...], stream: Any) -> None:
-    """A raw CUDA kernel's launch: under ``DOTCOMPUTE_CHECK`` checked, else the plain one (one test)."""
-    raw = os.environ.get("DOTCOMPUTE_CHECK")
-    spec = env_check(raw) if raw else None
-    if spec is not None:
-        from ...runtime import accelerator as _accelerator
-
-        if not hasattr(acc, "info"):
-            acc = _accelerator(acc if acc is not None else "cuda")
-        if not acc.info.get("simulated") or kernel.cooperative:
-            # the checks need the simulator's trace build, which runs no cooperative launch: such a
-            # launch goes on unchecked (said once)
-            if not _told_gpu:
-                _told_gpu.append(True)
-                log.warning("DOTCOMPUTE_CHECK: raw CUDA kernels are checked on the CUDA simulator only, and not "
-                            "in cooperative launches; %s runs %r unchecked", acc.id, kernel.name)
-            spec = None
-    if spec is None:
-        _plain(kernel, acc, global_size, local_size, args, stream)
-        return
-    checked_raw_launch(kernel, spec, acc, global_size, local_size, args, stream)
+    if acc.info.get("simulated") and not kernel.cooperative:
+        return True
+    if not _told_gpu:
+        _told_gpu.append(True)
+        log.warning("DOTCOMPUTE_CHECK: raw CUDA kernels are checked on the CUDA simulator only, and not "
+                    "in cooperative launches; %s runs %r unchecked", acc.id, kernel.name)
+    return False
 
 
 _told_gpu: list[bool] = []
+
+_launch = RawLaunch("cuda", run_raw_checks, _can_check)
+#: ``dc.launch(raw_cuda_kernel, ..., check=check)``'s runner (False/"off": the plain launch)
+checked_runner = _launch.checked_runner
+#: the launch runner of a raw CUDA kernel under a check: the checked run, the report, the real launch
+checked_raw_launch = _launch.checked_raw_launch
+#: a raw CUDA kernel's launch: under ``DOTCOMPUTE_CHECK`` checked, else the plain one
+env_launch = _launch.env_launch
 
 
 __all__ = ["checked_runner", "checked_raw_launch", "env_launch", "run_raw_checks", "clang_available"]

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import functools
 import os
-import re
 import shutil
-import subprocess
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +23,11 @@ from typing import Any
 import numpy as np
 
 from ...errors import DotComputeError, LaunchError
+from .debuglines import addr2line_tool, first_line, source_frames
 from .layout import KIND_NAMES
-from .runner import Finding, log, report
-from .spec import CheckSpec, env_check, parse_check
+from .raw_launch import RawLaunch, with_count
+from .runner import Finding, fmt, global_id, log
+from .spec import CheckSpec
 
 MAX_ARGS = 31
 CAPACITY = 64
@@ -247,51 +246,18 @@ def run_raw_checks(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[i
     return out
 
 
-_FRAME = re.compile(r"^(.*):(\d+)(?::\d+)?$")
-
-
 def _lines(obj: _Object, pcs: set[int]) -> None:
     """The MSL line of each code offset: the innermost inlined frame in program_source (addr2line -i)."""
     want = sorted(pc for pc in pcs if pc and pc not in obj.lines)
     if not want:
         return
-    tool = shutil.which("llvm-addr2line") or shutil.which("llvm-addr2line-14") or shutil.which("addr2line")
-    if tool is None:
-        for pc in want:
-            obj.lines[pc] = 0
-        return
-    # a return address points after the call: the access is the instruction before it
-    cmd = [tool, "-i", "-a", "-e", obj.path] + [hex(pc - 1) for pc in want]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    current = None
-    for ln in out.splitlines():
-        ln = ln.strip()
-        if ln.startswith("0x"):
-            current = int(ln, 16) + 1
-            obj.lines.setdefault(current, 0)
-            continue
-        m = _FRAME.match(ln)
-        if current is not None and m and os.path.basename(m.group(1)) == SOURCE_NAME:
-            obj.chains[current] = obj.chains.get(current, ()) + (int(m.group(2)),)
-            if not obj.lines.get(current):
-                obj.lines[current] = int(m.group(2))
+    tool = addr2line_tool()
+    frames = source_frames(tool, obj.path, want, SOURCE_NAME) if tool else {}
     for pc in want:
-        obj.lines.setdefault(pc, 0)
-
-
-def _gid(tid: int, global_size: tuple[int, ...]) -> tuple[int, ...]:
-    out = []
-    for g in global_size:
-        out.append(tid % g)
-        tid //= g
-    return tuple(out)
-
-
-def _fmt(t: tuple[int, ...]) -> str:
-    return str(t[0]) if len(t) == 1 else str(t)
+        chain = frames.get(pc, ())
+        if chain:  # every frame's line: one barrier inlined into two paths has one chain (see _decode)
+            obj.chains[pc] = chain
+        obj.lines[pc] = first_line(chain)
 
 
 def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, ...],
@@ -330,49 +296,50 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
         prior = merged.get(key)
         if prior is not None:  # several code addresses of one line: one finding
             i = out.index(prior)
-            out[i] = merged[key] = _with_count(prior, prior.count + int(r.count))
+            out[i] = merged[key] = with_count(prior, prior.count + int(r.count),
+                                              "times" if prior.kind == "synccheck" else "accesses")
             continue
-        me = _gid(int(r.tid), global_size)
+        me = global_id(int(r.tid), global_size)
         count = int(r.count)
         more = f" ({count} {'times' if kind == 'synccheck' else 'accesses'})" if count > 1 else ""
         where = f"{SOURCE_NAME}:{line}"
         name, what = region(r)
         if kind == "memcheck":
             verb = {0: "read", 1: "write", 2: "atomic update"}.get(r.sub, "access")
-            msg = (f"{where}: out-of-bounds {verb} of {what} at element {r.index} by thread {_fmt(me)} "
-                   f"(threadgroup {_fmt(grp(me))}){more}")
+            msg = (f"{where}: out-of-bounds {verb} of {what} at element {r.index} by thread {fmt(me)} "
+                   f"(threadgroup {fmt(grp(me))}){more}")
             f = Finding(kind, line, name, (int(r.index),), (me,), msg + text(line), SOURCE_NAME, count=count,
                         groups=(grp(me),))
         elif kind == "initcheck":
             if r.space == 0:
-                msg = (f"{where}: thread {_fmt(me)} read {what} element {r.index}, which nothing has written since "
+                msg = (f"{where}: thread {fmt(me)} read {what} element {r.index}, which nothing has written since "
                        f"acc.empty allocated it{more}")
             else:
-                msg = (f"{where}: thread {_fmt(me)} read {what} element {r.index} before any thread of its "
-                       f"threadgroup ({_fmt(grp(me))}) wrote it{more}")
+                msg = (f"{where}: thread {fmt(me)} read {what} element {r.index} before any thread of its "
+                       f"threadgroup ({fmt(grp(me))}) wrote it{more}")
             f = Finding(kind, line, name, (int(r.index),), (me,), msg + text(line), SOURCE_NAME, count=count,
                         groups=(grp(me),))
         elif kind == "racecheck":
-            other = _gid(int(r.otid), global_size)
+            other = global_id(int(r.otid), global_size)
             hazard = "write-write" if r.sub == 1 else "read-write"
             first, second = {1: ("wrote", "wrote"), 2: ("wrote", "read"), 3: ("read", "wrote")}[r.sub]
             if r.other_atomic:
                 first = "atomically updated"
             g0, g1 = grp(other), grp(me)
-            apart = (f"from different threadgroups ({_fmt(g0)} and {_fmt(g1)}), which no barrier orders"
-                     if g0 != g1 else f"in threadgroup {_fmt(g0)} with no barrier between them")
-            msg = (f"{where}: {hazard} race on {what} element {r.index}: thread {_fmt(other)} {first} it at line "
-                   f"{oline} and thread {_fmt(me)} {second} it at line {line}, {apart}{more}")
+            apart = (f"from different threadgroups ({fmt(g0)} and {fmt(g1)}), which no barrier orders"
+                     if g0 != g1 else f"in threadgroup {fmt(g0)} with no barrier between them")
+            msg = (f"{where}: {hazard} race on {what} element {r.index}: thread {fmt(other)} {first} it at line "
+                   f"{oline} and thread {fmt(me)} {second} it at line {line}, {apart}{more}")
             f = Finding(kind, line, name, (int(r.index),), (other, me), msg + text(line), SOURCE_NAME,
                         other_line=oline, hazard=hazard, count=count, groups=(g0, g1))
         else:
-            other = _gid(int(r.otid), global_size)
+            other = global_id(int(r.otid), global_size)
             if r.sub == 1:
-                msg = (f"{where}: divergent barrier: thread {_fmt(me)} waits at the threadgroup_barrier at line "
-                       f"{line}, but thread {_fmt(other)} of its threadgroup returned without reaching it{more}")
+                msg = (f"{where}: divergent barrier: thread {fmt(me)} waits at the threadgroup_barrier at line "
+                       f"{line}, but thread {fmt(other)} of its threadgroup returned without reaching it{more}")
             else:
-                msg = (f"{where}: divergent barrier: thread {_fmt(me)} waits at the threadgroup_barrier at line "
-                       f"{line} while thread {_fmt(other)} of its threadgroup waits at the one at line {oline}{more}")
+                msg = (f"{where}: divergent barrier: thread {fmt(me)} waits at the threadgroup_barrier at line "
+                       f"{line} while thread {fmt(other)} of its threadgroup waits at the one at line {oline}{more}")
             f = Finding(kind, line, None, None, (me, other), msg + text(line), SOURCE_NAME,
                         other_line=oline or None, count=count, groups=(grp(me), grp(other)))
         merged[key] = f
@@ -380,67 +347,32 @@ def _decode(kernel: Any, obj: _Object, recs: list[Any], global_size: tuple[int, 
     return out
 
 
-def _with_count(f: Finding, count: int) -> Finding:
-    unit = "times" if f.kind == "synccheck" else "accesses"
-    msg = re.sub(r" \(\d+ (?:accesses|times)\)", "", f.message, count=1)
-    head, sep, rest = msg.partition("\n")
-    return dataclasses.replace(f, count=count, message=f"{head} ({count} {unit}){sep}{rest}")
-
-
-# ------------------------------------------------------------------------------------ the launch
-
-def _plain(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-           args: tuple[Any, ...], stream: Any) -> None:
-    from ...runtime.raw_kernel import RawKernel
-
-    RawKernel._dc_launch(kernel, acc, global_size, local_size, args, stream)
-
-
-def checked_raw_launch(kernel: Any, check: CheckSpec, acc: Any, global_size: tuple[int, ...],
-                       local_size: tuple[int, ...] | None, args: tuple[Any, ...], stream: Any) -> None:
-    """The launch runner of a raw MSL kernel under ``check``: the checked run, the report, the real launch."""
-    from ...runtime import accelerator as _accelerator
-
-    if not hasattr(acc, "info"):
-        acc = _accelerator(acc if acc is not None else "metal")
-    if acc.backend != "metal":
-        raise LaunchError(f"RawKernel {kernel.name!r} is written for the metal backend and cannot run on {acc.id}")
-    findings = run_raw_checks(kernel, check, acc, global_size, local_size, args)
-    report(kernel, check, findings)
-    _plain(kernel, acc, global_size, local_size, args, stream)
-
-
-def checked_runner(kernel: Any, check: Any) -> Any:
-    """``dc.launch(raw_msl_kernel, ..., check=check)``'s runner (False/"off": the plain launch)."""
-    spec = parse_check(check, "check")
-    if spec is None:
-        return functools.partial(_plain, kernel)
-    return functools.partial(checked_raw_launch, kernel, spec)
-
-
-def env_launch(kernel: Any, acc: Any, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
-               args: tuple[Any, ...], stream: Any) -> None:
-    """A raw MSL kernel's launch: under ``DOTCOMPUTE_CHECK`` checked, else the plain one (one test)."""
-    raw = os.environ.get("DOTCOMPUTE_CHECK")
-    spec = env_check(raw) if raw else None
+def _can_check(kernel: Any, acc: Any, raw: str) -> bool:
+    # checks run on the test double's MSL runner; on a real Metal GPU there is none: say so once, then
+    # launch as asked
     global _told
-    if spec is not None and _double is None:
-        if _told:  # no double in this process (said once)
-            spec = None
-        else:
-            try:
-                _double_library()
-            except DotComputeError as e:  # a real Metal GPU: say so once, then launch as asked
-                _told = True
-                log.warning("DOTCOMPUTE_CHECK=%s: raw MSL kernels run unchecked here: %s", raw, e)
-                spec = None
-    if spec is None:
-        _plain(kernel, acc, global_size, local_size, args, stream)
-        return
-    checked_raw_launch(kernel, spec, acc, global_size, local_size, args, stream)
+    if _double is not None:
+        return True
+    if _told:
+        return False
+    try:
+        _double_library()
+    except DotComputeError as e:
+        _told = True
+        log.warning("DOTCOMPUTE_CHECK=%s: raw MSL kernels run unchecked here: %s", raw, e)
+        return False
+    return True
 
 
 _told = False
+
+_launch = RawLaunch("metal", run_raw_checks, _can_check)
+#: ``dc.launch(raw_msl_kernel, ..., check=check)``'s runner (False/"off": the plain launch)
+checked_runner = _launch.checked_runner
+#: the launch runner of a raw MSL kernel under a check: the checked run, the report, the real launch
+checked_raw_launch = _launch.checked_raw_launch
+#: a raw MSL kernel's launch: under ``DOTCOMPUTE_CHECK`` checked, else the plain one
+env_launch = _launch.env_launch
 
 
 __all__ = ["checked_runner", "checked_raw_launch", "env_launch", "run_raw_checks", "clang_available"]

@@ -193,7 +193,8 @@ def _context(kernel: Any, check: CheckSpec, k: Any, expanded: tuple[Any, ...], g
     return ctx, sizes
 
 
-def _gid(tid: int, global_size: tuple[int, ...]) -> tuple[int, ...]:
+def global_id(tid: int, global_size: tuple[int, ...]) -> tuple[int, ...]:
+    """The work-item id of linear thread number ``tid`` (dimension 0 fastest), as reports print it."""
     out = []
     for g in global_size:
         out.append(tid % g)
@@ -216,58 +217,58 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
         what = module.debug_names.get(did, f"array #{did}")
         name = what.split("'")[1] if what.count("'") >= 2 else what
         filename = entry.spec.debug_files.get(did, k.filename)
-        me = _gid(rec[L.F_TID], global_size)
+        me = global_id(rec[L.F_TID], global_size)
         more = f" ({count} accesses)" if count > 1 else ""
         if kind == "memcheck":
             idx = tuple(rec[L.F_I0:L.F_I0 + rec[L.F_NDIM]])
             verb = {0: "read", 1: "write", 2: "atomic update"}.get(rec[L.F_SUB], "access")
             shape = sizes.get(did)
             ext = f" (shape {shape})" if shape is not None else ""
-            msg = (f"{filename}:{line}: out-of-bounds {verb} of {what}{ext} at index {_fmt(idx)} "
-                   f"by work-item {_fmt(me)} (work-group {_fmt(group(me))}){more}")
+            msg = (f"{filename}:{line}: out-of-bounds {verb} of {what}{ext} at index {fmt(idx)} "
+                   f"by work-item {fmt(me)} (work-group {fmt(group(me))}){more}")
             out.append(Finding(kind, line, name, idx, (me,), _with_text(msg, filename, line), filename,
                                count=count, groups=(group(me),)))
         elif kind == "initcheck":
             elem = rec[L.F_I0]
             if did in sizes:  # a buffer: acc.empty memory
-                msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem}, which nothing has "
+                msg = (f"{filename}:{line}: work-item {fmt(me)} read {what} element {elem}, which nothing has "
                        f"written since acc.empty allocated it{more}")
             else:
-                msg = (f"{filename}:{line}: work-item {_fmt(me)} read {what} element {elem} before any work-item of "
-                       f"its work-group ({_fmt(group(me))}) wrote it{more}")
+                msg = (f"{filename}:{line}: work-item {fmt(me)} read {what} element {elem} before any work-item of "
+                       f"its work-group ({fmt(group(me))}) wrote it{more}")
             out.append(Finding(kind, line, name, (elem,), (me,), _with_text(msg, filename, line), filename,
                                count=count, groups=(group(me),)))
         elif kind == "racecheck":
-            other = _gid(rec[L.F_OTID], global_size)
+            other = global_id(rec[L.F_OTID], global_size)
             oline, elem = rec[L.F_OLINE], rec[L.F_I0]
             hazard = L.RACE_SUB[rec[L.F_SUB]]
             first, second = {1: ("wrote", "wrote"), 2: ("wrote", "read"), 3: ("read", "wrote")}[rec[L.F_SUB]]
             g0, g1 = group(other), group(me)
-            apart = (f"from different work-groups ({_fmt(g0)} and {_fmt(g1)}), which no barrier orders"
-                     if g0 != g1 else f"in work-group {_fmt(g0)} with no barrier between them")
-            msg = (f"{filename}:{line}: {hazard} race on {what} element {elem}: work-item {_fmt(other)} {first} it "
-                   f"at line {oline} and work-item {_fmt(me)} {second} it at line {line}, {apart}{more}")
+            apart = (f"from different work-groups ({fmt(g0)} and {fmt(g1)}), which no barrier orders"
+                     if g0 != g1 else f"in work-group {fmt(g0)} with no barrier between them")
+            msg = (f"{filename}:{line}: {hazard} race on {what} element {elem}: work-item {fmt(other)} {first} it "
+                   f"at line {oline} and work-item {fmt(me)} {second} it at line {line}, {apart}{more}")
             out.append(Finding(kind, line, name, (elem,), (other, me), _with_text(msg, filename, line), filename,
                                other_line=oline, hazard=hazard, count=count, groups=(g0, g1)))
         else:
-            other = _gid(rec[L.F_OTID], global_size)
+            other = global_id(rec[L.F_OTID], global_size)
             construct = L.SYNC_SUB.get(rec[L.F_SUB], "branch")
             bline = rec[L.F_OLINE]
             part = "condition" if construct != "for" else "range"
             if construct == "return":
-                msg = (f"{k.filename}:{line}: divergent barrier: work-item {_fmt(other)} returns at line {line}, "
-                       f"but work-item {_fmt(me)} of its work-group goes on to the barrier at line {bline}, so not "
+                msg = (f"{k.filename}:{line}: divergent barrier: work-item {fmt(other)} returns at line {line}, "
+                       f"but work-item {fmt(me)} of its work-group goes on to the barrier at line {bline}, so not "
                        "every item reaches that barrier")
                 out.append(Finding(kind, line, None, None, (other, me), _with_text(msg, k.filename, line),
                                    k.filename, other_line=bline, count=count, groups=(group(other), group(me))))
                 continue
             if construct in ("break", "continue"):
-                msg = (f"{k.filename}:{line}: divergent barrier: work-item {_fmt(me)} takes the {construct} at line "
-                       f"{line} out of a loop holding the barrier at line {bline}, but work-item {_fmt(other)} of its "
+                msg = (f"{k.filename}:{line}: divergent barrier: work-item {fmt(me)} takes the {construct} at line "
+                       f"{line} out of a loop holding the barrier at line {bline}, but work-item {fmt(other)} of its "
                        "work-group does not, so not every item reaches that barrier")
             else:
                 msg = (f"{k.filename}:{line}: divergent barrier: the {construct} at line {line} holds the barrier at "
-                       f"line {bline}, but its {part} differs between work-items {_fmt(me)} and {_fmt(other)} of one "
+                       f"line {bline}, but its {part} differs between work-items {fmt(me)} and {fmt(other)} of one "
                        "work-group, so not every item reaches that barrier")
             out.append(Finding(kind, line, None, None, (me, other), _with_text(msg, k.filename, line), k.filename,
                                other_line=bline, count=count, groups=(group(me), group(other))))
@@ -277,7 +278,8 @@ def decode(kernel: Any, entry: _CheckedEntry, ctx: np.ndarray, global_size: tupl
     return out
 
 
-def _fmt(t: tuple[int, ...]) -> str:
+def fmt(t: tuple[int, ...]) -> str:
+    """An index or id as reports print it: a bare number in one dimension, else the tuple."""
     return str(t[0]) if len(t) == 1 else str(t)
 
 
