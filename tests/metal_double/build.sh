@@ -46,12 +46,13 @@ mkdir -p "$obj"
 shim="$root/tests/support/metal_shim"
 "$cxx" "${common[@]}" -I"$shim" -DDC_MTL_SHIM_DIR="\"$shim\"" -c "$shim/msl_runner.cpp" -o "$obj/msl_runner.o"
 "$cxx" "${common[@]}" "${objc[@]}" -I"$shim" -c "$here/metal_double.mm" -o "$obj/metal_double.o"
+"$cxx" "${common[@]}" "${objc[@]}" -I"$shim" -c "$here/double_commands.mm" -o "$obj/double_commands.o"
 # shellcheck disable=SC2086
 # libBlocksRuntime comes before gnustep-base, which carries a blocks runtime of its own whose
 # _Block_copy does not copy clang's stack blocks: the first in the search order wins.
 # -z nodelete: the runner's fault handler stays installed for the process's life, so its code must
 # stay mapped after the plugin is unloaded.
-"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_runner.o" "$obj/metal_double.o" \
+"$cxx" "${extra[@]}" -shared -o "$out/libdotcompute_metal_double.so" "$obj/msl_runner.o" "$obj/metal_double.o" "$obj/double_commands.o" \
   -Wl,-z,nodelete -Wl,--no-as-needed -lBlocksRuntime $base_libs -ldl -pthread -Wl,--no-undefined
 
 # The plugin: the same .mm sources as on macOS, linked against the double.

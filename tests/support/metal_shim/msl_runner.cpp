@@ -743,22 +743,30 @@ std::string compile_msl(const std::string& msl, std::vector<KernelDecl>* kernels
 }  // namespace mslrun
 
 // ---------------------------------------------------------------- C entry points for runner.py
-// dc_msl_compile: "OK\n<object path>\n" then per kernel "kernel\t<name>\t<symbol>\t<threaded>" and
-// per parameter "param\t<pos>\t<kind>\t<index>\t<builtin>\t<type>"; or "ERROR\n<log>". Free with
-// dc_msl_free.
-extern "C" __attribute__((visibility("default"))) char* dc_msl_compile(const char* msl) {
+namespace {
+
+// The listing the compile entry points return (see below); `named` adds each parameter's name and
+// the "site" lines of dc_msl_compile2, which dc_msl_compile's older readers do not expect.
+char* compile_listing(const char* msl, bool fast_math, bool instrumented, bool named) {
   std::vector<mslrun::KernelDecl> kernels;
-  std::string log, text;
-  std::string so = mslrun::compile_msl(msl ? msl : "", &kernels, &log);
+  std::string log, text, src = msl ? msl : "";
+  std::string so = mslrun::compile_msl(src, &kernels, &log, fast_math, instrumented);
   if (so.empty()) {
     text = "ERROR\n" + log;
   } else {
     text = "OK\n" + so + "\n";
     for (const auto& k : kernels) {
       text += "kernel\t" + k.name + "\t" + k.symbol + "\t" + (k.threaded ? "1" : "0") + "\n";
-      for (const auto& p : k.params)
+      for (const auto& p : k.params) {
         text += "param\t" + std::to_string(p.position) + "\t" + p.kind + "\t" + std::to_string(p.index) + "\t" +
-                (p.builtin.empty() ? "-" : p.builtin) + "\t" + p.type + "\n";
+                (p.builtin.empty() ? "-" : p.builtin) + "\t" + p.type;
+        if (named) text += "\t" + (p.name.empty() ? std::string("-") : p.name);
+        text += "\n";
+      }
+    }
+    if (named) {
+      std::vector<std::string> sites = mslrun::threadgroup_sites(src);
+      for (size_t i = 0; i < sites.size(); ++i) text += "site\t" + std::to_string(i) + "\t" + sites[i] + "\n";
     }
   }
   char* r = static_cast<char*>(malloc(text.size() + 1));
@@ -766,28 +774,19 @@ extern "C" __attribute__((visibility("default"))) char* dc_msl_compile(const cha
   return r;
 }
 
+}  // namespace
+
+// dc_msl_compile: "OK\n<object path>\n" then per kernel "kernel\t<name>\t<symbol>\t<threaded>" and
+// per parameter "param\t<pos>\t<kind>\t<index>\t<builtin>\t<type>"; or "ERROR\n<log>". Free with
+// dc_msl_free.
+extern "C" __attribute__((visibility("default"))) char* dc_msl_compile(const char* msl) {
+  return compile_listing(msl, false, false, false);
+}
+
 // dc_msl_compile2: as dc_msl_compile, for `flags` (1: fast math, 2: instrumented for the kernel checks);
 // each parameter line ends with "\t<name>", and "site\t<n>\t<name>" lines name the threadgroup variables.
 extern "C" __attribute__((visibility("default"))) char* dc_msl_compile2(const char* msl, int flags) {
-  std::vector<mslrun::KernelDecl> kernels;
-  std::string log, text, src = msl ? msl : "";
-  std::string so = mslrun::compile_msl(src, &kernels, &log, (flags & 1) != 0, (flags & 2) != 0);
-  if (so.empty()) {
-    text = "ERROR\n" + log;
-  } else {
-    text = "OK\n" + so + "\n";
-    for (const auto& k : kernels) {
-      text += "kernel\t" + k.name + "\t" + k.symbol + "\t" + (k.threaded ? "1" : "0") + "\n";
-      for (const auto& p : k.params)
-        text += "param\t" + std::to_string(p.position) + "\t" + p.kind + "\t" + std::to_string(p.index) + "\t" +
-                (p.builtin.empty() ? "-" : p.builtin) + "\t" + p.type + "\t" + (p.name.empty() ? "-" : p.name) + "\n";
-    }
-    std::vector<std::string> sites = mslrun::threadgroup_sites(src);
-    for (size_t i = 0; i < sites.size(); ++i) text += "site\t" + std::to_string(i) + "\t" + sites[i] + "\n";
-  }
-  char* r = static_cast<char*>(malloc(text.size() + 1));
-  memcpy(r, text.c_str(), text.size() + 1);
-  return r;
+  return compile_listing(msl, (flags & 1) != 0, (flags & 2) != 0, true);
 }
 
 extern "C" __attribute__((visibility("default"))) void dc_msl_free(char* p) { free(p); }
