@@ -8,6 +8,7 @@ without them (threads run one after another)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -312,25 +313,21 @@ def library(cases: list[Case]) -> str:
     return text
 
 
-# without barriers or SIMD-group functions: the double runs the threads one after another
+def flat(of: Case, name: str) -> Case:
+    """A copy of ``of`` (a case of BUGS or CLEAN) whose kernel is called ``name``, for the libraries below."""
+    msl = of.msl.replace(f"kernel void {of.id}(", f"kernel void {name}(", 1)
+    assert msl != of.msl, f"no kernel named {of.id} in its case"
+    return dataclasses.replace(of, id=name, msl=msl, line=0, source="")
+
+
+_BY_ID = {c.id: c for c in BUGS + CLEAN}
+
+# without barriers or SIMD-group functions anywhere in the library: the double runs the threads one
+# after another instead of as fibers, so the same bugs and kernels are checked on that path too
 FLAT_BUGS: list[Case] = [
-    Case("flat_read_one_past_end", "memcheck", """
-kernel void flat_read_one_past_end(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                                   uint i [[thread_position_in_grid]]) {
-  out[i] = x[i + 1];  // BUG
-}""", lambda: (v(), z()), 64, 32),
-    Case("flat_neighbour_race", "racecheck", """
-kernel void flat_neighbour_race(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                                uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
-  threadgroup float s[32];
-  s[l] = x[i];
-  out[i] = s[(l + 1) % 32];  // BUG
-}""", lambda: (v(), z()), 64, 32),
-    Case("flat_global_accumulate", "racecheck", """
-kernel void flat_global_accumulate(device const float* x [[buffer(0)]], device float* total [[buffer(1)]],
-                                   uint i [[thread_position_in_grid]]) {
-  total[0] += x[i];  // BUG
-}""", lambda: (v(), z(1)), 64, 32),
+    flat(_BY_ID["read_one_past_end"], "flat_read_one_past_end"),
+    flat(_BY_ID["neighbour_without_barrier"], "flat_neighbour_race"),
+    flat(_BY_ID["global_accumulate"], "flat_global_accumulate"),
     Case("flat_threadgroup_unwritten", "initcheck", """
 kernel void flat_threadgroup_unwritten(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]],
                                        uint l [[thread_position_in_threadgroup]]) {
@@ -340,13 +337,7 @@ kernel void flat_threadgroup_unwritten(device float* out [[buffer(0)]], uint i [
 ]
 
 FLAT_CLEAN: list[Case] = [
-    Case("flat_saxpy", None, """
-kernel void flat_saxpy(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
-                       constant float& a [[buffer(2)]], constant uint& n [[buffer(3)]],
-                       uint i [[thread_position_in_grid]]) {
-  if (i < n) y[i] = a * x[i] + y[i];
-}""", lambda: (v(100), np.ones(100, F32), F32(2.0), U32(100)), 128, 32,
-         lambda a: np.testing.assert_array_equal(a[1], 2 * np.arange(100, dtype=F32) + 1)),
+    flat(_BY_ID["saxpy_guarded"], "flat_saxpy"),
     Case("flat_own_threadgroup_slot", None, """
 kernel void flat_own_threadgroup_slot(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                                       uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
@@ -354,13 +345,7 @@ kernel void flat_own_threadgroup_slot(device const float* x [[buffer(0)]], devic
   s[l] = x[i] * 2.0f;
   out[i] = s[l] + 1.0f;
 }""", lambda: (v(), z()), 64, 32, lambda a: np.testing.assert_array_equal(a[1], 2 * a[0] + 1)),
-    Case("flat_counter_atomics", None, """
-kernel void flat_counter_atomics(device atomic_uint* counter [[buffer(0)]], device uint* slots [[buffer(1)]],
-                                 uint i [[thread_position_in_grid]]) {
-  uint k = atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
-  slots[k] = i;
-}""", lambda: (z(1, U32), z(64, U32)), 64, 32,
-         lambda a: np.testing.assert_array_equal(np.sort(a[1]), np.arange(64, dtype=U32))),
+    flat(_BY_ID["device_counter_atomics"], "flat_counter_atomics"),
 ]
 
 BUG_LIBRARY = library(BUGS)

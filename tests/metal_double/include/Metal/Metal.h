@@ -4,7 +4,7 @@
 // header (Linux, GNUstep Foundation, manual retain/release) or the real framework.
 //
 // Written from Apple's public documentation; only the names and values the plugin needs.
-// What the double does behind these declarations is in ../../metal_double.mm.
+// What the double does behind these declarations is in ../../metal_double.mm and ../../double_commands.mm.
 #ifndef DOTCOMPUTE_METAL_DOUBLE_METAL_H
 #define DOTCOMPUTE_METAL_DOUBLE_METAL_H
 
