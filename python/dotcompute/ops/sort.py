@@ -111,12 +111,13 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
         k, v = (k2, v2) if passes % 2 else (k1, v1)
         return k, (v if has else None)
     # LSD passes of 4-bit digits, one work-group per tile, coalesced (sort_gpu_kernels)
-    has_vals = vals is not None
-    items = sgk.items_per_item(kt, has_vals)
+    vt = v.dtype.type if vals is not None else None
+    local_memory = acc.info.get("local_memory")
+    items = sgk.items_per_item(kt, vt, local_memory)
     tiles = -(-n // (sgk.WG * items))
     counts = acc.empty((sgk.GB * tiles,), np.int64)
     count = sgk.radix_count_gpu_kernel(items)
-    scatter = sgk.radix_scatter_gpu_kernel(kt, v.dtype.type if has_vals else None)
+    scatter = sgk.radix_scatter_gpu_kernel(kt, vt, local_memory)
     k = keys
     for p, shift in enumerate(range(0, bits, sgk.GBITS)):
         top = int(signed and shift + sgk.GBITS >= bits)

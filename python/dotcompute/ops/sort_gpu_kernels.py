@@ -38,10 +38,23 @@ GB = 1 << GBITS  # digits
 ROWS = GB + 1  # plus one row for the keys past n in the last tile
 
 
-def items_per_item(key_dtype: Any, has_vals: bool) -> int:
-    """Keys per item: 4 (1024-key tiles), or 2 where 8-byte keys with a payload would not fit in
-    48 KiB of work-group memory."""
-    return 2 if np.dtype(key_dtype).itemsize == 8 and has_vals else 4
+def shared_bytes(items: int, key_dtype: Any, val_dtype: Any | None) -> int:
+    """Work-group memory of radix_scatter_gpu for tiles of ``WG * items`` keys."""
+    tile = WG * items
+    ks = np.dtype(key_dtype).itemsize
+    vs = np.dtype(val_dtype).itemsize if val_dtype is not None else 0
+    return (tile + tile // 32) * (ks + vs) + tile * (ks + vs) + 2 * 8 + ROWS * WG * 4 + 2 * WG * 4 + 8 * (3 * ROWS + 3)
+
+
+def items_per_item(key_dtype: Any, val_dtype: Any | None, local_memory: int | None) -> int:
+    """Keys per item: 4 (1024-key tiles: runs of 64 keys per digit on average), else 2 or 1 where
+    the tile would not fit in the device's work-group memory (``local_memory``, at most 48 KiB:
+    CUDA's static limit; Metal has 32 KiB)."""
+    limit = min(local_memory or 48 * 1024, 48 * 1024)
+    for items in (4, 2):
+        if shared_bytes(items, key_dtype, val_dtype) <= limit:
+            return items
+    return 1
 
 
 @dc.func
@@ -88,12 +101,13 @@ def radix_count_gpu_kernel(items: int) -> Any:
 
 
 @cache
-def radix_scatter_gpu_kernel(key_dtype: Any, val_dtype: Any | None) -> Any:
-    """``val_dtype`` None: keys alone."""
+def radix_scatter_gpu_kernel(key_dtype: Any, val_dtype: Any | None, local_memory: int | None = None) -> Any:
+    """``val_dtype`` None: keys alone. ``local_memory``: the device's work-group memory in bytes
+    (sets the tile, ``items_per_item``)."""
     has_vals = val_dtype is not None
     K = getattr(dc, np.dtype(key_dtype).name)  # noqa: N806
     V = getattr(dc, np.dtype(val_dtype).name) if has_vals else dc.int64  # noqa: N806
-    items = items_per_item(key_dtype, has_vals)
+    items = items_per_item(key_dtype, val_dtype, local_memory)
     tile = WG * items
     padded = tile + tile // 32
     vsize = padded if has_vals else 1
@@ -196,4 +210,4 @@ def radix_scatter_gpu_kernel(key_dtype: Any, val_dtype: Any | None) -> Any:
 
 
 __all__ = ["GB", "GBITS", "WG", "gdigit", "items_per_item", "pad", "radix_count_gpu_kernel",
-           "radix_scatter_gpu_kernel"]
+           "radix_scatter_gpu_kernel", "shared_bytes"]
