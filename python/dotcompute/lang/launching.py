@@ -109,13 +109,8 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool, index_key
     params = k.params
     specs = []
     for p in emitted.params:
-        if p.kind == "buffer":
-            src = params[[q.py_name for q in params].index(p.source)]
-            assert isinstance(src.type, BufferType)
-            specs.append(ParamSpec("buffer", src.py_name, src.type.dtype.np_dtype, ndim=src.type.ndim,
-                                   written=src.written))
-        elif p.kind == "scalar":
-            specs.append(ParamSpec("scalar", p.source or p.name, p.dtype.np_dtype))
+        if p.kind in ("buffer", "scalar"):
+            specs.append(argument_spec(params, p))
         elif p.kind == "extent":
             if debug:
                 specs.append(ParamSpec("scalar", p.name, _INT64))
@@ -173,6 +168,23 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool, index_key
 
 
 # ----------------------------------------------------------------------------- the launch index
+
+def argument_spec(params: list[Any], p: Any) -> Any:
+    """The ParamSpec of an emitted buffer or scalar parameter ``p`` (plain and checked launches alike).
+
+    A buffer takes the dtype, rank and written flag of the kernel parameter it expands (``params``, the
+    kernel's); the other kinds (extents, report buffers, grid sizes) differ per launch and are mapped there.
+    """
+    from ..runtime import ParamSpec
+
+    if p.kind == "buffer":
+        src = params[[q.py_name for q in params].index(p.source)]
+        assert isinstance(src.type, BufferType)
+        return ParamSpec("buffer", src.py_name, src.type.dtype.np_dtype, ndim=src.type.ndim, written=src.written)
+    if p.kind == "scalar":
+        return ParamSpec("scalar", p.source or p.name, p.dtype.np_dtype)
+    raise ValueError(f"argument_spec: parameter {p.name!r} is a {p.kind!r}, not a buffer or scalar")
+
 
 def _index_key(kernel: Any, acc: Any, args: tuple[Any, ...]) -> str | None:
     if getattr(kernel, "check_spec", None) is not None:

@@ -76,13 +76,8 @@ def _entry(kernel: Any, types: list[Any]) -> _CheckedEntry:
     params = spec.module.kernel.params
     specs = []
     for p in printer.expanded_params():
-        if p.kind == "buffer":
-            src = params[[q.py_name for q in params].index(p.source)]
-            assert isinstance(src.type, BufferType)
-            specs.append(ParamSpec("buffer", src.py_name, src.type.dtype.np_dtype, ndim=src.type.ndim,
-                                   written=src.written))
-        elif p.kind == "scalar":
-            specs.append(ParamSpec("scalar", p.source or p.name, p.dtype.np_dtype))
+        if p.kind in ("buffer", "scalar"):
+            specs.append(_launching.argument_spec(params, p))
         elif p.kind == "extent":
             specs.append(ParamSpec("scalar", p.name, _INT64))
         elif p.kind == "debug":
