@@ -92,7 +92,8 @@ std::string json_text() {
         << ",\"shared_wavefronts\":[" << c.shared_wavefronts[0] << "," << c.shared_wavefronts[1] << "]"
         << ",\"shared_ideal\":[" << c.shared_ideal[0] << "," << c.shared_ideal[1] << "]"
         << ",\"mem_instructions\":" << c.mem_instructions << ",\"mem_active_lanes\":" << c.mem_active_lanes
-        << ",\"warp_syncs\":" << c.warp_syncs << ",\"warp_sync_lanes\":" << c.warp_sync_lanes
+        << ",\"warp_collectives\":" << c.warp_collectives << ",\"warp_collective_lanes\":" << c.warp_collective_lanes
+        << ",\"barrier_warps\":" << c.barrier_warps << ",\"barrier_lanes\":" << c.barrier_lanes
         << ",\"blocks\":" << c.blocks << ",\"threads\":" << c.threads << "}";
     first = false;
   }

@@ -8,8 +8,9 @@
 // of a warp is one warp-level execution of it, and the lanes that took part are its active lanes
 // (divergence). A global load or store becomes one request whose distinct 32-byte sectors are
 // counted (coalescing); a shared one becomes bank passes ("wavefronts": 32 banks of 4 bytes, wide
-// accesses in 2 or 4 phases, lanes reading one word share it). The k-th __syncwarp of each lane
-// of a warp is likewise one warp-level barrier. A request completes when every lane of the warp
+// accesses in 2 or 4 phases, lanes reading one word share it). Warp collectives (__syncwarp,
+// shuffles, votes) and __syncthreads are released by the block scheduler once per warp, which
+// reports the lanes that took part (dcsim_fibers.h). A request completes when every lane of the warp
 // made its k-th access, else when the block ends (the lanes that never got there were inactive).
 #pragma once
 #if defined(DCSIM_COUNTERS) && defined(DCSIM_TRACE)
@@ -24,7 +25,7 @@ namespace dcsim {
 namespace counters {
 namespace {  // internal linkage, as the rest of the shim: each object keeps its own state
 
-enum Kind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kSharedStore, kWarpSync };
+enum Kind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kSharedStore };
 
 struct Key {
   uint64_t pc;  // the instruction (or the basic block's guard)
@@ -127,11 +128,6 @@ inline void finish_shared(State& s, int store, const Request& r) {
 
 inline void finish(State& s, const Key& key, const Request& r) {
   const unsigned active = popcount(r.mask);
-  if (key.kind == kWarpSync) {
-    s.totals.warp_syncs += 1;
-    s.totals.warp_sync_lanes += active;
-    return;
-  }
   s.totals.mem_instructions += 1;
   s.totals.mem_active_lanes += active;
   if (key.kind == kGlobalLoad || key.kind == kGlobalStore)
@@ -192,9 +188,17 @@ struct Counters : ::dcsim::trace::Observer {
     const Kind kind = global ? (a.store ? kGlobalStore : kGlobalLoad) : (a.store ? kSharedStore : kSharedLoad);
     record(state(), a.tid, a.warp, a.lane, a.pc, kind, reinterpret_cast<uintptr_t>(a.addr), a.bytes);
   }
-  void warp_sync(unsigned tid, unsigned) override {
+  // Warp collectives and barriers are released by the scheduler once per warp, with their lanes
+  // counted there: no per-lane request to rebuild.
+  void warp_collective(unsigned, unsigned lanes) override {
     State& s = state();
-    record(s, tid, tid / 32u, tid % 32u, 0, kWarpSync, 0, 0);
+    s.totals.warp_collectives += 1;
+    s.totals.warp_collective_lanes += lanes;
+  }
+  void barrier_warp(unsigned, unsigned lanes) override {
+    State& s = state();
+    s.totals.barrier_warps += 1;
+    s.totals.barrier_lanes += lanes;
   }
   void block_end() override { finish_block(state()); }
   void run_end(const dcsim_launch& L) override {

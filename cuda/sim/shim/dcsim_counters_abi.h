@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define DCSIM_COUNTERS_VERSION 1
+#define DCSIM_COUNTERS_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +27,10 @@ typedef struct dcsim_counters {
   uint64_t shared_ideal[2];       /* the passes a conflict-free request of the same width needs */
   uint64_t mem_instructions;      /* warp-level memory instructions (global and shared) */
   uint64_t mem_active_lanes;      /* lanes taking part in them, summed */
-  uint64_t warp_syncs;            /* warp-level __syncwarp executions */
-  uint64_t warp_sync_lanes;       /* lanes taking part in them, summed */
+  uint64_t warp_collectives;      /* warp-level collectives released: __syncwarp, shuffles, votes, match */
+  uint64_t warp_collective_lanes; /* lanes taking part in them, summed */
+  uint64_t barrier_warps;         /* warps released from a __syncthreads (one per warp per barrier) */
+  uint64_t barrier_lanes;         /* lanes of those warps waiting at it, summed (exited lanes do not) */
   uint64_t blocks;                /* blocks run */
   uint64_t threads;               /* threads that made at least one counted access */
 } dcsim_counters;

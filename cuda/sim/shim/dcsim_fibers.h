@@ -244,6 +244,7 @@ inline void schedule(Block* b) {
           return;
         }
       }
+      trace::on_block_barrier_lanes(b);
       for (unsigned i = 0; i < b->n; ++i)
         if (b->fibers[i].state == kAtBlockBarrier) b->fibers[i].state = kRunnable;
       ++b->block_gen;

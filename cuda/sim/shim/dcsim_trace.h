@@ -81,6 +81,10 @@ struct Observer {
   virtual void access(const Access&) {}
   virtual void block_barrier(unsigned long long /*interval*/) {}    // a __syncthreads released; the new interval
   virtual void warp_sync(unsigned /*tid*/, unsigned /*mask*/) {}    // thread tid passed a __syncwarp
+  // A warp-level collective (__syncwarp, a shuffle, a vote, match) of warp w was released with
+  // `lanes` taking part; a __syncthreads was released with `lanes` of warp w waiting at it.
+  virtual void warp_collective(unsigned /*warp*/, unsigned /*lanes*/) {}
+  virtual void barrier_warp(unsigned /*warp*/, unsigned /*lanes*/) {}
   virtual void sync_event(const SyncEvent&) {}
   virtual void block_end() {}
   virtual void run_end(const dcsim_launch&) {}
@@ -173,6 +177,18 @@ DCSIM_NO_TRACE inline void on_block_barrier(unsigned long long interval) {
   DCSIM_EACH_OBSERVER(block_barrier(interval));
 }
 
+// A __syncthreads is being released: per warp, how many lanes wait at it (lanes that have exited
+// do not take part, which is the divergence a GPU model reports at barriers).
+DCSIM_NO_TRACE inline void on_block_barrier_lanes(const Block* b) {
+  if (g_nobservers == 0) return;
+  for (unsigned w = 0; w * b->warp_size < b->n; ++w) {
+    unsigned lanes = 0;
+    for (unsigned l = 0; l < b->warp_size && w * b->warp_size + l < b->n; ++l)
+      lanes += b->fibers[w * b->warp_size + l].state == kAtBlockBarrier;
+    DCSIM_EACH_OBSERVER(barrier_warp(w, lanes));
+  }
+}
+
 DCSIM_NO_TRACE inline void on_syncwarp(unsigned mask) {
   const unsigned tid = current_tid();
   if (tid < t_nthreads) ++t_warp_syncs[tid];
@@ -190,6 +206,12 @@ DCSIM_NO_TRACE inline uintptr_t collective_pc() { return t_collective_pc; }
 // Warp w of block b is released: lanes its mask names that have exited, or that the block does
 // not have, are a synccheck finding (a GPU leaves that undefined).
 DCSIM_NO_TRACE inline void on_warp_release(const Block* b, unsigned w, unsigned mask, uintptr_t pc) {
+  if (g_nobservers) {
+    unsigned arrived = 0;
+    for (unsigned l = 0; l < b->warp_size && w * b->warp_size + l < b->n; ++l)
+      arrived += b->fibers[w * b->warp_size + l].state == kAtWarpBarrier;
+    DCSIM_EACH_OBSERVER(warp_collective(w, arrived));
+  }
   unsigned exited = 0, absent = 0;
   for (unsigned l = 0; l < 32; ++l) {
     if (!((mask >> l) & 1u)) continue;
@@ -326,6 +348,7 @@ inline void on_block_begin() {}
 inline void on_block_end() {}
 inline void on_shared_variable(const void*, uint64_t, const char*) {}
 inline void on_block_barrier(unsigned long long) {}
+inline void on_block_barrier_lanes(const Block*) {}
 inline void on_syncwarp(unsigned) {}
 inline void on_warp_arrive() {}
 inline uintptr_t collective_pc() { return 0; }

@@ -231,9 +231,17 @@ class KernelCounters:
         return self.raw["mem_active_lanes"] / n if n else 0.0
 
     @property
-    def warp_sync_lanes(self) -> float:
-        n = self.raw["warp_syncs"]
-        return self.raw["warp_sync_lanes"] / n if n else 0.0
+    def collective_lanes(self) -> float:
+        """Mean lanes taking part in a warp collective (__syncwarp, shuffle, vote; 0.0: none ran)."""
+        n = self.raw.get("warp_collectives", 0)
+        return self.raw.get("warp_collective_lanes", 0) / n if n else 0.0
+
+    @property
+    def barrier_lanes(self) -> float:
+        """Mean lanes per warp waiting at a __syncthreads when it is released (threads that have
+        returned do not take part; 0.0: no barrier ran)."""
+        n = self.raw.get("barrier_warps", 0)
+        return self.raw.get("barrier_lanes", 0) / n if n else 0.0
 
     # -- occupancy and time ------------------------------------------------------------------------
     @property
@@ -263,6 +271,8 @@ class KernelCounters:
                 "sectors_per_store_request": self.sectors_per_request(1), "coalescing": self.coalescing,
                 "shared_requests": self.shared_requests(), "bank_conflicts": self.bank_conflicts,
                 "bank_passes_per_request": self.conflict_ways, "active_lanes": self.active_lanes,
+                "active_lanes_at_collectives": self.collective_lanes,
+                "active_lanes_at_barriers": self.barrier_lanes,
                 "registers": occ.registers, "registers_known": occ.registers_known,
                 "occupancy_theoretical": occ.theoretical, "occupancy_achieved_estimate": occ.achieved,
                 "occupancy_limiter": occ.limiter, "dram_bytes": self.dram_bytes,
@@ -283,14 +293,18 @@ def table(entries: list[KernelCounters]) -> str:
     gpu = entries[0].gpu
     lines = [f"GPU model ({gpu.name}; CUDA simulator counters -- a model, not a measurement):",
              f"{'kernel':<28} {'launch':>6} {'ld sec/req':>10} {'st sec/req':>10} {'coalesced':>9} "
-             f"{'bank ways':>9} {'lanes':>6} {'regs':>5} {'occ theo':>8} {'occ est':>7} {'est us':>9}"]
+             f"{'bank ways':>9} {'lanes':>6} {'coll':>5} {'bar':>5} {'regs':>5} "
+             f"{'occ theo':>8} {'occ est':>7} {'est us':>9}"]
     for k in entries:
         occ = k.occupancy
         regs = f"{occ.registers}" if occ.registers_known else f"~{occ.registers}"
         lines.append(f"{k.kernel[:28]:<28} {k.launches:>6} {k.sectors_per_request(0):>10.2f} "
                      f"{k.sectors_per_request(1):>10.2f} {k.coalescing:>9.0%} {k.conflict_ways:>9.2f} "
-                     f"{k.active_lanes:>6.1f} {regs:>5} {occ.theoretical:>8.0%} {occ.achieved:>7.1%} "
+                     f"{k.active_lanes:>6.1f} {k.collective_lanes:>5.1f} {k.barrier_lanes:>5.1f} {regs:>5} "
+                     f"{occ.theoretical:>8.0%} {occ.achieved:>7.1%} "
                      f"{k.roofline_ms() * 1e3:>9.2f}")
+    lines.append("lanes: active per memory instruction; coll: per shuffle/vote/__syncwarp; bar: per warp at "
+                 "__syncthreads (0.0: none ran)")
     lines.append("est us: roofline ESTIMATE on the modelled GPU (sector bytes / DRAM bandwidth; flops not counted)")
     return "\n".join(lines)
 

@@ -27,6 +27,20 @@ extern "C" __global__ void shared_stride(float* out, int pad) {
   out[blockIdx.x * blockDim.x + t] = s[t * (32 + pad)];
 }
 
+// a shuffle reduction by `active` lanes of each 32-thread block (the others skip it), then one
+// __syncthreads that the threads at or past `waiting` never reach (they have returned)
+extern "C" __global__ void shuffle_then_barrier(float* out, int active, int waiting) {
+  int t = threadIdx.x;
+  float v = (float)t;
+  if (t < active) {
+    unsigned mask = active == 32 ? 0xffffffffu : ((1u << active) - 1u);
+    for (int d = 1; d < active; d *= 2) v += __shfl_xor_sync(mask, v, d);
+  }
+  if (t >= waiting) return;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = v;
+}
+
 extern "C" __global__ void odd_lanes(float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && (i % 2) == 1) out[i] = 1.0f;
@@ -68,11 +82,14 @@ def main() -> None:
     copy = dc.RawKernel(RAW, "copy_strided", backend="cuda")
     shared = dc.RawKernel(RAW, "shared_stride", backend="cuda")
     odd = dc.RawKernel(RAW, "odd_lanes", backend="cuda")
+    collective = dc.RawKernel(RAW, "shuffle_then_barrier", backend="cuda")
     run("coalesced", lambda: acc.launch(copy, n, a, b, np.int32(1), np.int32(n), local_size=128))
     run("stride32", lambda: acc.launch(copy, n, a, b, np.int32(32), np.int32(n), local_size=128))
     run("bank32", lambda: acc.launch(shared, 64, out, np.int32(0), local_size=32))
     run("padded", lambda: acc.launch(shared, 64, out, np.int32(1), local_size=32))
     run("divergent", lambda: acc.launch(odd, 64, out, np.int32(64), local_size=32))
+    run("shuffle_full", lambda: acc.launch(collective, 64, out, np.int32(32), np.int32(32), local_size=32))
+    run("shuffle_half", lambda: acc.launch(collective, 64, out, np.int32(16), np.int32(24), local_size=32))
     run("lang_copy", lambda: acc.launch(lang_copy, n, a, b, local_size=128))
     run("lang_divergent", lambda: acc.launch(lang_odd, 64, out, local_size=32))
     assert np.array_equal(b.numpy(), np.arange(n, dtype=np.float32))  # the counted kernels still compute

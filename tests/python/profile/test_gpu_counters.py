@@ -80,6 +80,16 @@ def test_divergent_branch_lowers_active_lanes(cases):
     assert _one(cases, "lang_divergent")["active_lanes"] == 16.0
 
 
+def test_active_lanes_at_shuffles_and_barriers(cases):
+    full = _one(cases, "shuffle_full")  # 2 blocks of one warp: 5 xor-shuffles each, every lane at the barrier
+    assert full["raw"]["warp_collectives"] == 2 * 5
+    assert full["active_lanes_at_collectives"] == 32.0 and full["active_lanes_at_barriers"] == 32.0
+    half = _one(cases, "shuffle_half")  # 16 lanes shuffle (4 rounds), 24 reach the barrier, 8 returned
+    assert half["raw"]["warp_collectives"] == 2 * 4
+    assert half["active_lanes_at_collectives"] == 16.0 and half["active_lanes_at_barriers"] == 24.0
+    assert half["raw"]["barrier_warps"] == 2
+
+
 def test_language_kernel_copy_is_coalesced(cases):
     c = _one(cases, "lang_copy")
     assert c["sectors_per_load_request"] == 4.0 and c["sectors_per_store_request"] == 4.0
@@ -143,7 +153,8 @@ def test_roofline_estimate():
               "registers": 0, "launches": 1, "grid_blocks": 4096, "global_requests": [0, 0],
               "global_sectors": [1_000_000, 0], "global_bytes": [32_000_000, 0], "shared_requests": [0, 0],
               "shared_wavefronts": [0, 0], "shared_ideal": [0, 0], "mem_instructions": 0, "mem_active_lanes": 0,
-              "warp_syncs": 0, "warp_sync_lanes": 0, "blocks": 4096, "threads": 4096 * 256}
+              "warp_collectives": 0, "warp_collective_lanes": 0,
+              "barrier_warps": 0, "barrier_lanes": 0, "blocks": 4096, "threads": 4096 * 256}
     k = gpu_model.KernelCounters.from_counts(counts, gpu_model.model("h100"))
     assert k.roofline_ms() == pytest.approx(32e6 / 3350e9 * 1e3)
     assert k.roofline_ms(flops=66.9e12) == pytest.approx(1e3)  # one second of peak FP32
