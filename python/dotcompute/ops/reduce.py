@@ -257,6 +257,12 @@ def _rows_on_cpu_device(acc: Any, n: int) -> bool:
     return n <= ROWS_ON_CPU_MAX and acc.type == "cpu"
 
 
+#: Reduced positions per work-item of the first pass over columns (inner > 1) on CPU devices:
+#: 64 rows of a 1,024-column float32 matrix stay in L1 while 16 neighbouring items share each line
+#: (16, 32, 64, 128 on PoCL for 1024²: 2.05, 1.56, 1.38, 1.93 ms).
+COLUMN_CHUNK = 64
+
+
 def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any,
                 commutative: bool = False, strided: bool | None = None) -> Buffer:
     """The portable reduction of the flat ``x`` viewed as (outer, n, inner) over n → ``outer*inner`` values.
@@ -272,6 +278,12 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
     out = acc.empty((rows,), acc_t)
     if rows == 0:
         return out
+    if acc.type == "cpu" and inner >= 16 and n > 2 * COLUMN_CHUNK and commutative:
+        # columns (x.sum(axis=0)): chunks of rows first, then the chunks' partials (COLUMN_CHUNK)
+        chunks = -(-n // COLUMN_CHUNK)
+        partial = acc.empty((outer * chunks * inner,), acc_t)
+        acc.launch(rk.column_chunks_kernel(op, acc_t), partial.size, x, partial, n, inner, COLUMN_CHUNK)
+        return reduce_flat(op, partial, outer, chunks, inner, acc_dtype, commutative, strided)
     if n <= 32 or rows >= 1024 or _rows_on_cpu_device(acc, n):
         acc.launch(rk.rows_kernel(op, acc_t), rows, x, out, n, inner)
         return out

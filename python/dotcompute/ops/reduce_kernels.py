@@ -152,6 +152,34 @@ def rows_kernel(op: Any, acc_dtype: Any) -> Any:
 
 
 @cache
+def column_chunks_kernel(op: Any, acc_dtype: Any) -> Any:
+    """One work-item per (row, chunk of ``chunk`` reduced positions): ``out`` viewed as (outer,
+    chunks, inner) holds each chunk's fold. For CPU devices and ``inner`` > 1 (``x.sum(axis=0)``): a
+    whole column walked by one item strides a row length per step and has lost its cache lines
+    before the neighbouring columns' items come to them; a short chunk keeps them in L1."""
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def reduce_column_chunks(x: dc.Buffer, out: dc.Buffer, n: dc.int64, inner: dc.int64, chunk: dc.int64):
+        r = dc.global_id(0)
+        if r < out.shape[0]:
+            chunks = (n + chunk - 1) // chunk
+            q = r // inner
+            j = r - q * inner
+            o = q // chunks
+            lo = (q - o * chunks) * chunk
+            hi = lo + chunk
+            if hi > n:
+                hi = n
+            acc = ACC(x[(o * n + lo) * inner + j])
+            for k in range(lo + 1, hi):
+                acc = op(acc, ACC(x[(o * n + k) * inner + j]))
+            out[r] = acc
+
+    return reduce_column_chunks
+
+
+@cache
 def arg_tree_kernel(better: Any, dtype: Any, first: bool) -> Any:
     """Index of the best element per (row, chunk): ``better(b, a)`` says b beats a (ties: lowest index).
 
