@@ -19,6 +19,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,16 @@ from . import fft_kernels as fk
 from . import sort_kernels as sk
 from .arrays import normalize_axis, operand, result
 
-try:  # pocketfft with threads; optional, numpy.fft otherwise
-    import scipy.fft as _vendor_fft
 
-    _WORKERS: dict[str, Any] = {"workers": os.cpu_count() or 1}
-except ImportError:  # SciPy is optional (the `scipy` extra; the test extra has it)
-    _vendor_fft = np.fft  # type: ignore[assignment]
-    _WORKERS = {}
+@cache
+def _host_fft() -> tuple[Any, dict[str, Any]]:
+    """(module, extra keywords) for FFTs of host memory: scipy.fft (pocketfft with threads), else
+    numpy.fft. Imported at the first host FFT: scipy.fft alone took 0.6 s of `import dotcompute`."""
+    try:
+        import scipy.fft
+    except ImportError:  # SciPy is optional (the `scipy` extra; the test extra has it)
+        return np.fft, {}
+    return scipy.fft, {"workers": os.cpu_count() or 1}
 
 _RADICES = (4, 2, 3, 5, 7)
 _NORMS = (None, "backward", "ortho", "forward")
@@ -437,18 +441,19 @@ def _norm_check(norm: Any) -> None:
 
 
 def _vendor(name: str, host: np.ndarray, axs: tuple[int, ...], sizes: tuple[Any, ...], norm: Any) -> np.ndarray:
-    fn = getattr(_vendor_fft, name)
+    module, workers = _host_fft()
+    fn = getattr(module, name)
     if name in ("rfftn", "irfftn"):  # _run's order has the real axis first (rfftn) or last (irfftn)
         axs, sizes = (axs[1:] + axs[:1], sizes[1:] + sizes[:1]) if name == "rfftn" else (axs, sizes)
         s = None if all(v is None for v in sizes) else tuple(
             v if v is not None else (host.shape[a] if name == "rfftn" or a != axs[-1] else 2 * (host.shape[a] - 1))
             for a, v in zip(axs, sizes, strict=True))
-        return fn(host, s=s, axes=axs, norm=norm, **_WORKERS)
+        return fn(host, s=s, axes=axs, norm=norm, **workers)
     if name in ("fft2", "ifft2", "fftn", "ifftn"):
         s = None if all(v is None for v in sizes) else tuple(v if v is not None else host.shape[a]
                                                                for a, v in zip(axs, sizes, strict=True))
-        return fn(host, s=s, axes=axs, norm=norm, **_WORKERS)
-    return fn(host, n=sizes[0], axis=axs[0], norm=norm, **_WORKERS)
+        return fn(host, s=s, axes=axs, norm=norm, **workers)
+    return fn(host, n=sizes[0], axis=axs[0], norm=norm, **workers)
 
 
 def fft(x: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, accelerator: Any = "auto") -> Any:
