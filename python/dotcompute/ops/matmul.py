@@ -178,7 +178,9 @@ def _portable(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Bu
         matrix_out = len(shape) >= 2 and len(shape) == max(ba.ndim, bb.ndim)
         # out (same device, shape and dtype; not a view: checked by matmul) takes the result directly
         c = out if out is not None and matrix_out else acc.empty(shape if matrix_out else (batch * m * n,), dtype)
-        if c.size and k:
+        if c.size and k and acc.backend == "opencl" and acc.type == "cpu":
+            _blocked(acc, ba, bb, c, m, n, k, batch, zb, dtype, za > 1, zb > 1)
+        elif c.size and k:
             cols = -(-n // mk.TILE) * mk.LOCAL
             rows = -(-m // mk.TILE) * mk.LOCAL
             # measured: columns on dimension 2 is 2x faster on PoCL; dimension 0 is the CPU
@@ -198,6 +200,25 @@ def _portable(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Bu
         out.copy_from(res) if out.accelerator.unified_memory else _device_copy(res, out)
         return out
     return res
+
+
+def _blocked(acc: Any, ba: Buffer, bb: Buffer, c: Buffer, m: int, n: int, k: int, batch: int, zb: int,
+             dtype: np.dtype, a_batched: bool, b_batched: bool) -> None:
+    """The barrier-free blocked kernel (CPU-type OpenCL devices, PoCL): B packed once to a padded
+    row stride (an O(k·n) copy beside the O(m·n·k) product), then 8×8 blocks of C per item."""
+    width = mk.packed_width(n)
+    bp = acc.empty((zb * k, width), dtype)
+    acc.launch(mk.pack_kernel(dtype.type, bb.ndim), (width, k, zb), bb, bp, n, k)
+    span = mk.BLOCK * mk.BLOCK_LOCAL
+    cols = (width - mk.BLOCK_PAD) // mk.BLOCK  # items along the columns: whole work-groups
+    row_items = -(-m // mk.BLOCK)
+    # a work-group of 8×8 items where there are 8 rows of blocks (a multiple of the 8- and
+    # 16-lane vectors); one row of items for a few rows of C (a vector @ matrix: m = 1)
+    ly = mk.BLOCK_LOCAL if row_items >= mk.BLOCK_LOCAL else 1
+    rows = -(-row_items // ly) * ly
+    assert cols % mk.BLOCK_LOCAL == 0 and span * (cols // mk.BLOCK_LOCAL) == width - mk.BLOCK_PAD
+    acc.launch(mk.blocked_kernel(dtype.type, (ba.ndim, bb.ndim, c.ndim)), (cols, rows, batch), ba, bp, c,
+               m, n, k, int(a_batched), int(b_batched), local_size=(mk.BLOCK_LOCAL, ly, 1))
 
 
 def _device_copy(src: Buffer, dst: Buffer) -> None:

@@ -261,6 +261,110 @@ def _store3(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j:
             c[z, i, j + 48] = v3
 
 
+BLOCK = 8  # rows and columns of C per item of the blocked kernel (an 8×8 block in registers)
+BLOCK_LOCAL = 8  # items per dimension of its work-group
+BLOCK_PAD = 16  # extra words per row of the packed B: its row stride is then no multiple of 64 words
+
+
+def packed_width(n: int) -> int:
+    """Row stride of B as the blocked kernel reads it: n rounded up to a whole work-group's columns
+    (BLOCK × BLOCK_LOCAL, so no item reads past a row and the inner loop needs no column test),
+    plus BLOCK_PAD words. Without the pad, rows 4 KiB apart (n = 1024 float32) all map to the same
+    L1 sets and the K loop's B lines evict each other (measured on PoCL at 1024²: 8.2 vs 13.1
+    GFLOP/s with a 4×8 block)."""
+    span = BLOCK * BLOCK_LOCAL
+    return -(-max(n, 1) // span) * span + BLOCK_PAD
+
+
+@cache
+def pack_kernel(dtype: Any, nd_b: int = 2) -> Any:
+    """``bp[z*k + kk, j] = b[z, kk, j]`` for j < n, zero beyond: B copied to the padded row stride
+    of :func:`packed_width` (one item per element of the packed matrix; ``nd_b``: B's number of
+    dimensions as the kernel gets it)."""
+    T = dtype  # noqa: N806
+    load_b = (_load_b1, _load_b2, _load_b3)[nd_b - 1]
+
+    @dc.kernel
+    def matmul_pack_b(b: dc.Buffer, bp: dc.Buffer, n: dc.int64, k: dc.int64):
+        j = dc.global_id(0)
+        kk = dc.global_id(1)
+        z = dc.global_id(2)
+        # min(): a valid index for the columns of the padding, whose value is then replaced by 0
+        v = load_b(b, z, kk, min(j, n - 1))
+        bp[z * k + kk, j] = v if j < n else T(0)
+
+    return matmul_pack_b
+
+
+@cache
+def blocked_kernel(dtype: Any, nd: tuple[int, int, int] = (2, 2, 2)) -> Any:
+    """C = A @ B on CPU-type OpenCL devices (PoCL): no work-group memory, no barrier. Each item
+    computes an 8×8 block of C, rows ``i..i+7`` and columns ``j..j+7``, adding for every k the
+    outer product of 8 values of A's column and 8 consecutive values of B's row, in registers.
+    Why this shape for PoCL: it runs a work-group as loops over the items on one thread; a barrier
+    splits the kernel into separate item loops and keeps every item's accumulators in memory
+    between them (the tiled kernel: 3-4 % of OpenBLAS), while a barrier-free body is one loop whose
+    item's 8 consecutive B loads become one vector load and its 64 products vector FMAs.
+    B comes packed (:func:`pack_kernel`, row stride :func:`packed_width`, zeros past column n), so
+    the K loop reads it with no test; rows past m are read clamped to the last row (one index per
+    row of items, the same for the items of a vectorised loop) and not stored. Measured at 1024²
+    float32 on this machine's PoCL, in one run beside OpenBLAS: 4×8 blocks 12.9, 8×8 blocks 20.8
+    GFLOP/s (the tiled kernel 1.6 at 512²). ``nd``: the number of dimensions of A, (unpacked) B and
+    C, as for :func:`tiled_kernel`."""
+    T = dtype  # noqa: N806
+    V8 = dc.vector(8, T)  # noqa: N806
+    M88 = dc.matrix(8, 8, T)  # noqa: N806
+    load_a = (_load_a1, _load_a2, _load_a3)[nd[0] - 1]
+    put = (_put1, _put2, _put3)[nd[2] - 1]
+
+    @dc.kernel(contract=True)  # FMAs allowed, as for the tiled kernel
+    def matmul_blocked(a: dc.Buffer, bp: dc.Buffer, c: dc.Buffer, m: dc.int64, n: dc.int64, k: dc.int64,
+                       a_batch: dc.int64, b_batch: dc.int64):
+        j = dc.global_id(0) * BLOCK
+        i = dc.global_id(1) * BLOCK
+        z = dc.global_id(2)
+        za = z * a_batch  # a_batch, b_batch: 1, or 0 for an operand the batch shares (broadcast)
+        kb = z * b_batch * k  # the first row of this batch's B in the packed matrix
+        last = m - 1
+        r1 = min(i + 1, last)
+        r2 = min(i + 2, last)
+        r3 = min(i + 3, last)
+        r4 = min(i + 4, last)
+        r5 = min(i + 5, last)
+        r6 = min(i + 6, last)
+        r7 = min(i + 7, last)
+        r0 = min(i, last)
+        acc = M88(T(0))
+        for kk in range(k):
+            acc += dc.outer(V8(load_a(a, za, r0, kk), load_a(a, za, r1, kk), load_a(a, za, r2, kk),
+                               load_a(a, za, r3, kk), load_a(a, za, r4, kk), load_a(a, za, r5, kk),
+                               load_a(a, za, r6, kk), load_a(a, za, r7, kk)),
+                            V8(bp[kb + kk, j], bp[kb + kk, j + 1], bp[kb + kk, j + 2], bp[kb + kk, j + 3],
+                               bp[kb + kk, j + 4], bp[kb + kk, j + 5], bp[kb + kk, j + 6], bp[kb + kk, j + 7]))
+        for r in range(BLOCK):
+            for cc in range(BLOCK):
+                if i + r < m and j + cc < n:
+                    put(c, z, m, n, i + r, j + cc, acc[r, cc])
+
+    return matmul_blocked
+
+
+# one element of C, for each number of dimensions C has in the kernel (a 1-D C: the flat batch)
+@dc.func
+def _put1(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v):
+    c[(z * m + i) * n + j] = v
+
+
+@dc.func
+def _put2(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v):
+    c[i, j] = v
+
+
+@dc.func
+def _put3(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j: dc.int64, v):
+    c[z, i, j] = v
+
+
 @cache
 def naive_kernel(dtype: Any) -> Any:
     T = dtype  # noqa: N806
@@ -280,4 +384,5 @@ def naive_kernel(dtype: Any) -> Any:
     return matmul_naive
 
 
-__all__ = ["LOCAL", "TILE", "TK", "naive_kernel", "tiled_kernel"]
+__all__ = ["BLOCK", "BLOCK_LOCAL", "BLOCK_PAD", "LOCAL", "TILE", "TK", "blocked_kernel", "naive_kernel",
+           "pack_kernel", "packed_width", "tiled_kernel"]
