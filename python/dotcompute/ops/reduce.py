@@ -392,6 +392,8 @@ def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffe
     fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
     rows = outer * inner
     t = x.dtype.type
+    if _arg_by_chunks(x, outer, n, inner):
+        return _arg_chunked(name == "argmin", x, outer, n, inner)
     if n <= 32 or rows >= 1024 or _rows_on_cpu_device(x.accelerator, n):
         # short rows, or rows enough to fill the device: one work-item per row
         out = x.accelerator.empty((rows,), np.int64)
@@ -433,6 +435,39 @@ def _arg_rows_kernel(smallest: bool, dtype: Any) -> Any:
             out[r] = w
 
     return arg_rows
+
+
+def _arg_by_chunks(x: Buffer, outer: int, n: int, inner: int) -> bool:
+    """Whether argmin/argmax of ``x`` as (outer, n, inner) take the chunked passes (rk.arg_chunks_kernel):
+    on CPU-type devices, for integer and float dtypes, along contiguous rows longer than 32 (1024 rows
+    of 1,024 float32 on PoCL: one item walking its row with a (value, index) branch per element took
+    13x numpy's time) and along columns longer than two chunks (131,072 x 8: a work-group tree and a
+    second search pass, 4x). All of a large array on the CPU backend keeps the lanes kernel, which is
+    spread over that backend's thread pool (a launch of few items runs inline there)."""
+    acc = x.accelerator
+    if acc.type != "cpu" or x.dtype.kind not in "iuf" or not dispatch.kernel_dtype(x.dtype):
+        return False
+    if inner == 1:
+        return n > 32 and not (outer == 1 and acc.backend == "cpu" and _lanes_on_device("min", x, x.dtype))
+    return n > 2 * COLUMN_CHUNK
+
+
+def _arg_chunked(smallest: bool, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
+    """argmin (``smallest``)/argmax along n of the flat ``x`` as (outer, n, inner) on a CPU-type device:
+    each chunk's (value, first index) in one pass over the data, then, when a row has several chunks,
+    one item per row over its chunks' pairs in order."""
+    acc = x.accelerator
+    t = x.dtype.type
+    chunk = min(n, rk.ARG_RUN) if inner == 1 else COLUMN_CHUNK
+    chunks = -(-n // chunk)
+    vals = acc.empty((outer * chunks * inner,), t)
+    idx = acc.empty((outer * chunks * inner,), np.int64)
+    acc.launch(rk.arg_chunks_kernel(t, smallest), vals.size, x, vals, idx, n, inner, chunk)
+    if chunks == 1:
+        return idx
+    out = acc.empty((outer * inner,), np.int64)
+    acc.launch(rk.arg_pairs_kernel(t, smallest), out.size, vals, idx, out, chunks, inner)
+    return out
 
 
 def _first_index(x: Buffer, target: Buffer, rows: int, n: int, inner: int) -> Buffer:

@@ -578,6 +578,143 @@ def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
     return extreme_fast
 
 
+#: Elements per work-item of the contiguous arg pass on CPU-type devices (argmax of all of x, or of
+#: rows longer than this): a chunk of 8 KiB of float32 is still in L1 when the item reads it a second
+#: time for the first index of its extreme (1M float32 on PoCL, the kernel alone: 0.84, 0.88, 0.90 ms
+#: with chunks of 1,024, 4,096, 8,192 in one run, the lanes kernel for the max alone 1.18).
+ARG_RUN = 2048
+
+
+@cache
+def arg_chunks_kernel(dtype: Any, smallest: bool) -> Any:
+    """One work-item per (outer, chunk of ``chunk`` positions along n, inner): ``vals[r]``/``idx[r]`` =
+    the chunk's best element and its index along n (the first one on ties; NaN wins, the first NaN),
+    ``vals``/``idx`` viewed as (outer, chunks, inner). For CPU-type devices (PoCL).
+
+    ``inner == 1`` (the chunk is contiguous): the extreme first, by order-preserving integer keys
+    (``dc.bitcast``; integers are their own key) with plain selects, which LLVM turns into vector
+    min/max -- a (value, index) fold carries a branch per element and stays scalar -- then the first
+    position equal to it, read again from cache. ``inner > 1`` (a column): a (value, index) fold over
+    the chunk, whose rows the neighbouring items read at the same time (the column-chunk idea of
+    column_chunks_kernel: a whole column per item lost its cache lines before its neighbours came).
+    """
+    T = dtype  # noqa: N806
+    SMALLEST = smallest  # noqa: N806 -- constants: the untaken branches are folded away
+    FLOAT = np.dtype(dtype).kind == "f"  # noqa: N806
+    KEYED = not FLOAT or np.dtype(dtype).itemsize in (4, 8)  # noqa: N806 -- float16 has no key here
+    WIDE = np.dtype(dtype).itemsize == 8  # noqa: N806
+    I = dc.int64 if WIDE else dc.int32  # noqa: N806, E741
+    MAG = (1 << 63) - 1 if WIDE else (1 << 31) - 1  # noqa: N806
+    SHIFT = 63 if WIDE else 31  # noqa: N806
+    PINF = 0x7FF0000000000000 if WIDE else 0x7F800000  # noqa: N806
+    NINF = -1 - PINF  # noqa: N806
+    better = less_nan_first if smallest else greater_nan_first
+
+    @dc.func
+    def float_key(e):
+        # + 0.0 turns -0.0 into 0.0 (and nothing else): they compare equal, so they must share a key
+        # for the first-match search below (numpy's ties)
+        bits = dc.bitcast(e + T(0.0), I)
+        return bits ^ ((bits >> SHIFT) & MAG)
+
+    @dc.func
+    def same(e):
+        return e
+
+    # chosen here, not by a branch on FLOAT inside one function: its two returns would be unified
+    # into one type (int32 and float32 -> float64)
+    key = float_key if FLOAT else same
+
+    @dc.func
+    def low(a, v):
+        return v if v < a else a
+
+    @dc.func
+    def high(a, v):
+        return v if v > a else a
+
+    @dc.kernel
+    def arg_chunks(x: dc.Buffer, vals: dc.Buffer, idx: dc.Buffer[dc.int64], n: dc.int64, inner: dc.int64,
+                   chunk: dc.int64):
+        r = dc.global_id(0)
+        if r < vals.shape[0]:
+            chunks = (n + chunk - 1) // chunk
+            q = r // inner
+            j = r - q * inner
+            o = q // chunks
+            lo = (q - o * chunks) * chunk
+            hi = min(lo + chunk, n)
+            if KEYED and inner == 1:
+                s0 = o * n  # the row's start: x[s0 + k] for k in [lo, hi)
+                least = key(T(x[s0 + lo]))
+                most = least
+                for k in range(s0 + lo, s0 + hi):
+                    kk = key(T(x[k]))
+                    least = low(least, kk)
+                    most = high(most, kk)
+                nan = False
+                if FLOAT:
+                    nan = least < NINF or most > PINF  # a NaN's key lies beyond an infinity's
+                w = lo
+                if nan:
+                    for k in range(lo, hi):  # the first NaN wins, as numpy
+                        if T(x[s0 + k]) != T(x[s0 + k]):
+                            w = k
+                            break
+                else:
+                    # the first position holding the extreme: a min over the (int32) offsets of the
+                    # matches, no early exit, so it vectorises like the pass above and rereads the
+                    # chunk from cache (a scalar search with a break took as long as the whole pass)
+                    want = least if SMALLEST else most
+                    span = dc.int32(hi - lo)
+                    first = span
+                    for t in range(span):
+                        first = low(first, t if key(T(x[s0 + lo + t])) == want else span)
+                    w = lo + first
+                vals[r] = T(x[s0 + w])
+                idx[r] = w
+            else:
+                base = o * n * inner + j
+                v = T(x[base + lo * inner])
+                w = lo
+                for k in range(lo + 1, hi):
+                    v2 = T(x[base + k * inner])
+                    if better(v2, v):
+                        v = v2
+                        w = k
+                vals[r] = v
+                idx[r] = w
+
+    return arg_chunks
+
+
+@cache
+def arg_pairs_kernel(dtype: Any, smallest: bool) -> Any:
+    """``out[r]`` = the index of the best of the (``vals``, ``idx``) pairs of arg_chunks_kernel along
+    their chunks (viewed as (outer, chunks, inner)): taken in chunk order with a strict ``better``,
+    so the first chunk holding the extreme (or the first NaN) wins, as numpy."""
+    T = dtype  # noqa: N806
+    better = less_nan_first if smallest else greater_nan_first
+
+    @dc.kernel
+    def arg_pairs(vals: dc.Buffer, idx: dc.Buffer[dc.int64], out: dc.Buffer[dc.int64], chunks: dc.int64,
+                  inner: dc.int64):
+        r = dc.global_id(0)
+        if r < out.shape[0]:
+            o = r // inner
+            f = o * chunks * inner + (r - o * inner)
+            v = T(vals[f])
+            w = idx[f]
+            for c in range(1, chunks):
+                v2 = T(vals[f + c * inner])
+                if better(v2, v):
+                    v = v2
+                    w = idx[f + c * inner]
+            out[r] = w
+
+    return arg_pairs
+
+
 def plan(rows: int, n: int) -> tuple[int, int]:
     """(chunk, chunks): how a row of n elements is split among work-groups.
 
@@ -591,7 +728,8 @@ def plan(rows: int, n: int) -> tuple[int, int]:
     return chunk, chunks
 
 
-__all__ = ["LANES", "RUN", "SUM_RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_tree_kernel",
+__all__ = ["ARG_RUN", "LANES", "RUN", "SUM_RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_chunks_kernel",
+           "arg_pairs_kernel", "arg_tree_kernel",
            "first_index_kernel",
            "first_in_run_kernel", "lanes_extreme_fast_kernel", "lanes_extreme_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",
