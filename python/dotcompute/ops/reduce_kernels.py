@@ -503,8 +503,8 @@ def lanes_extreme_kernel(dtype: Any, smallest: bool) -> Any:
 
 @cache
 def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
-    """lanes_extreme_kernel for float dtypes on the CPU backend: ``partial[i]`` = min (``smallest``) or
-    max of run i, folded as integer keys.
+    """lanes_extreme_kernel for float32/float64 on CPU-type devices (the CPU backend, PoCL):
+    ``partial[i]`` = min (``smallest``) or max of run i, folded as integer keys.
 
     GCC does not vectorise a float select (``v if v < a else a`` stays a scalar ``vminss`` without
     -ffinite-math-only, which would also drop the NaN tests), so min/max on cpu:0 ran one element at
