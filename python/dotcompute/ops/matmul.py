@@ -3,7 +3,8 @@
 Paths (ops/dispatch.py): numpy (OpenBLAS) on host-memory buffers, zero-copy; CLBlast on OpenCL
 devices where it is installed (ops/clblast.py; on CPU-type OpenCL devices only when preferred:
 numpy on a host copy is faster there), cuBLAS on real CUDA devices (ops/cublas.py); the
-register-blocked tiled kernel of matmul_kernels.py elsewhere or when forced; numpy on a host copy
+register-blocked tiled kernel of matmul_kernels.py elsewhere or when forced (on CPU-type OpenCL
+devices its barrier-free blocked kernel instead); numpy on a host copy
 for dtypes kernels lack (complex on devices). A vendor GEMM checks itself against the tiled kernel
 at its first use per device and dtype (ops/selfcheck.py) and is not used where it fails.
 """
@@ -205,12 +206,12 @@ def _portable(oa: Any, ob: Any, shape: tuple[int, ...], dtype: np.dtype, out: Bu
 def _blocked(acc: Any, ba: Buffer, bb: Buffer, c: Buffer, m: int, n: int, k: int, batch: int, zb: int,
              dtype: np.dtype, a_batched: bool, b_batched: bool) -> None:
     """The barrier-free blocked kernel (CPU-type OpenCL devices, PoCL): B packed once to a padded
-    row stride (an O(k·n) copy beside the O(m·n·k) product), then 8×8 blocks of C per item."""
+    row stride (an O(k·n) copy beside the O(m·n·k) product), then 8×16 blocks of C per item."""
     width = mk.packed_width(n)
     bp = acc.empty((zb * k, width), dtype)
     acc.launch(mk.pack_kernel(dtype.type, bb.ndim), (width, k, zb), bb, bp, n, k)
-    span = mk.BLOCK * mk.BLOCK_LOCAL
-    cols = (width - mk.BLOCK_PAD) // mk.BLOCK  # items along the columns: whole work-groups
+    span = mk.BLOCK_COLS * mk.BLOCK_LOCAL
+    cols = (width - mk.BLOCK_PAD) // mk.BLOCK_COLS  # items along the columns: whole work-groups
     row_items = -(-m // mk.BLOCK)
     # a work-group of 8×8 items where there are 8 rows of blocks (a multiple of the 8- and
     # 16-lane vectors); one row of items for a few rows of C (a vector @ matrix: m = 1)

@@ -18,6 +18,10 @@ for the staging writes and the B reads; the A reads are one address per row of i
 broadcast). Both tiles' rows are padded by 16 words so the two rows of items in a GPU warp write
 to distinct banks.
 
+``matmul_blocked`` (with ``matmul_pack_b``): the kernel for CPU-type OpenCL devices (PoCL), no
+work-group memory and no barrier, 8×16 blocks of C per item over a padded copy of B; see
+:func:`blocked_kernel`.
+
 ``matmul_naive``: one item per element of C, a plain loop over K; the reference point.
 """
 
@@ -261,18 +265,19 @@ def _store3(c: dc.Buffer, z: dc.int64, m: dc.int64, n: dc.int64, i: dc.int64, j:
             c[z, i, j + 48] = v3
 
 
-BLOCK = 8  # rows and columns of C per item of the blocked kernel (an 8×8 block in registers)
+BLOCK = 8  # rows of C per item of the blocked kernel
+BLOCK_COLS = 16  # columns of C per item (two 8×8 blocks in registers)
 BLOCK_LOCAL = 8  # items per dimension of its work-group
 BLOCK_PAD = 16  # extra words per row of the packed B: its row stride is then no multiple of 64 words
 
 
 def packed_width(n: int) -> int:
     """Row stride of B as the blocked kernel reads it: n rounded up to a whole work-group's columns
-    (BLOCK × BLOCK_LOCAL, so no item reads past a row and the inner loop needs no column test),
+    (BLOCK_COLS × BLOCK_LOCAL, so no item reads past a row and the inner loop needs no column test),
     plus BLOCK_PAD words. Without the pad, rows 4 KiB apart (n = 1024 float32) all map to the same
     L1 sets and the K loop's B lines evict each other (measured on PoCL at 1024²: 8.2 vs 13.1
     GFLOP/s with a 4×8 block)."""
-    span = BLOCK * BLOCK_LOCAL
+    span = BLOCK_COLS * BLOCK_LOCAL
     return -(-max(n, 1) // span) * span + BLOCK_PAD
 
 
@@ -299,18 +304,19 @@ def pack_kernel(dtype: Any, nd_b: int = 2) -> Any:
 @cache
 def blocked_kernel(dtype: Any, nd: tuple[int, int, int] = (2, 2, 2)) -> Any:
     """C = A @ B on CPU-type OpenCL devices (PoCL): no work-group memory, no barrier. Each item
-    computes an 8×8 block of C, rows ``i..i+7`` and columns ``j..j+7``, adding for every k the
-    outer product of 8 values of A's column and 8 consecutive values of B's row, in registers.
+    computes an 8×16 block of C, rows ``i..i+7`` and columns ``j..j+15``, adding for every k the
+    outer products of 8 values of A's column and 2 × 8 consecutive values of B's row, in registers
+    (each A value loaded is used 16 times, each B value 8 times).
     Why this shape for PoCL: it runs a work-group as loops over the items on one thread; a barrier
     splits the kernel into separate item loops and keeps every item's accumulators in memory
     between them (the tiled kernel: 3-4 % of OpenBLAS), while a barrier-free body is one loop whose
-    item's 8 consecutive B loads become one vector load and its 64 products vector FMAs.
+    item's consecutive B loads become vector loads and its 128 products vector FMAs.
     B comes packed (:func:`pack_kernel`, row stride :func:`packed_width`, zeros past column n), so
     the K loop reads it with no test; rows past m are read clamped to the last row (one index per
     row of items, the same for the items of a vectorised loop) and not stored. Measured at 1024²
-    float32 on this machine's PoCL, in one run beside OpenBLAS: 4×8 blocks 12.9, 8×8 blocks 20.8
-    GFLOP/s (the tiled kernel 1.6 at 512²). ``nd``: the number of dimensions of A, (unpacked) B and
-    C, as for :func:`tiled_kernel`."""
+    float32 on this machine's PoCL (two runs, each side by side): 4×8 blocks 12.9, 8×8 blocks 20.8
+    GFLOP/s; 8×8 14.8, 16×8 19.9, 8×16 26.2 (the tiled kernel 1.4). ``nd``: the number of
+    dimensions of A, (unpacked) B and C, as for :func:`tiled_kernel`."""
     T = dtype  # noqa: N806
     V8 = dc.vector(8, T)  # noqa: N806
     M88 = dc.matrix(8, 8, T)  # noqa: N806
@@ -320,7 +326,7 @@ def blocked_kernel(dtype: Any, nd: tuple[int, int, int] = (2, 2, 2)) -> Any:
     @dc.kernel(contract=True)  # FMAs allowed, as for the tiled kernel
     def matmul_blocked(a: dc.Buffer, bp: dc.Buffer, c: dc.Buffer, m: dc.int64, n: dc.int64, k: dc.int64,
                        a_batch: dc.int64, b_batch: dc.int64):
-        j = dc.global_id(0) * BLOCK
+        j = dc.global_id(0) * BLOCK_COLS
         i = dc.global_id(1) * BLOCK
         z = dc.global_id(2)
         za = z * a_batch  # a_batch, b_batch: 1, or 0 for an operand the batch shares (broadcast)
@@ -334,17 +340,22 @@ def blocked_kernel(dtype: Any, nd: tuple[int, int, int] = (2, 2, 2)) -> Any:
         r6 = min(i + 6, last)
         r7 = min(i + 7, last)
         r0 = min(i, last)
-        acc = M88(T(0))
+        acc = M88(T(0))  # columns j..j+7
+        acc2 = M88(T(0))  # columns j+8..j+15
         for kk in range(k):
-            acc += dc.outer(V8(load_a(a, za, r0, kk), load_a(a, za, r1, kk), load_a(a, za, r2, kk),
-                               load_a(a, za, r3, kk), load_a(a, za, r4, kk), load_a(a, za, r5, kk),
-                               load_a(a, za, r6, kk), load_a(a, za, r7, kk)),
-                            V8(bp[kb + kk, j], bp[kb + kk, j + 1], bp[kb + kk, j + 2], bp[kb + kk, j + 3],
-                               bp[kb + kk, j + 4], bp[kb + kk, j + 5], bp[kb + kk, j + 6], bp[kb + kk, j + 7]))
+            av = V8(load_a(a, za, r0, kk), load_a(a, za, r1, kk), load_a(a, za, r2, kk), load_a(a, za, r3, kk),
+                    load_a(a, za, r4, kk), load_a(a, za, r5, kk), load_a(a, za, r6, kk), load_a(a, za, r7, kk))
+            row = kb + kk
+            acc += dc.outer(av, V8(bp[row, j], bp[row, j + 1], bp[row, j + 2], bp[row, j + 3],
+                                   bp[row, j + 4], bp[row, j + 5], bp[row, j + 6], bp[row, j + 7]))
+            acc2 += dc.outer(av, V8(bp[row, j + 8], bp[row, j + 9], bp[row, j + 10], bp[row, j + 11],
+                                    bp[row, j + 12], bp[row, j + 13], bp[row, j + 14], bp[row, j + 15]))
         for r in range(BLOCK):
             for cc in range(BLOCK):
                 if i + r < m and j + cc < n:
                     put(c, z, m, n, i + r, j + cc, acc[r, cc])
+                if i + r < m and j + BLOCK + cc < n:
+                    put(c, z, m, n, i + r, j + BLOCK + cc, acc2[r, cc])
 
     return matmul_blocked
 
@@ -384,5 +395,5 @@ def naive_kernel(dtype: Any) -> Any:
     return matmul_naive
 
 
-__all__ = ["BLOCK", "BLOCK_LOCAL", "BLOCK_PAD", "LOCAL", "TILE", "TK", "blocked_kernel", "naive_kernel",
+__all__ = ["BLOCK", "BLOCK_COLS", "BLOCK_LOCAL", "BLOCK_PAD", "LOCAL", "TILE", "TK", "blocked_kernel", "naive_kernel",
            "pack_kernel", "packed_width", "tiled_kernel"]
