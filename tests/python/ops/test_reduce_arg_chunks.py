@@ -20,8 +20,10 @@ CHUNK = _reduce.COLUMN_CHUNK
 
 # (shape, axis): rows just past the short-row kernel, rows of several chunks with a partial last one,
 # columns of several chunks (inner 8 and 5, outer 1 and 3), a column with inner 1, a 1-element axis
+COL8, COL5 = _reduce.column_arg_chunk(8), _reduce.column_arg_chunk(5)  # narrow columns: longer chunks
 CASES = [((5, 33), 1), ((3, 2 * RUN + 5), 1), ((1, 3 * RUN + 7), None), ((2 * CHUNK + 1, 8), 0),
-         ((3, 3 * CHUNK + 5, 5), 1), ((4 * CHUNK + 3, 1), 0), ((6, 1), 1), ((1, 9), 0)]
+         ((2 * COL8 + 3, 8), 0), ((3, 2 * COL5 + 1, 5), 1), ((2 * CHUNK + 5, 40), 0), ((3, 3 * CHUNK + 5, 5), 1),
+         ((4 * CHUNK + 3, 1), 0), ((6, 1), 1), ((1, 9), 0)]
 
 
 def _arg(name: str, acc: dc.Accelerator, x: np.ndarray, axis: int | None) -> np.ndarray:
@@ -47,7 +49,7 @@ def test_float32_with_ties_matches_numpy(accelerator, shape, axis):
 @pytest.mark.parametrize("dtype,names", [(np.float64, ("argmax",)), (np.int32, ("argmin", "argmax")),
                                          (np.int64, ("argmin",)), (np.uint8, ("argmax",)),
                                          (np.int8, ("argmin",))])
-@pytest.mark.parametrize("shape,axis", [((3, 2 * RUN + 5), 1), ((2 * CHUNK + 1, 8), 0), ((1, 3 * RUN + 7), None)])
+@pytest.mark.parametrize("shape,axis", [((3, 2 * RUN + 5), 1), ((2 * COL8 + 3, 8), 0), ((1, 3 * RUN + 7), None)])
 def test_dtypes_match_numpy(accelerator, dtype, names, shape, axis):
     rng = np.random.default_rng(5)
     if np.dtype(dtype).kind == "f":
@@ -67,9 +69,9 @@ def test_nan_positions_first_nan_wins(accelerator):
     rows[4, [7, 8]] = [np.inf, np.nan]
     _check(accelerator, rows, 1)
     _check(accelerator, rows, None)
-    cols = np.random.default_rng(3).standard_normal((3 * CHUNK + 2, 8)).astype(np.float32)
-    cols[3 * CHUNK + 1, 1] = np.nan
-    cols[[2 * CHUNK, CHUNK + 3], 2] = np.nan
+    cols = np.random.default_rng(3).standard_normal((3 * COL8 + 2, 8)).astype(np.float32)
+    cols[3 * COL8 + 1, 1] = np.nan  # the last, partial chunk
+    cols[[2 * COL8, COL8 + 3], 2] = np.nan
     cols[0, 3] = -np.nan
     _check(accelerator, cols, 0)
 
