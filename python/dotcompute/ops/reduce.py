@@ -216,7 +216,7 @@ def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
 
 
 def _arg_by_lanes(smallest: bool, x: Buffer) -> Buffer:
-    """argmin (``smallest``)/argmax of all of the flat ``x`` on a CPU-type device: the per-run extremes
+    """argmin (``smallest``)/argmax of all of the flat ``x`` on the CPU backend: the per-run extremes
     by the lanes kernel, the first run holding the best of them (argmin/argmax of the extremes), then
     the first index in that run -- one pass over the array and a second over one run."""
     t = x.dtype.type
@@ -393,8 +393,10 @@ def _arg(name: str, x: Any, axis: Any, accelerator: Any, keepdims: bool = False)
 
 
 def arg_by_search(name: str, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
-    """argmin/argmax of each (outer, inner) row of the flat ``x`` along n: the row's min/max by the
-    fast reduction, then the first index holding it (NaN: the first NaN, as numpy)."""
+    """argmin/argmax of each (outer, inner) row of the flat ``x`` along n (NaN: the first NaN, as
+    numpy). CPU-type devices: chunks' (value, first index) pairs, then the pairs (_arg_chunked), for
+    all but short rows; elsewhere the row's min/max by the fast reduction, then the first index
+    holding it."""
     rows = outer * inner
     t = x.dtype.type
     if _arg_by_chunks(x, outer, n, inner):
@@ -450,7 +452,9 @@ def _arg_by_chunks(x: Buffer, outer: int, n: int, inner: int) -> bool:
     second search pass, 4x). All of a large array on the CPU backend keeps the lanes kernel, which is
     spread over that backend's thread pool (a launch of few items runs inline there)."""
     acc = x.accelerator
-    if acc.type != "cpu" or x.dtype.kind not in "iuf" or not dispatch.kernel_dtype(x.dtype):
+    # the kernels' integer keys: integers, float32 and float64 (float16 is not a kernel dtype)
+    if (acc.type != "cpu" or x.dtype.kind not in "iuf" or not dispatch.kernel_dtype(x.dtype)
+            or (x.dtype.kind == "f" and x.dtype.itemsize not in (4, 8))):
         return False
     if inner == 1:
         return n > 32 and not (outer == 1 and acc.backend == "cpu" and _lanes_on_device("min", x, x.dtype))
@@ -475,9 +479,9 @@ def _arg_chunked(smallest: bool, x: Buffer, outer: int, n: int, inner: int) -> B
     chunks = -(-n // chunk)
     vals = acc.empty((outer * chunks * inner,), t)
     idx = acc.empty((outer * chunks * inner,), np.int64)
-    if inner == 1 and (x.dtype.kind != "f" or x.dtype.itemsize in (4, 8)):
+    if inner == 1:
         acc.launch(rk.arg_chunks_kernel(t, smallest), vals.size, x, vals, idx, n, chunk)
-    else:  # columns, and float16 rows (no integer key for them)
+    else:
         acc.launch(rk.arg_columns_kernel(t, smallest), vals.size, x, vals, idx, n, inner, chunk)
     if chunks == 1:
         return idx
