@@ -671,8 +671,12 @@ def arg_chunks_kernel(dtype: Any, smallest: bool) -> Any:
                 want = least if SMALLEST else most
                 span = dc.int32(hi - lo)
                 first = span
-                for t in range(span):
-                    first = low(first, t if key(T(x[s0 + lo + t])) == want else span)
+                t0 = dc.int32(0)
+                while t0 < span and first == span:  # blocks of 64 until one holds it: half a chunk on average
+                    t1 = min(t0 + 64, span)
+                    for t in range(t0, t1):
+                        first = low(first, t if key(T(x[s0 + lo + t])) == want else span)
+                    t0 = t1
                 w = lo + first
             vals[r] = T(x[s0 + w])
             idx[r] = w
