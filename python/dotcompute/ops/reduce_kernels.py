@@ -666,13 +666,14 @@ def arg_chunks_kernel(dtype: Any, smallest: bool) -> Any:
                         break
             else:
                 # the first position holding the extreme: a min over the (int32) offsets of the
-                # matches, no early exit, so it vectorises like the pass above and rereads the
-                # chunk from cache (a scalar search with a break took as long as the whole pass)
+                # matches in blocks of 64, with no early exit inside a block, so it vectorises like
+                # the pass above and rereads the chunk from cache (a scalar search with a break per
+                # element took as long as the whole pass); it stops after the block holding it
                 want = least if SMALLEST else most
                 span = dc.int32(hi - lo)
                 first = span
                 t0 = dc.int32(0)
-                while t0 < span and first == span:  # blocks of 64 until one holds it: half a chunk on average
+                while t0 < span and first == span:
                     t1 = min(t0 + 64, span)
                     for t in range(t0, t1):
                         first = low(first, t if key(T(x[s0 + lo + t])) == want else span)
