@@ -72,8 +72,8 @@ def test_generated_code_checks_its_per_item_storage():
 
 def test_per_item_storage_that_cannot_be_allocated_raises_out_of_memory(tmp_path):
     # A real allocation failure: the address space is capped just above what the process already maps,
-    # so the 8 MiB per-item array of a 1M-item work-group cannot be allocated (the warm-up launch is
-    # small, so malloc has no freed 8 MiB block to hand back). Before the error channel,
+    # so the 8 MiB per-item array of a 1M-item work-group cannot be allocated (the warm-up launch's
+    # groups are small, so malloc has no freed 8 MiB block to hand back). Before the error channel,
     # the generated code wrote through the NULL pointer (a segfault).
     script = tmp_path / "oom.py"
     script.write_text(textwrap.dedent("""
@@ -92,7 +92,7 @@ def test_per_item_storage_that_cannot_be_allocated_raises_out_of_memory(tmp_path
         n = 1 << 20
         x = acc.asarray(np.arange(n, dtype=np.float64))
         out = acc.zeros((n,), np.float64)
-        acc.launch(rotate, 1024, x, out, local_size=1024)  # compiles; no large block freed to reuse
+        acc.launch(rotate, WARMUP, x, out, local_size=1024)
         acc.synchronize()
         used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -110,9 +110,24 @@ def test_per_item_storage_that_cannot_be_allocated_raises_out_of_memory(tmp_path
         assert (out.numpy() == np.arange(n) * 2.0 + 1.0).all()
         print("usable")
     """))
-    # One malloc arena: a thread's own arena reserves 64 MiB up front and could grow inside it.
-    env = {**os.environ, "MALLOC_ARENA_MAX": "1"}
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
-    assert r.returncode == 0, r.stderr
+    # The warm-up (it compiles) is a queued launch of many groups: it starts the stream's worker and
+    # the pool's threads before the cap, while per-item storage stays small (no large block freed).
+    r = _run_capped(script, warmup="n")
     assert "OOM:" in r.stdout and "per-work-item storage" in r.stdout and "rotate" in r.stdout, r.stdout
     assert "usable" in r.stdout
+    # A small warm-up runs on the calling thread: the capped launch then needs the stream's worker
+    # thread first, whose stack does not fit either -- also an OutOfMemoryError, saying so.
+    r = _run_capped(script, warmup="1024")
+    assert "OOM:" in r.stdout and "no thread could be started" in r.stdout, r.stdout
+    assert "usable" in r.stdout
+
+
+def _run_capped(script, warmup: str) -> subprocess.CompletedProcess:
+    text = script.read_text().replace("WARMUP", warmup)
+    capped = script.with_name(f"oom_{warmup}.py")
+    capped.write_text(text)
+    # One malloc arena: a thread's own arena reserves 64 MiB up front and could grow inside it.
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1"}
+    r = subprocess.run([sys.executable, str(capped)], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    return r

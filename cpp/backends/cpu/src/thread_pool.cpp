@@ -1,6 +1,7 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "spin.h"
 
@@ -23,7 +24,15 @@ ThreadPool::ThreadPool(uint32_t participants, uint32_t spin_us) : spin_us_(spin_
     for (uint32_t i = 0; i < helpers; ++i) {
       helpers_.push_back(std::make_unique<Helper>());
       Helper& h = *helpers_.back();
-      h.thread = std::thread([this, &h] { helper_loop(h); });
+      try {
+        h.thread = std::thread([this, &h] { helper_loop(h); });
+      } catch (const std::system_error&) {
+        // No thread to be had (RLIMIT_NPROC, an address-space cap too tight for a stack): the pool
+        // runs with the helpers it has -- the submitting thread at least -- instead of failing every
+        // launch with EAGAIN. participants() counts only the helpers that run.
+        helpers_.pop_back();
+        break;
+      }
     }
   } catch (...) {
     stop_.store(true);
