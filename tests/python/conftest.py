@@ -34,6 +34,12 @@ def full_run(config: pytest.Config) -> bool:
     return bool(config.getoption("--full")) or os.environ.get(FULL_ENV, "") not in ("", "0")
 
 
+@pytest.fixture(scope="session")
+def tests_full(request: pytest.FixtureRequest) -> bool:
+    """Whether this session runs the slow tests too (for parameters that are slow on one device only)."""
+    return full_run(request.config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if full_run(config) or "slow" in (config.option.markexpr or ""):
         return

@@ -7,7 +7,6 @@ sizes around the radix threshold, every bucket shape (one bucket, one key per bu
 from __future__ import annotations
 
 import importlib
-import os
 
 import numpy as np
 import pytest
@@ -20,17 +19,14 @@ RNG = np.random.default_rng(2024)
 DTYPES = [np.float32, np.float64, np.int32, np.uint32, np.int64]
 
 
-def _full_run(config: pytest.Config) -> bool:  # as tests/python/conftest.py decides for slow tests
-    return bool(config.getoption("--full")) or os.environ.get("DOTCOMPUTE_TESTS_FULL", "") not in ("", "0")
-
-
 @pytest.fixture(params=["msd", "lsd"])
 def radix(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The radix sort forced on every device (portable path), with either algorithm; GPUs only have LSD."""
     acc = request.getfixturevalue("accelerator")
     if request.param == "msd" and acc.type != "cpu":
         pytest.skip("the MSD split is for CPU-type devices; on GPUs the lsd parameter runs the same kernels")
-    if request.param == "lsd" and acc.backend == "opencl" and acc.type == "cpu" and not _full_run(request.config):
+    pocl = acc.backend == "opencl" and acc.type == "cpu"
+    if request.param == "lsd" and pocl and not request.getfixturevalue("tests_full"):
         # the GPU kernels run by default on cpu:0, the simulated cuda:0 and metal:0; on PoCL they
         # only add a minute of cold compiles to the default run
         pytest.skip("slow: the GPU passes on PoCL run with --full (bash tests/run.sh --full, or pytest --full)")
