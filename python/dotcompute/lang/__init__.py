@@ -26,6 +26,7 @@ from .builtins import (
     num_groups,
     shared,
     subgroup_count,
+    subgroup_exclusive_sum,
     subgroup_id,
     subgroup_local_id,
     subgroup_max,
@@ -73,6 +74,6 @@ __all__ = [
     "dot", "cross", "length", "length_sq", "normalize", "transpose", "outer", "determinant",
     "quat", "quat_mul", "quat_conjugate", "quat_from_axis_angle", "quat_rotate", "quat_to_matrix",
     "subgroup_size", "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min",
-    "subgroup_max", "subgroup_shuffle",
+    "subgroup_max", "subgroup_shuffle", "subgroup_exclusive_sum",
     *_MATH_EXPORTS,
 ]

@@ -69,8 +69,11 @@ subgroup_min = _subgroup("subgroup_min", "subgroup_min(x): the minimum of x over
 subgroup_max = _subgroup("subgroup_max", "subgroup_max(x): the maximum of x over the sub-group.")
 subgroup_shuffle = _subgroup("subgroup_shuffle", "subgroup_shuffle(x, lane): x of the item at lane `lane` "
                                                  "of this sub-group.")
+subgroup_exclusive_sum = _subgroup("subgroup_exclusive_sum", "subgroup_exclusive_sum(x): the sum of x over the "
+                                   "items of lower lanes of the sub-group (0 at lane 0).")
 SUBGROUP = {b: b.name[len("subgroup_"):] for b in (subgroup_size, subgroup_local_id, subgroup_id, subgroup_count,
-                                                   subgroup_sum, subgroup_min, subgroup_max, subgroup_shuffle)}
+                                                   subgroup_sum, subgroup_min, subgroup_max, subgroup_shuffle,
+                                                   subgroup_exclusive_sum)}
 
 
 def _atomic(op: str, doc: str) -> Builtin:
@@ -216,4 +219,4 @@ __all__ = ["Builtin", "MathFunction", "ATOMICS", "IDS", "MATH", "EXPORTS", "glob
            "global_size", "local_size", "num_groups", "barrier", "grid_barrier", "shared", "atomic_add", "atomic_sub",
            "atomic_min", "atomic_max", "atomic_exchange", "atomic_cas", "SUBGROUP", "subgroup_size",
            "subgroup_local_id", "subgroup_id", "subgroup_count", "subgroup_sum", "subgroup_min", "subgroup_max",
-           "subgroup_shuffle", "BitCast", "bitcast"]
+           "subgroup_shuffle", "subgroup_exclusive_sum", "BitCast", "bitcast"]

@@ -349,7 +349,7 @@ class BuiltinId(Expr):
 
 
 SUBGROUP_QUERIES = ("size", "local_id", "id", "count")
-SUBGROUP_COLLECTIVES = ("sum", "min", "max", "shuffle")
+SUBGROUP_COLLECTIVES = ("sum", "min", "max", "shuffle", "exclusive_sum")
 
 
 @dataclass(kw_only=True, eq=False)

@@ -6,13 +6,15 @@ multiple of the width.
 
 * CUDA: the warp (32 lanes). ``__shfl_sync`` / ``__shfl_down_sync`` over the mask of the lanes
   that exist in this warp (a partial last warp has fewer), reductions as a shuffle-down tree whose
-  steps ignore lanes past the end, then a broadcast from lane 0. ``__reduce_*_sync`` is not used:
-  it exists for 32-bit ints on sm_80+ only, and the tree is as fast on everything else.
+  steps ignore lanes past the end, then a broadcast from lane 0; the exclusive sum as a
+  ``__shfl_up_sync`` scan. ``__reduce_*_sync`` is not used: it exists for 32-bit ints on sm_80+
+  only, and the tree is as fast on everything else.
 * Metal: SIMD-groups (``simd_sum``, ``simd_shuffle``, ``[[thread_index_in_simdgroup]]``...): the
   hardware width (32 on Apple GPUs), partial SIMD-groups handled by the hardware.
 * OpenCL: emulated with width ``EMULATED_WIDTH`` through work-group memory: each item stores its
-  value, a barrier, each item reads its sub-group's values. Every item of the work-group must
-  reach the operation (the language's rule for sub-group operations, as for barriers).
+  value, a barrier, each item reads its sub-group's values (the exclusive sum: those of lower
+  lanes). Every item of the work-group must reach the operation (the language's rule for
+  sub-group operations, as for barriers).
 * CPU: emulated with the same width. ``hoist_collectives`` moves each collective into a statement
   of its own between barriers, so the loop fission of cpu_regions.py runs it as one step over the
   group (``Collective``), reading and writing per-item arrays.
@@ -79,6 +81,17 @@ def _cuda(p: Any, e: ir.SubgroupOp) -> str:
         p.need(name, f"{q} {T} {name}({T} v, long long lane) {{\n"
                      f"  return ({T})__shfl_sync(dc_sg_mask(), ({wide})v, (int)(lane & 31));\n}}")
         return f"{name}({p.expr(e.value)}, {p.expr(e.lane)})"
+    if e.op == "exclusive_sum":
+        # an inclusive shuffle-up scan, then each lane takes its lower neighbour's (exact: no subtraction)
+        p.need(name, (f"{q} {T} {name}({T} v) {{\n"
+                      "  const unsigned m = dc_sg_mask(), lane = dc_sg_lin() & 31u;\n"
+                      "  for (unsigned o = 1u; o < 32u; o <<= 1) {\n"
+                      f"    const {T} y = __shfl_up_sync(m, v, o);\n"
+                      "    if (lane >= o) v = v + y;\n"
+                      "  }\n"
+                      f"  const {T} below = __shfl_up_sync(m, v, 1u);\n"
+                      f"  return lane == 0u ? ({T})0 : below;\n}}"))
+        return f"{name}({p.expr(e.value)})"
     combine = {"sum": "v + y", "min": "y < v ? y : v", "max": "y > v ? y : v"}[e.op]
     p.need(name, (f"{q} {T} {name}({T} v) {{\n"
                   "  const unsigned m = dc_sg_mask(), c = dc_sg_count(), lane = dc_sg_lin() & 31u;\n"
@@ -109,6 +122,8 @@ def _metal(p: Any, e: ir.SubgroupOp) -> str:
         if t.is_bool:
             return f"(simd_shuffle((ushort){v}, (ushort)({p.expr(e.lane)} & 31)) != 0)"
         return f"simd_shuffle({v}, (ushort)({p.expr(e.lane)} & 31))"
+    if e.op == "exclusive_sum":
+        return f"simd_prefix_exclusive_sum({v})"
     return f"simd_{e.op}({v})"
 
 
@@ -148,6 +163,12 @@ def _opencl(p: Any, e: ir.SubgroupOp) -> str:
         body = f"  const size_t k = (size_t)(lane & {W - 1});\n  return k < c ? s[b + k] : v;\n}}"
         p.need(name, head + body)
         return f"{name}({p.expr(e.value)}, {p.expr(e.lane)}, dc_sg_buf)"
+    if e.op == "exclusive_sum":
+        body = (f"  {T} r = 0;\n"
+                "  for (size_t k = b; k < l; ++k) r += s[k];\n"
+                "  return r;\n}")
+        p.need(name, head + body)
+        return f"{name}({p.expr(e.value)}, dc_sg_buf)"
     combine = {"sum": "r + y", "min": "y < r ? y : r", "max": "y > r ? y : r"}[e.op]
     body = (f"  {T} r = s[b];\n"
             f"  for (size_t k = 1; k < c; ++k) {{ const {T} y = s[b + k]; r = {combine}; }}\n"
@@ -270,6 +291,15 @@ def cpu_collective(p: Any, c: Collective, tname: str) -> None:
         p.emit("for (int64_t dc_k = dc_sb; dc_k < dc_se; ++dc_k) {")
         p.emit(f"  const int64_t dc_from = dc_sb + (dc_pi_{c.lane}.p[dc_k] & {W - 1});")
         p.emit(f"  {dst}[dc_k] = dc_from < dc_se ? {src}[dc_from] : {src}[dc_k];")
+        p.emit("}")
+    elif c.op == "exclusive_sum":
+        p.emit(f"{tname} dc_r = {p.literal(0, c.type)};")
+        p.emit("for (int64_t dc_k = dc_sb; dc_k < dc_se; ++dc_k) {")
+        p.emit(f"  const {tname} dc_y = {src}[dc_k];")
+        p.emit(f"  {dst}[dc_k] = dc_r;")
+        if p.plan.has_return:
+            p.emit("  if (dc_dead.p[dc_k]) continue;  // an item that returned adds nothing")
+        p.emit("  dc_r = dc_r + dc_y;")
         p.emit("}")
     else:
         combine = {"sum": "dc_r + dc_y", "min": "dc_y < dc_r ? dc_y : dc_r", "max": "dc_y > dc_r ? dc_y : dc_r"}[c.op]
