@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 
 from ..runtime import Buffer
+from . import powers
 from .complex_math import COMPLEX_MATH, COMPLEX_OPS
 from .evaluate import run, store
 from .lazy import LazyBuffer, Scalar
-from .operands import accelerator_of, check_device_dtypes, operand
+from .operands import accelerator_of, check_device_dtypes, has_float64, operand
 from .types import check_dtype, loop_types
 
 BINARY_UFUNCS: dict[str, np.ufunc] = {
@@ -128,8 +129,10 @@ def _constant_power(x: Any, exponent: Any, t: np.dtype, out: np.dtype, shape: tu
     itself computes float ``x ** 2`` as ``x * x`` and ``x ** 0.5`` as ``sqrt(x)``; ``x ** 1``, ``** 0``
     and ``** -1`` (numpy 1's other fast cases) are exact as ``x``, ``1`` and ``1 / x``; integer powers
     are exact whatever the order of the (wrapping) multiplications. ``pow`` with a run-time exponent
-    is 100x slower than a multiply on some OpenCL CPU drivers (PoCL). Other float exponents keep
-    ``pow``: ``x * x * x`` rounds twice where ``pow`` rounds once. None: not one of these."""
+    is 100x slower than a multiply on some OpenCL CPU drivers (PoCL). Other float integer exponents
+    up to ``powers.MAX_EXPONENT`` in size are a product chain that carries its rounding errors and
+    rounds once (within 1 ulp of ``pow``, not its bits; powers.py); other exponents keep ``pow``.
+    None: not one of these."""
     if t.kind not in "iuf" or isinstance(exponent, bool):
         return None
 
@@ -147,6 +150,9 @@ def _constant_power(x: Any, exponent: Any, t: np.dtype, out: np.dtype, shape: tu
             return node("math", (x,), "sqrt")
         if exponent == -1:
             return node("truediv", (Scalar(np.ones((), t).item(), t), x))
+        n, how = powers.takes(exponent), powers.method(t, has_float64(acc))
+        if n is not None and how is not None:  # a product chain rounded once: within 1 ulp of pow's
+            return node("ipow", (x,), (n, how))
         return None
     if not 2 <= exponent <= _MAX_INT_POWER:
         return None

@@ -44,7 +44,7 @@ from ..lang import global_id
 from ..lang.builtins import MATH
 from ..lang.kernel import Kernel
 from ..runtime import Buffer
-from . import complex_math
+from . import complex_math, powers
 from .lazy import LazyBuffer, Scalar
 
 # binary templates over operand variables already converted to the loop dtype
@@ -145,6 +145,8 @@ class Program:
         elif (op == "math" or op == "pow") and node._loop[0].kind == "c":
             # complex functions: the language's exp/sqrt/conj or identities over the two parts
             expr = complex_math.emit(self, node._extra or "pow", ins, node._loop[0], CAST_NAMES)
+        elif op == "ipow":  # x ** n for a small constant n: a product chain rounded once (powers.py)
+            expr = powers.emit(self, ins[0], node._loop[0], *node._extra, CAST_NAMES)
         elif op == "math":
             expr = f"m_{node._extra}({', '.join(ins)})"
         elif op == "floordiv" and node._loop[0].kind == "f":

@@ -29,14 +29,19 @@ def accelerator_of(*xs: Any) -> Any:
 _FP64: dict[str, bool] = {}
 
 
-def check_device_dtypes(acc: Any, dtypes: Any, what: str) -> None:
-    """TypeError naming the backend when ``acc`` cannot compute with one of ``dtypes`` (float64
-    on a device without fp64, e.g. Metal)."""
+def has_float64(acc: Any) -> bool:
+    """Whether ``acc`` computes with float64 (Metal does not)."""
     has = _FP64.get(acc.id)
     if has is None:
         info = acc.info
         has = _FP64[acc.id] = "fp64" in (info.get("features") or ()) or bool(info.get("fp64"))
-    if not has and any(np.dtype(t) in (np.float64, np.complex128) for t in dtypes):
+    return has
+
+
+def check_device_dtypes(acc: Any, dtypes: Any, what: str) -> None:
+    """TypeError naming the backend when ``acc`` cannot compute with one of ``dtypes`` (float64
+    on a device without fp64, e.g. Metal)."""
+    if not has_float64(acc) and any(np.dtype(t) in (np.float64, np.complex128) for t in dtypes):
         raise TypeError(f"{what}: {acc.id} ({acc.backend} backend) has no float64 arithmetic; "
                         "use float32 buffers (x.astype(dc.float32)) there")
 

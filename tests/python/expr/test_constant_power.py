@@ -84,7 +84,7 @@ def test_generated_kernels_call_pow_only_for_other_exponents(cpu):
     i = cpu.asarray(np.arange(8, dtype=np.int32))
     for expr in (x ** 2, x ** 0.5, x ** -1, x ** 1, x ** 0, i ** 5, dc.pow(x, 2)):
         assert "pow" not in dc.explain(expr) and "**" not in dc.explain(expr)
-    for expr in (x ** 3, x ** 2.5, x ** -0.5, i ** 17, x ** x):
+    for expr in (x ** 9, x ** 2.5, x ** -0.5, i ** 17, x ** x):  # x ** 3: test_integer_power_chain.py
         text = dc.explain(expr)
         assert "pow" in text or "**" in text
     # a 0-d Buffer exponent is read as a number when the expression is built: specialised too
