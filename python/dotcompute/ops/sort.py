@@ -113,18 +113,18 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
     # LSD passes of 4-bit digits, one work-group per tile, coalesced (sort_gpu_kernels)
     vt = v.dtype.type if vals is not None else None
     local_memory = acc.info.get("local_memory")
-    items = sgk.items_per_item(kt, vt, local_memory)
+    items = sgk.items_per_item(kt, vt, local_memory, acc.backend)
     tiles = -(-n // (sgk.WG * items))
     counts = acc.empty((sgk.GB * tiles,), np.int64)
     count = sgk.radix_count_gpu_kernel(items)
-    scatter = sgk.radix_scatter_gpu_kernel(kt, vt, local_memory)
+    scatter = sgk.radix_scatter_gpu_kernel(kt, vt, local_memory, acc.backend)
     k = keys
     for p, shift in enumerate(range(0, bits, sgk.GBITS)):
         top = int(signed and shift + sgk.GBITS >= bits)
         acc.launch(count, tiles * sgk.WG, k, counts, n, tiles, shift, top, local_size=sgk.WG)
         offsets = scan_flat(op_add, counts, 1, counts.size, 1, np.int64, exclusive=True, initial=0)
         k2, v2 = scratch[p % 2]
-        acc.launch(scatter, tiles * sgk.WG, k, v, k2, v2, offsets, n, tiles, shift, top, local_size=sgk.WG)
+        acc.launch(scatter, tiles * sgk.WG, k, v, k2, v2, counts, offsets, n, tiles, shift, top, local_size=sgk.WG)
         k, v = k2, v2
     return k, (v if has else None)
 
