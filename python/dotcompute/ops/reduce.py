@@ -25,6 +25,7 @@ from ..runtime import Buffer
 from ..runtime.default_device import has_float64
 from . import dispatch, host_threads
 from . import klang as dc
+from . import reduce_columns as rc
 from . import reduce_kernels as rk
 from .arrays import flat, normalize_axis, operand, result, shaped, split_axis
 
@@ -283,6 +284,14 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
     out = acc.empty((rows,), acc_t)
     if rows == 0:
         return out
+    if acc.type == "cpu" and commutative and inner % rc.BLOCK == 0:
+        # columns (x.sum(axis=0)) on CPU devices: BLOCK columns per item (reduce_columns.py; PoCL 1024²
+        # float32 1.6 -> 0.8 ms, 4096² 31 -> 11, (131072, 8) 5.2 -> 0.9), chunks of COLUMN_CHUNK rows
+        # first where there are many, then the chunks' partials
+        if n > 2 * COLUMN_CHUNK:
+            partial = rc.fold_column_blocks(op, x, outer, n, inner, acc_t, COLUMN_CHUNK)
+            return reduce_flat(op, partial, outer, -(-n // COLUMN_CHUNK), inner, acc_dtype, commutative, strided)
+        return rc.fold_column_blocks(op, x, outer, n, inner, acc_t, n)
     if acc.type == "cpu" and inner >= 16 and n > 2 * COLUMN_CHUNK and commutative:
         # columns (x.sum(axis=0)): chunks of rows first, then the chunks' partials (COLUMN_CHUNK)
         chunks = -(-n // COLUMN_CHUNK)
