@@ -504,32 +504,36 @@ def lanes_extreme_kernel(dtype: Any, smallest: bool) -> Any:
 @cache
 def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
     """lanes_extreme_kernel for float32/float64 on CPU-type devices (the CPU backend, PoCL):
-    ``partial[i]`` = min (``smallest``) or max of run i, folded as integer keys.
+    ``partial[i]`` = min (``smallest``) or max of run i, folded as integers of the IEEE bits.
 
     GCC does not vectorise a float select (``v if v < a else a`` stays a scalar ``vminss`` without
-    -ffinite-math-only, which would also drop the NaN tests), so min/max on cpu:0 ran one element at
-    a time. Here each element's IEEE bits (``dc.bitcast``) become an integer key that orders as the
-    floats do (negative numbers: the magnitude bits flipped), and 16 lanes keep the smallest and the
-    largest key with integer selects, which vectorise (``vpminsd``/``vpmaxsd``). A NaN's key lies
-    beyond both infinities', so the two extremes also tell whether the run holds a NaN; such a run
-    is folded again in order with the NaN-aware float select (NaN wins, as numpy). -0.0 orders
-    below 0.0 here; they compare equal, so the value and argmin/argmax's first-equal search agree
-    with numpy. ``spread`` as lanes_kernel's: the launch is padded past the backend's inline limit so
-    the runs spread over its thread pool.
+    -ffinite-math-only, which would also drop the NaN tests), so the floats' bits (``dc.bitcast``)
+    are folded with integer min/max, which vectorise (``vpminsd``/``vpmaxud``). Read as signed
+    integers, non-negative floats order as their values and every negative one lies below them; read
+    as unsigned, the negatives lie above every non-negative float and order by magnitude. So the
+    smallest float of a run is its unsigned maximum when that has the sign bit (a negative element),
+    else its signed minimum; the largest is the signed maximum when that is non-negative, else the
+    unsigned minimum. A NaN lies beyond +inf's bits in the signed maximum (positive NaN) or beyond
+    -inf's in the unsigned maximum (negative NaN); such a run is folded again in order with the
+    NaN-aware float select (the first NaN wins, as numpy). -0.0 counts as below 0.0; they compare
+    equal, so the value and argmin/argmax's first-equal search agree with numpy.
+
+    Why three raw folds rather than one order-preserving key per element (``b ^ ((b >> 31) & MAG)``)
+    folded twice: the key's shift and xor doubled the vector operations per element (and GCC loaded
+    each vector twice for them), and with the other hyperthread of the core busy the loop then ran
+    below memory speed (16M float32, one thread, CPU time: numpy 3.06 ms, key kernel 4.16, this one
+    3.71, the same loop as a C function 3.61; bench/results/portable_round9.md). ``spread`` as
+    lanes_kernel's: the launch is padded past the backend's inline limit so the runs spread over its
+    thread pool.
     """
     T = dtype  # noqa: N806
-    SMALLEST = smallest  # noqa: N806 -- a constant: the untaken branch is folded away
+    SMALLEST = smallest  # noqa: N806 -- a constant: the untaken branches are folded away
     WIDE = np.dtype(dtype).itemsize == 8  # noqa: N806
     I = dc.int64 if WIDE else dc.int32  # noqa: N806, E741
-    MAG = (1 << 63) - 1 if WIDE else (1 << 31) - 1  # noqa: N806 -- every bit but the sign
-    SHIFT = 63 if WIDE else 31  # noqa: N806
-    PINF = 0x7FF0000000000000 if WIDE else 0x7F800000  # noqa: N806 -- +inf's key (its bits)
-    NINF = -1 - PINF  # noqa: N806 -- -inf's key
-
-    @dc.func
-    def key(v):
-        b = dc.bitcast(v, I)
-        return b ^ ((b >> SHIFT) & MAG)  # an involution: the same turns a key back into bits
+    U = dc.uint64 if WIDE else dc.uint32  # noqa: N806
+    PINF = 0x7FF0000000000000 if WIDE else 0x7F800000  # noqa: N806 -- +inf's bits
+    SIGN = 1 << 63 if WIDE else 1 << 31  # noqa: N806
+    NINF = SIGN | PINF  # noqa: N806 -- -inf's bits as an unsigned number
 
     @dc.func
     def lo(a, v):
@@ -553,27 +557,33 @@ def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
             n = x.shape[0]
             start = i * RUN
             stop = min(start + RUN, n)
-            # one plain loop: GCC vectorises an integer min/max reduction by itself (16 lanes of a
-            # 512-bit vector); 16 written-out accumulators were vectorised across the iterations
-            # instead, with strided loads and spills (9.3 ms for 16M float32 where this takes less)
-            least = key(T(x[start]))
-            most = least
-            # from start, not start + 1: min and max are idempotent, and a whole run is then whole
-            # vectors, with no scalar remainder after them
+            smax = dc.bitcast(T(x[start]), I)
+            smin = smax  # the signed minimum (min) -- unused by max
+            umax = dc.bitcast(T(x[start]), U)
+            umin = umax  # the unsigned minimum (max) -- unused by min
             for k in range(start, stop):
-                kk = key(T(x[k]))
-                least = lo(least, kk)
-                most = hi(most, kk)
-            if least < NINF or most > PINF:
-                # a NaN in the run (its key lies beyond an infinity's): the first NaN wins, as numpy
+                s = dc.bitcast(T(x[k]), I)
+                u = dc.bitcast(T(x[k]), U)
+                smax = hi(smax, s)
+                umax = hi(umax, u)
+                if SMALLEST:
+                    smin = lo(smin, s)
+                else:
+                    umin = lo(umin, u)
+            if smax > PINF or umax > U(NINF):
                 best = T(x[start])
                 for k in range(start + 1, stop):
                     best = pick(best, T(x[k]))
                 partial[i] = best
             elif SMALLEST:
-                partial[i] = dc.bitcast(key(least), T)
+                if umax >= U(SIGN):
+                    partial[i] = dc.bitcast(umax, T)
+                else:
+                    partial[i] = dc.bitcast(smin, T)
+            elif smax >= 0:
+                partial[i] = dc.bitcast(smax, T)
             else:
-                partial[i] = dc.bitcast(key(most), T)
+                partial[i] = dc.bitcast(umin, T)
 
     return extreme_fast
 
