@@ -2,7 +2,8 @@
 
 Paths (ops/dispatch.py): numpy's cumsum on host-memory buffers; the reduce-then-scan kernels of
 scan_kernels.py elsewhere (on GPU devices the coalesced tile forms of the scan passes, on CPU
-devices the per-item runs), when forced, and always for a user operator. Long integer cumsums of
+devices the per-item runs; on OpenCL CPU devices, along contiguous rows, one item per run and no
+work-group passes), when forced, and always for a user operator. Long integer cumsums of
 CPU-backend Buffers (``SCAN_MIN`` elements or more along the axis) also take the kernels: they use
 both cores where numpy's cumsum uses one, and integer sums are exact in any order, so the result
 is numpy's to the bit.
@@ -45,6 +46,17 @@ def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any
         acc.launch(sk.scan_rows_kernel(op, t), rows, x, out, init, rows, n, inner, has_init, int(exclusive))
         return out
     chunk, chunks = rk.plan(rows, n)
+    if acc.type == "cpu" and acc.backend != "cpu" and inner == 1:
+        # OpenCL CPU devices (PoCL), contiguous rows: one item per run, plain loops and no work-group
+        # trees (1M int64 cumsum on PoCL: 9.8 -> 2.6 ms); the CPU backend keeps the group kernels,
+        # whose launches are large enough for its thread pool
+        partial = acc.empty((rows * chunks,), t)
+        prefix = acc.empty((rows * chunks,), t)
+        acc.launch(sk.run_totals_kernel(op, t), rows * chunks, x, partial, n, chunk, chunks)
+        acc.launch(sk.scan_partials_kernel(op, t), rows, partial, prefix, init, chunks, has_init)
+        acc.launch(sk.scan_runs_kernel(op, t), rows * chunks, x, out, prefix, n, chunk, chunks, has_init,
+                   int(exclusive))
+        return out
     # GPUs read in tiles of consecutive elements (scan_tile_kernel); CPU devices fold per-item runs
     gpu = acc.type != "cpu"
     if chunks > 1:

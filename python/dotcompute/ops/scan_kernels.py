@@ -205,4 +205,64 @@ def scan_rows_kernel(op: Any, acc_dtype: Any) -> Any:
     return scan_rows
 
 
-__all__ = ["scan_partials_kernel", "scan_rows_kernel", "scan_tile_kernel", "scan_tree_kernel"]
+@cache
+def run_totals_kernel(op: Any, acc_dtype: Any) -> Any:
+    """Contiguous rows (inner 1) on OpenCL CPU devices: item g folds run c = g % runs of row
+    g // runs, elements [c * run, min((c + 1) * run, n)), in order, into ``partial[g]``. A plain loop
+    over consecutive elements, which the driver's compiler vectorises (integer sums) where the
+    work-group tree's passes and barriers did not (PoCL)."""
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def run_totals(x: dc.Buffer, partial: dc.Buffer, n: dc.int64, run: dc.int64, runs: dc.int64):
+        g = dc.global_id(0)
+        if g < partial.shape[0]:
+            row = g // runs
+            lo = row * n + (g - row * runs) * run
+            hi = min(lo + run, row * n + n)
+            total = ACC(x[lo])
+            for k in range(lo + 1, hi):
+                total = op(total, ACC(x[k]))
+            partial[g] = total
+
+    return run_totals
+
+
+@cache
+def scan_runs_kernel(op: Any, acc_dtype: Any) -> Any:
+    """run_totals' runs rescanned: item g walks its run from its prefix (``prefix[g]``, from
+    scan_partials), writing the inclusive (or exclusive) scan; one dependency chain per item."""
+    ACC = acc_dtype  # noqa: N806
+
+    @dc.kernel
+    def scan_runs(x: dc.Buffer, out: dc.Buffer, prefix: dc.Buffer, n: dc.int64, run: dc.int64, runs: dc.int64,
+                  has_init: dc.int32, exclusive: dc.int32):
+        g = dc.global_id(0)
+        if g < prefix.shape[0]:
+            row = g // runs
+            c = g - row * runs
+            lo = row * n + c * run
+            hi = min(lo + run, row * n + n)
+            carry = ACC(prefix[g])
+            start = lo
+            if c == 0 and has_init == 0:  # the row's first element starts the carry
+                if exclusive == 1:
+                    out[lo] = carry
+                carry = ACC(x[lo])
+                if exclusive == 0:
+                    out[lo] = carry
+                start = lo + 1
+            if exclusive == 1:
+                for f in range(start, hi):
+                    out[f] = carry
+                    carry = op(carry, ACC(x[f]))
+            else:
+                for f in range(start, hi):
+                    carry = op(carry, ACC(x[f]))
+                    out[f] = carry
+
+    return scan_runs
+
+
+__all__ = ["run_totals_kernel", "scan_partials_kernel", "scan_rows_kernel", "scan_runs_kernel", "scan_tile_kernel",
+           "scan_tree_kernel"]
