@@ -284,7 +284,7 @@ def reduce_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: A
     out = acc.empty((rows,), acc_t)
     if rows == 0:
         return out
-    if acc.type == "cpu" and commutative and inner % rc.BLOCK == 0:
+    if acc.type == "cpu" and commutative and inner >= rc.BLOCK:
         # columns (x.sum(axis=0)) on CPU devices: BLOCK columns per item (reduce_columns.py; PoCL 1024²
         # float32 1.6 -> 0.8 ms, 4096² 31 -> 11, (131072, 8) 5.2 -> 0.9), chunks of COLUMN_CHUNK rows
         # first where there are many, then the chunks' partials

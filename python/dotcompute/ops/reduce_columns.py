@@ -24,15 +24,16 @@ BLOCK = 8
 @cache
 def column_blocks_kernel(op: Any, acc_dtype: Any) -> Any:
     """One work-item per (outer, chunk of ``chunk`` rows, block of BLOCK columns); ``out`` viewed as
-    (outer, chunks, inner) gets each chunk's fold per column. ``inner`` must be a multiple of BLOCK."""
+    (outer, chunks, inner) gets each chunk's fold per column. Where ``inner`` is not a multiple of
+    BLOCK, each row's last item folds its remaining columns one after the other."""
     ACC = acc_dtype  # noqa: N806
 
     @dc.kernel
     def reduce_column_blocks(x: dc.Buffer, out: dc.Buffer, n: dc.int64, inner: dc.int64, chunk: dc.int64):
         r = dc.global_id(0)
-        if r * 8 < out.shape[0]:
-            blocks = inner // 8
-            chunks = (n + chunk - 1) // chunk
+        blocks = (inner + 7) // 8
+        chunks = (n + chunk - 1) // chunk
+        if r < (out.shape[0] // inner) * blocks:
             q = r // blocks  # (outer, chunk) pair
             j = (r - q * blocks) * 8
             o = q // chunks
@@ -41,33 +42,40 @@ def column_blocks_kernel(op: Any, acc_dtype: Any) -> Any:
             if hi > n:
                 hi = n
             b = (o * n + lo) * inner + j
-            a0 = ACC(x[b])
-            a1 = ACC(x[b + 1])
-            a2 = ACC(x[b + 2])
-            a3 = ACC(x[b + 3])
-            a4 = ACC(x[b + 4])
-            a5 = ACC(x[b + 5])
-            a6 = ACC(x[b + 6])
-            a7 = ACC(x[b + 7])
-            for _ in range(lo + 1, hi):
-                b += inner
-                a0 = op(a0, ACC(x[b]))
-                a1 = op(a1, ACC(x[b + 1]))
-                a2 = op(a2, ACC(x[b + 2]))
-                a3 = op(a3, ACC(x[b + 3]))
-                a4 = op(a4, ACC(x[b + 4]))
-                a5 = op(a5, ACC(x[b + 5]))
-                a6 = op(a6, ACC(x[b + 6]))
-                a7 = op(a7, ACC(x[b + 7]))
             w = q * inner + j
-            out[w] = a0
-            out[w + 1] = a1
-            out[w + 2] = a2
-            out[w + 3] = a3
-            out[w + 4] = a4
-            out[w + 5] = a5
-            out[w + 6] = a6
-            out[w + 7] = a7
+            if j + 8 <= inner:
+                a0 = ACC(x[b])
+                a1 = ACC(x[b + 1])
+                a2 = ACC(x[b + 2])
+                a3 = ACC(x[b + 3])
+                a4 = ACC(x[b + 4])
+                a5 = ACC(x[b + 5])
+                a6 = ACC(x[b + 6])
+                a7 = ACC(x[b + 7])
+                for _ in range(lo + 1, hi):
+                    b += inner
+                    a0 = op(a0, ACC(x[b]))
+                    a1 = op(a1, ACC(x[b + 1]))
+                    a2 = op(a2, ACC(x[b + 2]))
+                    a3 = op(a3, ACC(x[b + 3]))
+                    a4 = op(a4, ACC(x[b + 4]))
+                    a5 = op(a5, ACC(x[b + 5]))
+                    a6 = op(a6, ACC(x[b + 6]))
+                    a7 = op(a7, ACC(x[b + 7]))
+                out[w] = a0
+                out[w + 1] = a1
+                out[w + 2] = a2
+                out[w + 3] = a3
+                out[w + 4] = a4
+                out[w + 5] = a5
+                out[w + 6] = a6
+                out[w + 7] = a7
+            else:  # the row's last, partial block: its columns one at a time
+                for c in range(inner - j):
+                    a = ACC(x[b + c])
+                    for k in range(1, hi - lo):
+                        a = op(a, ACC(x[b + c + k * inner]))
+                    out[w + c] = a
 
     return reduce_column_blocks
 
@@ -78,7 +86,7 @@ def fold_column_blocks(op: Any, x: Any, outer: int, n: int, inner: int, acc_t: A
     acc = x.accelerator
     chunks = -(-n // chunk)
     out = acc.empty((outer * chunks * inner,), acc_t)
-    acc.launch(column_blocks_kernel(op, acc_t), out.size // BLOCK, x, out, n, inner, chunk)
+    acc.launch(column_blocks_kernel(op, acc_t), outer * chunks * -(-inner // BLOCK), x, out, n, inner, chunk)
     return out
 
 

@@ -1,7 +1,7 @@
-"""Reductions down columns whose count is a multiple of 8 fold eight columns per work-item on CPU-type
-devices (ops/reduce_columns.py): against numpy on every device (other devices take their own paths
-and are checked the same way) with one to many chunks of rows, a short last chunk, outer > 1, NaN,
-integers, odd row counts; and the same bits as the one-column chunk kernel it replaces."""
+"""Reductions down 8 or more columns fold eight columns per work-item on CPU-type devices
+(ops/reduce_columns.py): against numpy on every device (other devices take their own paths and are
+checked the same way) with one to many chunks of rows, a short last chunk, a partial last block of
+columns, outer > 1, NaN, integers; and the same bits as the one-column chunk kernel it replaces."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from dotcompute.ops import dispatch, reduce_columns, reduce_kernels
 from dotcompute.ops.reduce import COLUMN_CHUNK
 
 C = COLUMN_CHUNK
-# (shape, axis): inner 8, 24, 64, 1024; rows 1, a few, one chunk, two chunks + 1, many chunks
+# (shape, axis): inner 8, 24, 64, 1024 and odd ones (a partial last block); rows 1, a few, one chunk,
+# two chunks + 1, many chunks
 SHAPES = [((1, 8), 0), ((5, 24), 0), ((2 * C + 1, 8), 0), ((7 * C + 3, 64), 0), ((3, 2 * C + 9, 16), 1),
-          ((130 * C + 1, 8), 0), ((33, 1024), 0)]
+          ((130 * C + 1, 8), 0), ((33, 1024), 0), ((3 * C + 1, 9), 0), ((2, 2 * C + 5, 1001), 1), ((7, 15), 0)]
 
 
 @pytest.mark.parametrize("shape,axis", SHAPES)
@@ -47,16 +48,19 @@ def test_nan_and_integers_in_column_blocks(accelerator):
         np.testing.assert_array_equal(dc.ops.max(kb, axis=0).numpy(), k.max(axis=0))
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 65, 200])
-def test_same_bits_as_the_one_column_kernel(cpu, n):
+@pytest.mark.parametrize("n,inner", [(1, 48), (63, 45), (64, 48), (65, 8), (200, 21)])
+def test_same_bits_as_the_one_column_kernel(accelerator, n, inner):
     """Each column is folded in row order per chunk by both kernels: equal bits, partials included."""
-    x = np.random.default_rng(n).standard_normal((2, n, 48)).astype(np.float32)
-    flat = cpu.asarray(x.reshape(-1))
+    if accelerator.type != "cpu":
+        pytest.skip("the column kernels of CPU-type devices")
+    x = np.random.default_rng(n).standard_normal((2, n, inner)).astype(np.float32)
+    flat = accelerator.asarray(x.reshape(-1))
     chunks = -(-n // C)
-    blocks = reduce_columns.fold_column_blocks(reduce_kernels.op_add, flat, 2, n, 48, np.float32, C)
-    one = cpu.empty((2 * chunks * 48,), np.float32)
-    cpu.launch(reduce_kernels.column_chunks_kernel(reduce_kernels.op_add, np.float32), one.size, flat, one, n, 48, C)
+    add = reduce_kernels.op_add
+    blocks = reduce_columns.fold_column_blocks(add, flat, 2, n, inner, np.float32, C)
+    one = accelerator.empty((2 * chunks * inner,), np.float32)
+    accelerator.launch(reduce_kernels.column_chunks_kernel(add, np.float32), one.size, flat, one, n, inner, C)
     assert blocks.numpy().tobytes() == one.numpy().tobytes()
     # one chunk of all rows: the column sums in row order, as numpy's axis-0 loop adds them
-    whole = reduce_columns.fold_column_blocks(reduce_kernels.op_add, flat, 2, n, 48, np.float32, n).numpy()
-    np.testing.assert_array_equal(whole.reshape(2, 48), np.add.reduce(x, axis=1))
+    whole = reduce_columns.fold_column_blocks(add, flat, 2, n, inner, np.float32, n).numpy()
+    np.testing.assert_array_equal(whole.reshape(2, inner), np.add.reduce(x, axis=1))
