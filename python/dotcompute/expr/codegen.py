@@ -41,7 +41,7 @@ from ..dtypes import (
     uint64,
 )
 from ..lang import global_id
-from ..lang.builtins import MATH
+from ..lang.builtins import MATH, bitcast
 from ..lang.kernel import Kernel
 from ..runtime import Buffer
 from . import complex_math, powers
@@ -77,6 +77,7 @@ def namespace() -> dict[str, Any]:
         ns[name] = dt.type
     for name, fn in MATH.items():
         ns[f"m_{name}"] = fn
+    ns["bitcast"] = bitcast
     return ns
 
 

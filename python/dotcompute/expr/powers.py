@@ -41,6 +41,8 @@ MAX_EXPONENT = 8
 
 #: Veltkamp's splitting constant 2**ceil(p/2) + 1 for a p-bit significand
 _SPLIT = {np.dtype(np.float64): 134217729.0, np.dtype(np.float32): 4097.0}
+#: stored significand bits (the exponent field's shift) by type name
+_MANT = {"float64": 52, "float32": 23}
 
 
 def method(dtype: np.dtype, has_float64: bool) -> str | None:
@@ -125,8 +127,14 @@ def emit(prog: Any, x: str, dtype: np.dtype, n: int, how: str, type_names: dict[
         h, lo = p, e.let(terms)
     # an infinite or NaN error term (h overflowed, or an infinite or zero operand) counts as 0: h alone
     # is then the result; copysign keeps h's sign (the exact product's) where h + lo is a zero, -0
-    # included. `lo - lo == 0` is the finiteness test that vectorises with GCC (isfinite did not)
-    kept = e.let(f"{lo} if {lo} - {lo} == {e.num(0.0)} else {e.num(0.0)}")
+    # included. The test is integer arithmetic on lo's bits (exponent field all ones: (e + 1) >> width
+    # is 1, else 0), not a compare and select: PoCL's SLP pass packed the chain into 2-wide vectors
+    # ahead of any select and then could not vectorise across work-items (3-7x slower)
+    it, width = ("int64", 11) if e.T == "float64" else ("int32", 8)
+    bits, special = prog.tmp(), prog.tmp()
+    prog.lines.append(f"{bits} = {it}(bitcast({lo}, {it}))")
+    prog.lines.append(f"{special} = {it}(((({bits} >> {_MANT[e.T]}) & {(1 << width) - 1}) + 1) >> {width})")
+    kept = e.let(f"bitcast({it}({bits} & ~(-{special})), {e.T})")
     return f"m_copysign({e.T}({h} + {kept}), {h})"
 
 
