@@ -14,6 +14,7 @@ import numpy as np
 from .. import expr as _expr
 from .. import ops as _ops
 from ..ops import arrays
+from ..ops.scan import flat_nonzero
 from ..runtime import Buffer
 from . import _kernels
 from ._common import (
@@ -105,6 +106,8 @@ def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
     if x.size == 0:
         return tuple(acc.empty((0,), np.int64) for _ in range(x.ndim))
     flat = arrays.flat(concrete(x))
+    if x.ndim == 1 and acc.type == "cpu":  # CPU-type OpenCL devices: count, then write, by runs
+        return (flat_nonzero(flat),)
     flags = acc.empty((x.size,), np.int64)
     acc.launch(_kernels.nonzero_flags, x.size, flat, flags)
     pos = _ops.cumsum(flags)  # 1-based rank of each selected element

@@ -84,6 +84,28 @@ def scan_flat(op: Any, x: Buffer, outer: int, n: int, inner: int, acc_dtype: Any
     return out
 
 
+def flat_nonzero(x: Buffer) -> Buffer:
+    """The positions of the non-zero elements of the 1-d device buffer ``x`` (int64, ascending):
+    numpy's ``flatnonzero``, for CPU-type devices. Two passes over ``x`` by runs: each item counts
+    its run's non-zero elements, the counts' exclusive scan gives each run its place, and each item
+    writes its run's positions there, in order (no flags, prefix-sum or scatter arrays of x's size:
+    on PoCL the flags + cumsum + scatter form cost 4x numpy's nonzero on cpu:0)."""
+    acc = x.accelerator
+    if x.size == 0:
+        return acc.empty((0,), np.int64)
+    run, runs = rk.plan(1, x.size)
+    counts = acc.empty((runs,), np.int64)
+    starts = acc.empty((runs,), np.int64)
+    acc.launch(sk.count_nonzero_runs, runs, x, counts, run)
+    acc.launch(sk.scan_partials_kernel(rk.op_add, np.int64), 1, counts, starts, acc.asarray(np.zeros(1, np.int64)),
+               runs, 1)
+    total = int(np.asarray(starts[runs - 1])) + int(np.asarray(counts[runs - 1]))
+    out = acc.empty((total,), np.int64)
+    if total:
+        acc.launch(sk.write_nonzero_runs, runs, x, starts, counts, out, run)
+    return out
+
+
 def _scan(name: str, op: Any, x: Any, axis: Any, exclusive: bool, initial: Any, accelerator: Any,
           out_dtype: np.dtype | None, vendor: bool) -> Any:
     o = operand(name, x, accelerator)
@@ -148,4 +170,4 @@ def scan(op: Any, x: Any, axis: Any = -1, exclusive: bool = False, initial: Any 
                      vendor=False)
 
 
-__all__ = ["SCAN_MIN", "cumsum", "scan", "scan_flat"]
+__all__ = ["SCAN_MIN", "cumsum", "flat_nonzero", "scan", "scan_flat"]

@@ -264,5 +264,43 @@ def scan_runs_kernel(op: Any, acc_dtype: Any) -> Any:
     return scan_runs
 
 
-__all__ = ["run_totals_kernel", "scan_partials_kernel", "scan_rows_kernel", "scan_runs_kernel", "scan_tile_kernel",
-           "scan_tree_kernel"]
+@dc.kernel
+def count_nonzero_runs(x: dc.Buffer, counts: dc.Buffer[dc.int64], run: dc.int64):
+    # item g: how many elements of run g (x[g*run : (g+1)*run]) are not zero (NaN is not zero)
+    g = dc.global_id(0)
+    if g < counts.shape[0]:
+        lo = g * run
+        hi = min(lo + run, x.shape[0])
+        c = dc.int64(0)
+        for k in range(lo, hi):
+            if x[k] != 0:
+                c += 1
+        counts[g] = c
+
+
+@dc.kernel
+def write_nonzero_runs(x: dc.Buffer, starts: dc.Buffer[dc.int64], counts: dc.Buffer[dc.int64],
+                       out: dc.Buffer[dc.int64], run: dc.int64):
+    # item g writes the positions of run g's non-zero elements, in order, into out[starts[g] :
+    # starts[g] + counts[g]]. Without a branch per element (one taken at random is a misprediction
+    # every other element: 9.5 ms for 1M on PoCL): every element stores, its position where it is
+    # not zero, else the last position written (rewritten later, or the final slot's own value
+    # again); the slot is clamped to the run's last one, so no store leaves the run's range
+    g = dc.global_id(0)
+    if g < starts.shape[0]:
+        lo = g * run
+        hi = min(lo + run, x.shape[0])
+        at = starts[g]
+        last_slot = at + counts[g] - 1
+        if last_slot >= at:
+            last = dc.int64(lo)
+            for k in range(lo, hi):
+                nz = x[k] != 0
+                v = k if nz else last
+                out[min(at, last_slot)] = v
+                last = v
+                at += dc.int64(1) if nz else dc.int64(0)
+
+
+__all__ = ["count_nonzero_runs", "run_totals_kernel", "scan_partials_kernel", "scan_rows_kernel", "scan_runs_kernel",
+           "scan_tile_kernel", "scan_tree_kernel", "write_nonzero_runs"]

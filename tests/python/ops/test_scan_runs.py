@@ -54,3 +54,21 @@ def test_order_kept_across_runs(accelerator):
     y = np.random.default_rng(1).standard_normal(n).astype(np.float64)
     with dispatch.prefer("portable"):
         np.testing.assert_allclose(dc.ops.cumsum(accelerator.asarray(y)).numpy(), np.cumsum(y), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 4097, 300_001])
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool"])
+def test_nonzero_by_runs(accelerator, n, dtype):
+    """dc.nonzero of 1-d device buffers (OpenCL CPU devices: counted, then written by runs): NaN is not
+    zero, -0.0 is; runs with no non-zero element, all non-zero, a lone one at either end."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * (rng.random(n) < 0.3)).astype(dtype)
+    if n > 4096 and dtype == "float32":
+        x[:4096] = 0  # the first run(s) empty
+        x[1] = -0.0
+        x[5000:9000] = np.nan  # a block of NaNs, every one selected
+        x[-1] = 1
+    for v in (x, np.zeros_like(x), np.ones_like(x)):
+        got = dc.nonzero(accelerator.asarray(v))
+        assert len(got) == 1 and got[0].dtype == np.int64
+        np.testing.assert_array_equal(got[0].numpy(), np.nonzero(v)[0])
