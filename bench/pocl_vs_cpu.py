@@ -118,13 +118,15 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1 << 20, help="elements per 1-d input (default 1M)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--device", default="opencl:0")
-    ap.add_argument("--only", default=None, help="comma list of workload names")
+    ap.add_argument("--only", default=None,
+                    help="comma list of workload names (';' list where a name holds a comma: 'sum axis=0 (n/8, 8)')")
     ap.add_argument("--limit", type=float, default=3.0, help="list workloads whose ratio is above this")
     ap.add_argument("--name", default="pocl_vs_cpu", help="results file stem in bench/results")
     args = ap.parse_args()
     work = _workloads(args.n)
     if args.only:
-        work = {k: v for k, v in work.items() if k in args.only.split(",")}
+        names = args.only.split(";") if ";" in args.only else args.only.split(",")
+        work = {k: v for k, v in work.items() if k in names}
     host = _inputs(args.n)
     cpu, dev = dc.accelerator("cpu:0"), dc.accelerator(args.device)
     data = {a.id: {k: a.asarray(v) for k, v in host.items()} for a in (cpu, dev)}
