@@ -84,6 +84,15 @@ def scatter_index(flags: dc.Buffer, pos: dc.Buffer, out: dc.Buffer):
 
 
 @dc.kernel
+def unravel_positions(pos: dc.Buffer, out: dc.Buffer, stride: dc.int64, extent: dc.int64):
+    # the coordinate along one axis of each selected flat position (C order): work per selected
+    # element only, not per element of the input as scatter_coords
+    i = dc.global_id(0)
+    if i < pos.shape[0]:
+        out[i] = (pos[i] // stride) % extent
+
+
+@dc.kernel
 def run_starts(s: dc.Buffer, flags: dc.Buffer):
     # 1 where a sorted run of equal values starts (NaN never equals NaN: each NaN is its own run)
     f = dc.global_id(0)

@@ -106,8 +106,18 @@ def nonzero(x: Buffer, /) -> tuple[Buffer, ...]:
     if x.size == 0:
         return tuple(acc.empty((0,), np.int64) for _ in range(x.ndim))
     flat = arrays.flat(concrete(x))
-    if x.ndim == 1 and acc.type == "cpu":  # CPU-type OpenCL devices: count, then write, by runs
-        return (flat_nonzero(flat),)
+    if acc.type == "cpu":  # CPU-type OpenCL devices: the flat positions counted, then written, by runs
+        where = flat_nonzero(flat)
+        if x.ndim == 1:
+            return (where,)
+        coords, stride = [], x.size
+        for n in x.shape:
+            stride //= n
+            c = acc.empty((where.size,), np.int64)
+            if where.size:
+                acc.launch(_kernels.unravel_positions, where.size, where, c, stride, n)
+            coords.append(c)
+        return tuple(coords)
     flags = acc.empty((x.size,), np.int64)
     acc.launch(_kernels.nonzero_flags, x.size, flat, flags)
     pos = _ops.cumsum(flags)  # 1-based rank of each selected element

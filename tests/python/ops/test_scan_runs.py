@@ -72,3 +72,18 @@ def test_nonzero_by_runs(accelerator, n, dtype):
         got = dc.nonzero(accelerator.asarray(v))
         assert len(got) == 1 and got[0].dtype == np.int64
         np.testing.assert_array_equal(got[0].numpy(), np.nonzero(v)[0])
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (64, 129), (2, 3, 701), (4, 0)])
+def test_nonzero_coordinates(accelerator, shape):
+    """n-d dc.nonzero: one int64 coordinate array per axis, C order, as numpy (OpenCL CPU devices:
+    the flat positions by runs, then each axis's coordinate from them)."""
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    x[x < 0.5] = 0
+    got = dc.nonzero(accelerator.asarray(x))
+    want = np.nonzero(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g.numpy(), w)
+    np.testing.assert_array_equal([c.numpy() for c in dc.nonzero(accelerator.asarray(x) > 1)], np.nonzero(x > 1))
