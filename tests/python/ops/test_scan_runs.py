@@ -1,7 +1,8 @@
 """Scans along contiguous rows on OpenCL CPU devices run one work-item per run (ops/scan.py,
 scan_kernels.run_totals/scan_runs); every device checked the same way against numpy: several rows,
 inclusive and exclusive with an initial value, an order-sensitive operator whose answer lies in a
-later run, runs of one element, odd and empty sizes."""
+later run, runs of one element, odd and empty sizes. dc.nonzero there counts and writes by runs
+(ops.scan.flat_nonzero): 1-d and n-d against numpy too."""
 
 from __future__ import annotations
 
