@@ -104,10 +104,11 @@ def radix_sort(keys: Buffer, vals: Buffer | None) -> tuple[Buffer, Buffer | None
         acc.launch(scatter, blocks, keys, v, k1, v1, counts, n, blocks, top_shift, int(signed), has, block, 1,
                    buckets, buckets, local_size=1)
         lbits = sk.LOCAL_BITS_CPU
-        local_counts = acc.empty((buckets << lbits,), np.int64)
-        acc.launch(sk.radix_local_kernel(), buckets, k1, v1, k2, v2, starts, local_counts, top_shift, has, buckets,
-                   lbits, local_size=1)
         passes = -(-top_shift // lbits)  # odd: the result is in the second pair, even: in the first
+        items = min(sk.LOCAL_ITEMS_CPU, buckets)  # each with its own counter table
+        local_counts = acc.empty((items << lbits,), np.int64)
+        acc.launch(sk.radix_local_kernel(), items, k1, v1, k2, v2, starts, local_counts, top_shift, has, buckets,
+                   lbits, local_size=1)
         k, v = (k2, v2) if passes % 2 else (k1, v1)
         return k, (v if has else None)
     # LSD passes of 4-bit digits, one work-group per tile, coalesced (sort_gpu_kernels)
