@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -128,12 +129,30 @@ def outs_spec(values: list[LazyBuffer]) -> tuple[tuple[tuple[int, ...], np.dtype
 _LOCK = EVALUATION_LOCK = threading.RLock()
 
 
+#: pending expressions whose evaluation raised (e.g. a kernel the device cannot build): the error
+#: reached whoever asked, so synchronize() skips them instead of raising it again at every later
+#: call and leaving the device unusable; reading one, or writing one of its inputs, still runs it
+#: (and raises again), so its value is never computed from changed inputs
+#: (by identity: a Buffer's == is elementwise, so no WeakSet)
+_REPORTED: dict[int, weakref.ref] = {}
+
+
+def _reported(roots: list[LazyBuffer]) -> None:
+    for r in roots:
+        key = id(r)
+        _REPORTED[key] = weakref.ref(r, lambda _r, key=key: _REPORTED.pop(key, None))
+
+
 def run(roots: list[LazyBuffer], extras: bool = True, record: list | None = None) -> None:
     """Evaluates ``roots`` (pending values of one shape on one accelerator, and the held
     intermediates of that shape) with ONE kernel. ``record``: receives ``(kernel, global size,
     outputs, arguments)`` of the launch (``@dc.fuse`` replays it)."""
     with _LOCK:
-        _run(roots, extras, record)
+        try:
+            _run(roots, extras, record)
+        except Exception:
+            _reported(roots)  # raised here: a later synchronize does not raise it again
+            raise
 
 
 def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> None:
@@ -465,7 +484,7 @@ def pinned_copy(view: LazyBuffer) -> Buffer | None:
 def evaluate_all(accelerator: Any = None) -> None:
     """Runs every pending expression (on ``accelerator`` only, when given)."""
     for p in list(PENDING):
-        if p._op is not None and (accelerator is None or p.accelerator is accelerator):
+        if p._op is not None and (accelerator is None or p.accelerator is accelerator) and id(p) not in _REPORTED:
             run([p])
 
 

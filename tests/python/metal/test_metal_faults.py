@@ -136,3 +136,21 @@ def test_fresh_threadgroup_memory_is_garbage_and_simd_functions_do_not_order_sim
               accelerator=metal)
     assert (f[32:] == 32 * 32).all()
     assert np.isnan(f[:32]).all()  # SIMD-group 0 read before SIMD-group 1 wrote: the race shows
+
+
+def test_an_expression_that_cannot_build_is_raised_once_and_the_device_stays_usable(metal):
+    # a float64 overlap copy (b[1:] = b[:-1] reads b as it was) is a kernel Metal cannot build:
+    # the assignment raises, and the copy it left pending (alive while the error's traceback is
+    # kept, as pytest keeps a failed test's) must not fail every later synchronize
+    b = metal.asarray(np.arange(8.0))
+    with pytest.raises(dc.KernelTypeError, match="float64 is not available on Metal") as err:
+        b[1:] = b[:-1]
+    assert err.traceback
+    metal.synchronize()
+    dc.synchronize()
+    out = metal.zeros((4,), np.float32)
+    ok = dc.RawKernel(HEAD + "kernel void one(device float* o, uint i [[thread_position_in_grid]]) { o[i] = 1; }",
+                      "one", backend="metal")
+    dc.launch(ok, 4, out, accelerator=metal)
+    metal.synchronize()
+    np.testing.assert_array_equal(out.numpy(), np.ones(4, np.float32))
