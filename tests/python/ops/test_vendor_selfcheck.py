@@ -94,6 +94,11 @@ print(json.dumps({
 
 
 def _child(run_python, env: dict[str, str]) -> dict:
+    # PoCL's binary cache is this session's (dotcompute points it into the kernel cache it opened):
+    # the fresh DOTCOMPUTE_CACHE_DIR is for the verdicts under test, and would otherwise make the
+    # child rebuild CLBlast's and clFFT's kernels from source (a minute on 2 cores)
+    if "POCL_CACHE_DIR" in os.environ:  # as the user's own setting (no marker): left alone
+        env = {"POCL_CACHE_DIR": os.environ["POCL_CACHE_DIR"], "DOTCOMPUTE_SET_POCL_CACHE_DIR": "", **env}
     done = run_python(CHILD, env=env, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
