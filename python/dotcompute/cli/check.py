@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import KernelSyntaxError, KernelTypeError
+from ..lang.frontend import python_ast
 
 
 @dataclass
@@ -207,7 +208,7 @@ def _pure_callee(func: ast.expr, ns: dict[str, Any]) -> bool:
     if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(func)):
         return False
     try:
-        callee = eval(compile(ast.Expression(body=func), "<check>", "eval"), ns)  # noqa: S307 -- a name chain
+        callee = eval(python_ast.compile_tree(ast.Expression(body=func), "<check>", "eval"), ns)  # noqa: S307 -- a name chain
     except Exception:  # noqa: BLE001 -- unresolved: not pure as far as we know
         return False
     import numpy as np
@@ -270,7 +271,7 @@ def _evaluate_statically(tree: ast.Module, filename: str, ns: dict[str, Any], sk
                 skipped.add(node.name)
             continue
         try:
-            code = compile(ast.Module(body=[node], type_ignores=[]), filename, "exec")
+            code = python_ast.compile_tree(ast.Module(body=[node], type_ignores=[]), filename, "exec")
             exec(code, ns)  # noqa: S102 -- imports and constants of the file being checked
         except Exception:  # noqa: BLE001 -- a missing import just leaves the name undefined
             continue
@@ -295,7 +296,7 @@ def check_file(path: str, allow_import: bool = False) -> FileReport:
         report.problems.append(f"{path}: cannot read as Python source: {reason}")
         return report
     try:
-        tree = ast.parse(text, filename=path)
+        tree = python_ast.parse(text, filename=path)
     except SyntaxError as e:
         report.unreadable = True
         report.problems.append(str(KernelSyntaxError(f"invalid Python: {e.msg}", filename=path, lineno=e.lineno,

@@ -29,6 +29,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from .frontend import python_ast
 from .frontend.source import ANNOTATION_SCOPE_ATTR
 
 # Annotations stay unevaluated when the function is rebuilt: the frontend reads them from the AST,
@@ -194,13 +195,13 @@ def make_function(state: dict[str, Any], namespace: dict[str, Any], tag: str) ->
         filename = f"{filename} (pickled {tag})"
         padded = ["\n"] * (first - 1) + lines
         linecache.cache[filename] = (sum(map(len, padded)), None, padded, filename)
-    module = ast.parse(textwrap.dedent("".join(lines)))
+    module = python_ast.parse(textwrap.dedent("".join(lines)))
     fdef = module.body[0]
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != state["name"]:
         raise pickle.UnpicklingError(f"pickled source of {state['name']!r} is not its function definition")
     fdef.decorator_list = []  # the object is rebuilt from the class directly
     ast.increment_lineno(module, first - 1)
-    code = compile(module, filename, "exec", flags=_ANNOTATIONS_FLAG, dont_inherit=True)
+    code = python_ast.compile_tree(module, filename, "exec", flags=_ANNOTATIONS_FLAG, dont_inherit=True)
     defined: dict[str, Any] = {}
     exec(code, namespace, defined)  # noqa: S102 -- the def statement only; decorators were removed
     fn = defined[state["name"]]

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import KernelSyntaxError, KernelTypeError
 from ..types import BufferAnnotation, ScalarType, scalar_type
+from . import python_ast
 from .source import ParsedFunction
 
 MISSING = object()
@@ -88,7 +89,7 @@ def static_eval(parsed: ParsedFunction, node: ast.expr, captures: list[Capture] 
     if isinstance(node, ast.Constant):
         if isinstance(node.value, str):
             try:
-                inner = ast.parse(node.value, mode="eval").body
+                inner = python_ast.parse(node.value, mode="eval").body
             except SyntaxError:
                 raise rep.type(node, f"cannot parse the annotation {node.value!r}") from None
             ast.copy_location(inner, node)

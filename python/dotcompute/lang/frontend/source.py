@@ -12,6 +12,7 @@ from typing import Any
 
 from ...errors import KernelSyntaxError
 from ..diagnostics import Reporter, SourceInfo
+from . import python_ast
 from .source_text import missing_source_error
 
 
@@ -78,7 +79,7 @@ def _function_lines(code: Any, name: str) -> tuple[list[str], int] | None:
         end += 1
     block = lines[start - 1:end]
     try:
-        tree = ast.parse("".join(ln[base:] if ln.strip() else "\n" for ln in block))
+        tree = python_ast.parse("".join(ln[base:] if ln.strip() else "\n" for ln in block))
     except SyntaxError:
         return None
     node = tree.body[0] if len(tree.body) == 1 else None
@@ -108,7 +109,7 @@ def parse_function(pyfunc: Any) -> ParsedFunction:
     info = SourceInfo(filename=filename, line_offset=start - 1, col_offset=indent, file_lines=file_lines)
     reporter = Reporter(info)
     try:
-        module = ast.parse(text)
+        module = python_ast.parse(text)
     except SyntaxError as e:
         raise reporter.syntax(None, f"cannot parse the source of {name!r}: {e.msg}") from None
     tree = next((n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
@@ -165,7 +166,7 @@ def remember_annotation_scope(pyfunc: Any) -> None:
     for value in annotations.values():
         if isinstance(value, str):
             try:
-                names.update(n.id for n in ast.walk(ast.parse(value, mode="eval")) if isinstance(n, ast.Name))
+                names.update(n.id for n in ast.walk(python_ast.parse(value, mode="eval")) if isinstance(n, ast.Name))
             except SyntaxError:
                 continue  # reported with the annotation's line when the kernel compiles
     if not names:

@@ -19,6 +19,7 @@ import textwrap
 from typing import Any
 
 from ...errors import KernelSyntaxError
+from . import python_ast
 
 # Annotations stay unevaluated: the frontend reads them from the AST, and evaluating them when the
 # def runs could fail on names that only the annotations use.
@@ -46,7 +47,7 @@ def function_from_source(text: str, namespace: dict[str, Any], what: str) -> Any
     text = textwrap.dedent(text).lstrip("\n")
     provisional = register_source(text, "a function")
     try:
-        module = ast.parse(text, filename=provisional)
+        module = python_ast.parse(text, filename=provisional)
     except SyntaxError as e:
         raise KernelSyntaxError(f"invalid Python in {what}(source=...): {e.msg}", filename=provisional,
                                 lineno=e.lineno, offset=e.offset, text=e.text) from None
@@ -68,7 +69,7 @@ def function_from_source(text: str, namespace: dict[str, Any], what: str) -> Any
     filename = register_source(text, fdef.name)
     del linecache.cache[provisional]
     fdef.decorator_list = []  # `@dc.kernel` copied along with the text is ignored: the caller wraps it
-    code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=_ANNOTATIONS_FLAG,
+    code = python_ast.compile_tree(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=_ANNOTATIONS_FLAG,
                    dont_inherit=True)
     defined: dict[str, Any] = {}
     exec(code, namespace, defined)  # noqa: S102 -- the def statement only, decorators removed
