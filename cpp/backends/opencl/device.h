@@ -40,6 +40,12 @@ struct Device {
   bool fp64 = false;
   bool fp16 = false;
   bool int64_atomics = false;
+  // PoCL keeps every build in its own cache (POCL_CACHE_DIR) unless POCL_KERNEL_CACHE=0. Its
+  // program binary is more work than the build itself: asking for it generates one more
+  // work-group function and machine code per kernel, which a launch never uses (it builds one
+  // per local size). For such a driver the kernel cache keeps the source, and the rebuild at
+  // load time is a hit in the driver's cache (program.cpp).
+  bool driver_caches_builds = false;
 
   // Everything that changes the code the driver generates (kernel-cache key).
   std::string arch() const;

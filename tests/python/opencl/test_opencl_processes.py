@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 import textwrap
 from pathlib import Path
@@ -46,11 +47,28 @@ def _run_script(run_python, script: str, env: dict[str, str], *args: str) -> str
     return done.stdout.strip().splitlines()[-1]
 
 
-def test_second_process_loads_the_cached_binary(ocl, tmp_path, run_python):
-    env = {"DOTCOMPUTE_CACHE_DIR": str(tmp_path / "cache")}
+def _cached_blob_kinds(cache: Path) -> set[int]:
+    """The kinds of the OpenCL program blobs in a kernel-cache folder (cpp/backends/opencl/
+    binary_blob.h: 1 the driver's binary, 2 the source)."""
+    kinds = set()
+    for entry in cache.glob("*.dck"):
+        data = entry.read_bytes()
+        at = data.find(b"DCCLBIN1")
+        if at >= 0:
+            kinds.add(struct.unpack_from("<I", data, at + 8)[0])
+    return kinds
+
+
+@pytest.mark.parametrize("pocl_kernel_cache", ["1", "0"])
+def test_second_process_loads_the_cached_binary(ocl, tmp_path, run_python, pocl_kernel_cache):
+    # PoCL keeps its own builds (unless POCL_KERNEL_CACHE=0): the source is cached then, since
+    # asking PoCL for its binary costs a third of a cold build; a rebuild from it hits PoCL's cache
+    env = {"DOTCOMPUTE_CACHE_DIR": str(tmp_path / "cache"), "POCL_KERNEL_CACHE": pocl_kernel_cache}
     source = str(KERNELS / "vadd.cl")
     first = json.loads(_run_script(run_python, LAUNCH_AND_REPORT, env, source))
     assert first["misses"] >= 1 and first["entries"] >= 1, first
+    if ocl.info["platform"] == "Portable Computing Language":
+        assert _cached_blob_kinds(tmp_path / "cache") == ({2} if pocl_kernel_cache == "1" else {1})
     second = json.loads(_run_script(run_python, LAUNCH_AND_REPORT, env, source))
     assert second["disk_hits"] >= 1, second
     assert second["misses"] == 0, second  # nothing was compiled again
