@@ -101,8 +101,9 @@ bool describe(cl_platform_id platform, cl_device_id id, Device& dev, std::string
   dev.platform_vendor = platform_string(platform, CL_PLATFORM_VENDOR);
   dev.platform_version = platform_string(platform, CL_PLATFORM_VERSION);
   const char* pocl_cache = std::getenv("POCL_KERNEL_CACHE");
-  dev.driver_caches_builds = dev.platform_name == "Portable Computing Language" &&
-                             (pocl_cache == nullptr || std::strcmp(pocl_cache, "0") != 0);
+  const bool pocl = dev.platform_name == "Portable Computing Language";
+  dev.driver_caches_builds = pocl && (pocl_cache == nullptr || std::strcmp(pocl_cache, "0") != 0);
+  dev.builds_per_local_size = pocl;
   dev.name = device_string(id, CL_DEVICE_NAME);
   dev.vendor = device_string(id, CL_DEVICE_VENDOR);
   dev.version = device_string(id, CL_DEVICE_VERSION);

@@ -46,6 +46,10 @@ struct Device {
   // per local size). For such a driver the kernel cache keeps the source, and the rebuild at
   // load time is a hit in the driver's cache (program.cpp).
   bool driver_caches_builds = false;
+  // PoCL builds a work-group function, with its machine code, for each local size a kernel is
+  // launched with (0.1-0.4 s each here): automatic local sizes are then powers of two
+  // (work_size.h), so a kernel gets a handful of builds rather than one per array size.
+  bool builds_per_local_size = false;
 
   // Everything that changes the code the driver generates (kernel-cache key).
   std::string arch() const;

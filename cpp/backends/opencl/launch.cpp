@@ -125,6 +125,7 @@ dc_status launch(dc_stream s, dc_kernel k, const dc_launch_config* given, const 
     WorkLimits limits;
     limits.kernel_limit = k->work_group_limit;
     limits.preferred_multiple = k->preferred_multiple;
+    limits.pow2_groups = k->device->builds_per_local_size;
     for (int d = 0; d < 3; ++d) limits.max_item_sizes[d] = k->device->max_work_item_sizes[d];
     WorkSizes sizes;
     std::string why;

@@ -19,6 +19,12 @@ uint64_t floor_pow2(uint64_t v) {
   return p;
 }
 
+uint64_t ceil_pow2(uint64_t v) {
+  uint64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
 // Dimension 0 gets the largest multiple of the preferred multiple within every
 // limit, but no more than the (rounded-up) global extent needs; an extent
 // smaller than the multiple is taken whole, so nothing is wasted. What is left
@@ -29,7 +35,9 @@ void auto_local(const dc_launch_config& config, const WorkLimits& limits, WorkSi
   uint64_t m = std::max<uint64_t>(limits.preferred_multiple, 1);
   uint64_t g0 = std::max<uint64_t>(config.global_size[0], 1);
   uint64_t local0 = 0;
-  if (m >= cap) {
+  if (limits.pow2_groups) {
+    local0 = std::min(floor_pow2(cap), ceil_pow2(g0));
+  } else if (m >= cap) {
     local0 = std::min(cap, g0);
   } else if (g0 < m) {
     local0 = g0;

@@ -15,6 +15,10 @@ struct WorkLimits {
   uint64_t kernel_limit = 1;        // CL_KERNEL_WORK_GROUP_SIZE
   uint64_t preferred_multiple = 1;  // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
   uint32_t max_item_sizes[3] = {1, 1, 1};
+  // Automatic extents are powers of two: for a driver that builds code per local size (PoCL),
+  // a kernel then meets a handful of local sizes over every array size, not one per multiple
+  // of the preferred multiple. The extra items (at most as many as the real ones) skip at once.
+  bool pow2_groups = false;
 };
 
 struct WorkSizes {

@@ -1,6 +1,8 @@
 // The local/global size rules, without a device.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "work_size.h"
 
 namespace dcl {
@@ -52,6 +54,29 @@ TEST(OpenCLWorkSize, AutomaticLocalShrinksToTheGlobalSize) {
   s = choose(config(1, 5), limits(4096, 8));
   EXPECT_EQ(s.local[0], 5u);  // smaller than one multiple: taken whole, nothing wasted
   EXPECT_EQ(s.global[0], 5u);
+}
+
+TEST(OpenCLWorkSize, DriversThatBuildPerLocalSizeGetPowersOfTwo) {
+  WorkLimits l = limits(4096, 8);
+  l.pow2_groups = true;
+  // every 1-d size meets one of nine local sizes (1, 2, ..., 256), never more than twice the items
+  std::set<size_t> seen;
+  for (uint64_t g = 1; g <= 5000; ++g) {
+    WorkSizes s = choose(config(1, g), l);
+    seen.insert(s.local[0]);
+    EXPECT_EQ(s.local[0] & (s.local[0] - 1), 0u) << g;
+    EXPECT_GE(s.global[0], g);
+    EXPECT_LE(s.global[0], 2 * g) << g;
+  }
+  EXPECT_EQ(seen.size(), 9u);
+  WorkSizes s = choose(config(1, 20), l);
+  EXPECT_EQ(s.local[0], 32u);
+  EXPECT_EQ(s.global[0], 32u);
+  s = choose(config(2, 5, 1000), l);  // tall: the budget left goes to dimension 1
+  EXPECT_EQ(s.local[0], 8u);
+  EXPECT_EQ(s.local[1], 32u);
+  l.kernel_limit = 100;  // a kernel allowing fewer items than the cap: the largest power of two under it
+  EXPECT_EQ(choose(config(1, 100000), l).local[0], 64u);
 }
 
 TEST(OpenCLWorkSize, TallLaunchesSpendTheBudgetOnLaterDimensions) {
