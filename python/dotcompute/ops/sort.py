@@ -26,16 +26,18 @@ RADIX_MIN = 2048  # below this, merging a few runs beats four radix passes
 #: Whether CPU-type devices (the CPU backend, PoCL) use the radix sort too. Measured here
 #: (4M keys, load 4-5) since its blocks on CPU devices are few and long (sort_kernels.BLOCKS_CPU):
 #: cpu:0 radix 197 ms vs merge 968 for int32, 681 vs 1213 for float32; PoCL 212 vs 626 for
-#: int32, 953 vs 927 for float32 (float_key's arithmetic costs most there). Tests set it to
-#: False to exercise the merge sort on every device.
+#: int32, 953 vs 927 for float32 (float_key's arithmetic costs most there). Tests set it and
+#: RADIX_ON_GPU to False to exercise the merge sort on every device.
 RADIX_ON_CPU = True
+#: Whether other devices (GPUs) use the radix sort for one long row (the merge sort otherwise).
+RADIX_ON_GPU = True
 #: Whether CPU-type devices take the MSD-then-in-cache radix sort (sort_kernels.radix_local) rather
 #: than the GPUs' LSD passes; tests set False to run the GPUs' algorithm on every device.
 RADIX_MSD_ON_CPU = True
 
 
 def _radix_here(acc: Any) -> bool:
-    return RADIX_ON_CPU or acc.type != "cpu"
+    return RADIX_ON_CPU if acc.type == "cpu" else RADIX_ON_GPU
 
 
 def sort_rows(keys: Buffer, vals: Buffer | None, n: int, need_keys: bool = True) -> tuple[Buffer | None, Buffer | None]:

@@ -19,10 +19,14 @@ def path(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture(params=["merge", "radix"])
 def sort_algorithm(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The portable sort's two algorithms on every device (radix is otherwise for GPUs only)."""
+    """The portable sort's two algorithms on every device (by default radix on every device for one
+    long row): "merge" turns radix off on CPU-type devices and GPUs alike, so that the merge sort's
+    kernels run everywhere and the two parameters never run the same kernels twice."""
     import importlib
 
-    monkeypatch.setattr(importlib.import_module("dotcompute.ops.sort"), "RADIX_ON_CPU", request.param == "radix")
+    sort_mod = importlib.import_module("dotcompute.ops.sort")
+    monkeypatch.setattr(sort_mod, "RADIX_ON_CPU", request.param == "radix")
+    monkeypatch.setattr(sort_mod, "RADIX_ON_GPU", request.param == "radix")
     return request.param
 
 
