@@ -96,8 +96,10 @@ ctest --preset asan --output-on-failure
 # and most tests wait on them, so a second worker keeps the second core busy.
 # DOTCOMPUTE_TEST_WORKERS=1 runs everything in one process.
 workers=${DOTCOMPUTE_TEST_WORKERS:-$(n=$(nproc 2>/dev/null || echo 1); echo $((n > 4 ? 4 : n)))}
-xdist=()
-if [ "$workers" -gt 1 ]; then xdist=(-n "$workers" --dist loadfile); fi
+pytest_opts=()
+if [ "$workers" -gt 1 ]; then pytest_opts=(-n "$workers" --dist loadfile); fi
+# each pytest run ends with its 25 slowest tests: where the time of a phase went
+pytest_opts+=(--durations=25)
 
 step "Python tests (pytest, in Python's development mode)"
 cd "$root"
@@ -106,7 +108,7 @@ export DOTCOMPUTE_TEST_CUDA_BUILD="$root/build/dev"
 # The whole suite runs once in development mode (PYTHONDEVMODE: debug allocator hooks, every warning
 # shown) with unclosed resources as errors: a ResourceWarning in a test, or one raised in a
 # destructor (which pytest reports as PytestUnraisableExceptionWarning), fails the run.
-PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs "${xdist[@]}" tests/python --ignore=tests/python/metal "${extra[@]}" \
+PYTHONDEVMODE=1 python3 -W error::ResourceWarning -m pytest -q -rs "${pytest_opts[@]}" tests/python --ignore=tests/python/metal "${extra[@]}" \
   -W error::ResourceWarning -W error::pytest.PytestUnraisableExceptionWarning \
   --deselect tests/python/cuda_sim/test_under_simulator.py::test_this_folder_on_the_simulator
 
@@ -155,8 +157,8 @@ else
   sim_k="$sim_k and not (test_fused_reductions_match_numpy and not (0-float32 or 0-int32))"
   sim_k="$sim_k and not (test_shapes_match_numpy and int32)"
 fi
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" -k "$sim_k" "${sim_suites[@]}"
-DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${xdist[@]}" tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${pytest_opts[@]}" -k "$sim_k" "${sim_suites[@]}"
+DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${pytest_opts[@]}" tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
   --deselect tests/python/cuda_sim/test_sim_devices.py
 
 step "Metal plugin on the Metal test double (pytest)"
@@ -184,7 +186,7 @@ fi
 bash tests/metal_double/build.sh "$root/build/metal-double"
 DOTCOMPUTE_PLUGIN_PATH="$root/build/metal-double" DOTCOMPUTE_METAL_DOUBLE_DIR="$root/build/metal-double" \
   PYTHONPATH="$root/tests/python/metal${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 -m pytest -q -rs "${xdist[@]}" -p metal_limits "${metal_suites[@]}" -k "$metal_k" \
+  python3 -m pytest -q -rs "${pytest_opts[@]}" -p metal_limits "${metal_suites[@]}" -k "$metal_k" \
     --deselect "tests/python/expr/test_indexing.py::test_inplace_operators[metal:0]" \
     --deselect "tests/python/realworld/test_rw_idioms.py::test_first_launches_race_from_threads[metal:0]" \
     --deselect "tests/python/realworld/test_rw_patterns.py::test_unsupported_dtype_is_refused_naming_parameter[metal:0]"
