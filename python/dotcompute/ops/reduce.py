@@ -173,7 +173,7 @@ def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
     if buf.accelerator.type != "cpu" or buf.size < LANES_MIN or buf.dtype == np.bool_:
         return False
     if name in ("min", "max"):
-        # PoCL vectorises the lanes' selects (16M float32: 2.0 ms, the tree 3.6; the integer-key
+        # PoCL vectorises the lanes' selects (16M float32: 2.0 ms, the tree 3.6; the raw-bits
         # kernel that floats now take there, _launch_extreme_lanes, is faster still); the CPU
         # backend's compiler keeps the NaN-aware ones scalar (11.9 ms, its tree kernel 9.1), so
         # there floats take the select-only kernel with its separate NaN check (16.5-19.9 ms against
@@ -186,11 +186,12 @@ def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
 
 
 def _launch_extreme_lanes(smallest: bool, x: Buffer, partial: Buffer) -> None:
-    """The per-run extremes of the flat ``x`` into ``partial``: float32/float64 by the integer-key
-    kernel (lanes_extreme_fast_kernel), on the CPU backend spread over its thread pool; else
-    lanes_extreme_kernel. PoCL's LLVM also vectorises the keys' integer min/max better than the
-    lanes' float selects (one run, kernels alone: 1M float32 0.62 vs 1.17 ms, 16M 19.1 vs 29.3,
-    float64 1.0 vs 1.8 and 29.9 vs 37.5)."""
+    """The per-run extremes of the flat ``x`` into ``partial``: float32/float64 by the kernel that
+    folds their raw bits as integers (lanes_extreme_fast_kernel), on the CPU backend spread over its
+    thread pool; else lanes_extreme_kernel. PoCL's LLVM also vectorises integer min/max better than
+    the lanes' float selects (one run, kernels alone, measured with the order-preserving integer keys
+    this kernel first used: 1M float32 0.62 vs 1.17 ms, 16M 19.1 vs 29.3, float64 1.0 vs 1.8 and
+    29.9 vs 37.5)."""
     acc = x.accelerator
     t = x.dtype.type
     if x.dtype.kind == "f" and x.dtype.itemsize in (4, 8):
