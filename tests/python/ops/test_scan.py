@@ -109,7 +109,7 @@ def test_long_integer_cumsums_of_cpu_buffers_take_the_portable_scan(monkeypatch)
             got_rows = dc.cumsum(acc.asarray(rows), axis=1)
             got_cols = dc.cumsum(acc.asarray(rows), axis=0)  # 3 long: numpy
             dc.cumsum(acc.asarray(floats))  # floats keep numpy's sequential rounding
-            dc.cumsum(long)  # numpy in: no device copy for a kernel
+            dc.cumsum(long, accelerator=acc)  # numpy in: no device copy (acc: the simulator makes cuda:0 the default)
             with dispatch.prefer("vendor"):
                 dc.cumsum(acc.asarray(long))
     finally:
