@@ -15,7 +15,12 @@ RNG = np.random.default_rng(5)
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 257, 10_007, 200_003])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64, np.uint32])
-def test_sort_sizes_dtypes(accelerator, path, sort_algorithm, n, dtype):
+def test_sort_sizes_dtypes(accelerator, path, sort_algorithm, n, dtype, tests_full):
+    if n == 200_003 and accelerator.info.get("simulated") and dtype not in (np.float32, np.int64) and not tests_full:
+        # the simulator runs every GPU thread of the radix passes on the host (10-20 s a sort this
+        # long); 10,007 keys already take several tiles, and float32 and int64 keep both key widths
+        # and the float transform at this length; every dtype with --full
+        pytest.skip("200,003 keys on the simulator: float32 and int64 by default, every dtype with --full")
     x = (RNG.standard_normal(n) * 100).astype(dtype)
     b = accelerator.asarray(x)
     got = dc.sort(b)
