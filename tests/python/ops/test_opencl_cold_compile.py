@@ -153,8 +153,9 @@ def test_short_rows_path_on_cpu_devices_matches_numpy(accelerator: dc.Accelerato
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_raw_bits_extreme_kernel_per_run_with_nan_and_inf(accelerator: dc.Accelerator, dtype: type) -> None:
     """lanes_extreme_fast_kernel (the per-run min/max of CPU-type devices): the floats' raw bits folded
-    as integers, a run holding a NaN folded again in order; every run against numpy, with a NaN first in a run, a NaN after a smaller value, +-inf,
-    a short last run, and runs spread over extra items."""
+    as integers, a run holding a NaN folded again in order; every run against numpy, with a NaN
+    first in a run, a NaN after a smaller value, +-inf, a short last run, and runs spread over extra
+    items."""
     from dotcompute.ops import reduce_kernels as rk
     from dotcompute.runtime.default_device import has_float64
 
