@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -100,10 +99,7 @@ bool describe(cl_platform_id platform, cl_device_id id, Device& dev, std::string
   dev.platform_name = platform_string(platform, CL_PLATFORM_NAME);
   dev.platform_vendor = platform_string(platform, CL_PLATFORM_VENDOR);
   dev.platform_version = platform_string(platform, CL_PLATFORM_VERSION);
-  const char* pocl_cache = std::getenv("POCL_KERNEL_CACHE");
-  const bool pocl = dev.platform_name == "Portable Computing Language";
-  dev.driver_caches_builds = pocl && (pocl_cache == nullptr || std::strcmp(pocl_cache, "0") != 0);
-  dev.builds_per_local_size = pocl;
+  dev.builds_per_local_size = dev.platform_name == "Portable Computing Language";
   dev.name = device_string(id, CL_DEVICE_NAME);
   dev.vendor = device_string(id, CL_DEVICE_VENDOR);
   dev.version = device_string(id, CL_DEVICE_VERSION);

@@ -40,12 +40,6 @@ struct Device {
   bool fp64 = false;
   bool fp16 = false;
   bool int64_atomics = false;
-  // PoCL keeps every build in its own cache (POCL_CACHE_DIR) unless POCL_KERNEL_CACHE=0. Its
-  // program binary is more work than the build itself: asking for it generates one more
-  // work-group function and machine code per kernel, which a launch never uses (it builds one
-  // per local size). For such a driver the kernel cache keeps the source, and the rebuild at
-  // load time is a hit in the driver's cache (program.cpp).
-  bool driver_caches_builds = false;
   // PoCL builds a work-group function, with its machine code, for each local size a kernel is
   // launched with (0.1-0.4 s each here): automatic local sizes are then powers of two
   // (work_size.h), so a kernel gets a handful of builds rather than one per array size.

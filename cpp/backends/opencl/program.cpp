@@ -1,6 +1,5 @@
 // Programs: built from OpenCL C by compile(), which returns the driver's
-// binary for the core's kernel cache (or the source, for a driver that caches
-// its own builds); module_load() rebuilds from that.
+// binary for the core's kernel cache; module_load() rebuilds from that binary.
 #include <cstdlib>
 #include <cstring>
 
@@ -88,12 +87,9 @@ dc_status compile(int32_t device, const char* source, const char* options, void*
     Program program(api().clCreateProgramWithSource(dev->context.get(), 1, &source, nullptr, &err));
     if (err != CL_SUCCESS) return fail_cl("clCreateProgramWithSource", err, DC_ERROR_COMPILATION, "compile");
     if (dc_status st = build(*dev, program.get(), blob.options, source, "build"); st != DC_OK) return st;
-    if (!dev->driver_caches_builds) {
-      if (dc_status st = driver_binary(*dev, program.get(), &blob.payload); st != DC_OK) return st;
-    }
+    if (dc_status st = driver_binary(*dev, program.get(), &blob.payload); st != DC_OK) return st;
     if (blob.payload.empty()) {
-      // Drivers may decline to give binaries, and one that caches its own builds is not asked
-      // (device.h): the source is cached instead and built at load time.
+      // Drivers may decline to give binaries; the source is cached instead and built at load time.
       blob.kind = BlobKind::kSource;
       blob.payload.assign(source, source + std::strlen(source));
     }

@@ -59,16 +59,16 @@ def _cached_blob_kinds(cache: Path) -> set[int]:
     return kinds
 
 
-@pytest.mark.parametrize("pocl_kernel_cache", ["1", "0"])
-def test_second_process_loads_the_cached_binary(ocl, tmp_path, run_python, pocl_kernel_cache):
-    # PoCL keeps its own builds (unless POCL_KERNEL_CACHE=0): the source is cached then, since
-    # asking PoCL for its binary costs a third of a cold build; a rebuild from it hits PoCL's cache
-    env = {"DOTCOMPUTE_CACHE_DIR": str(tmp_path / "cache"), "POCL_KERNEL_CACHE": pocl_kernel_cache}
+def test_second_process_loads_the_cached_binary(ocl, tmp_path, run_python):
+    env = {"DOTCOMPUTE_CACHE_DIR": str(tmp_path / "cache")}
     source = str(KERNELS / "vadd.cl")
     first = json.loads(_run_script(run_python, LAUNCH_AND_REPORT, env, source))
     assert first["misses"] >= 1 and first["entries"] >= 1, first
     if ocl.info["platform"] == "Portable Computing Language":
-        assert _cached_blob_kinds(tmp_path / "cache") == ({2} if pocl_kernel_cache == "1" else {1})
+        # PoCL's binary, not the source: producing it costs a cold build about a third more CPU,
+        # but a warm process then loads each program in ~20 ms instead of rebuilding it from
+        # source against PoCL's cache (~70 ms a program; docs/operations.md)
+        assert _cached_blob_kinds(tmp_path / "cache") == {1}
     second = json.loads(_run_script(run_python, LAUNCH_AND_REPORT, env, source))
     assert second["disk_hits"] >= 1, second
     assert second["misses"] == 0, second  # nothing was compiled again
