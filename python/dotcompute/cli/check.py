@@ -208,7 +208,8 @@ def _pure_callee(func: ast.expr, ns: dict[str, Any]) -> bool:
     if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(func)):
         return False
     try:
-        callee = eval(python_ast.compile_tree(ast.Expression(body=func), "<check>", "eval"), ns)  # noqa: S307 -- a name chain
+        code = python_ast.compile_tree(ast.Expression(body=func), "<check>", "eval")
+        callee = eval(code, ns)  # noqa: S307 -- a name chain
     except Exception:  # noqa: BLE001 -- unresolved: not pure as far as we know
         return False
     import numpy as np

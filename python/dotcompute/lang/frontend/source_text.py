@@ -69,8 +69,8 @@ def function_from_source(text: str, namespace: dict[str, Any], what: str) -> Any
     filename = register_source(text, fdef.name)
     del linecache.cache[provisional]
     fdef.decorator_list = []  # `@dc.kernel` copied along with the text is ignored: the caller wraps it
-    code = python_ast.compile_tree(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=_ANNOTATIONS_FLAG,
-                   dont_inherit=True)
+    code = python_ast.compile_tree(ast.Module(body=[fdef], type_ignores=[]), filename, "exec",
+                                   flags=_ANNOTATIONS_FLAG, dont_inherit=True)
     defined: dict[str, Any] = {}
     exec(code, namespace, defined)  # noqa: S102 -- the def statement only, decorators removed
     fn = defined[fdef.name]
