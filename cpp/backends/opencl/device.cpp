@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -92,6 +93,12 @@ uint32_t preferred_multiple(const Device& dev, int version) {
   return probe_preferred_multiple(dev);
 }
 
+// Whether PoCL builds a work-group function per local size (POCL_WORK_GROUP_SPECIALIZATION is not 0).
+bool pocl_specializes() {
+  const char* v = std::getenv("POCL_WORK_GROUP_SPECIALIZATION");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
 // Fills a Device; false when it cannot run this plugin's work (unavailable, older than 1.2).
 bool describe(cl_platform_id platform, cl_device_id id, Device& dev, std::string* skipped) {
   dev.platform = platform;
@@ -99,7 +106,7 @@ bool describe(cl_platform_id platform, cl_device_id id, Device& dev, std::string
   dev.platform_name = platform_string(platform, CL_PLATFORM_NAME);
   dev.platform_vendor = platform_string(platform, CL_PLATFORM_VENDOR);
   dev.platform_version = platform_string(platform, CL_PLATFORM_VERSION);
-  dev.builds_per_local_size = dev.platform_name == "Portable Computing Language";
+  dev.builds_per_local_size = dev.platform_name == "Portable Computing Language" && pocl_specializes();
   dev.name = device_string(id, CL_DEVICE_NAME);
   dev.vendor = device_string(id, CL_DEVICE_VENDOR);
   dev.version = device_string(id, CL_DEVICE_VERSION);
@@ -222,6 +229,14 @@ void Device::fill_info(dc_device_info* out) const {
 }
 
 dc_status discover_devices(std::vector<std::unique_ptr<Device>>* out) {
+  // PoCL compiles, by default, one work-group function (LLVM code generation, 0.1-0.4 s each on this
+  // 2-core machine) per local size, global-offset kind and grid size a kernel is launched with, so
+  // each new array size can cost a compile. Its generic work-group function takes them as arguments;
+  // for our kernels it ran as fast (docs/operations.md, "One work-group function per kernel on PoCL"),
+  // and it is also the one PoCL puts in a program's binary, which the kernel cache keeps. PoCL reads
+  // the variable when it builds, so it is set before the first platform query; a value the user set
+  // is kept.
+  setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", /*overwrite=*/0);
   cl_uint count = 0;
   cl_int err = api().clGetPlatformIDs(0, nullptr, &count);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && count == 0)) {

@@ -40,9 +40,10 @@ struct Device {
   bool fp64 = false;
   bool fp16 = false;
   bool int64_atomics = false;
-  // PoCL builds a work-group function, with its machine code, for each local size a kernel is
-  // launched with (0.1-0.4 s each here): automatic local sizes are then powers of two
-  // (work_size.h), so a kernel gets a handful of builds rather than one per array size.
+  // PoCL with work-group specialization on (the user set POCL_WORK_GROUP_SPECIALIZATION to other than
+  // 0; discover_devices turns it off otherwise) builds a work-group function, with its machine code,
+  // for each local size a kernel is launched with (0.1-0.4 s each here): automatic local sizes are
+  // then powers of two (work_size.h), so a kernel gets a handful of builds rather than one per size.
   bool builds_per_local_size = false;
 
   // Everything that changes the code the driver generates (kernel-cache key).
