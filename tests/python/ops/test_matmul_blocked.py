@@ -1,7 +1,8 @@
 """The barrier-free blocked matmul (the portable kernel on CPU-type OpenCL devices, issue 24) and the
 packing of B it reads, against numpy on the devices that run it (on the others, where the same
-products run the tiled kernel, with --full). Small integers in floats: every product and partial sum is exact, so any element a
-block drops, reads from the padding or stores twice shows as a wrong integer."""
+products run the tiled kernel, with --full). Small integers in floats: every product and partial
+sum is exact, so any element a block drops, reads from the padding or stores twice shows as a wrong
+integer."""
 
 from __future__ import annotations
 
