@@ -538,21 +538,22 @@ std::string& identity_cache() {
   return id;
 }
 
-// GCC makes static variables of inline functions "unique" symbols, which the dynamic linker merges
-// across every loaded object even under RTLD_LOCAL (and which make an object impossible to unload):
-// two kernels' __shared__ variables in inline device functions would then be one.
-bool& needs_no_gnu_unique() {
+// Whether the host compiler is GCC (its --version line does not name clang), found with the identity.
+bool& host_is_gcc() {
   static bool gcc = false;
   return gcc;
 }
 
-// The flags a GCC build of a kernel adds (the trace build is clang's): -fno-gnu-unique (above), and
-// on x86-64 TLS descriptors. A kernel reaches its thread's simulated state (threadIdx, the fiber,
+// The flags a GCC build of a kernel adds (the trace build is clang's). -fno-gnu-unique: GCC makes
+// static variables of inline functions "unique" symbols, which the dynamic linker merges across
+// every loaded object even under RTLD_LOCAL (and which make an object impossible to unload): two
+// kernels' __shared__ variables in inline device functions would then be one. On x86-64, TLS
+// descriptors. A kernel reaches its thread's simulated state (threadIdx, the fiber,
 // the block: inline thread_locals of the shim) through the dynamic TLS model of a shared object,
 // one __tls_get_addr call per access by default (10.6 % of a radix-sort test's samples in perf);
 // with descriptors the common case is an offset load (that test: 3.87-4.37 s instead of 4.52-4.92).
 std::vector<std::string> gcc_kernel_flags() {
-  if (!needs_no_gnu_unique()) return {};
+  if (!host_is_gcc()) return {};
 #if defined(__x86_64__)
   return {"-fno-gnu-unique", "-mtls-dialect=gnu2"};
 #else
@@ -583,7 +584,7 @@ CUresult build_identity(std::string& out) {
       detail = "the host C++ compiler " + cxx[0] + " does not run";
       return;
     }
-    needs_no_gnu_unique() = log.find("clang") == std::string::npos;
+    host_is_gcc() = log.find("clang") == std::string::npos;
     std::string flags;
     for (const auto& f : kFlags) flags += " " + f;
     for (const auto& f : gcc_kernel_flags()) flags += " " + f;
