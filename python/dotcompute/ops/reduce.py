@@ -75,6 +75,15 @@ THREADS_MIN = 1 << 22
 #: pool, every core, each contiguous chunk of items with its share of the runs.
 CPU_INLINE_ITEMS = 16384
 
+#: Elements per partial of min/max's lanes kernel on the CPU backend (floats): each work-item's
+#: run ends in three horizontal folds of its vector accumulators and the partials are reduced again
+#: (the tree over 16,384 partials 225 us, over 2,048 144), so runs longer than rk.RUN (1,024, which
+#: argmin/argmax's first-index search keeps) cost less per element. dc.min of 16M float32 under
+#: prefer("portable") against the default path (numpy in threads), 40 interleaved rounds, two
+#: processes: 0.78/0.77x with runs of 1,024, 0.82/0.81 with 4,096, 0.84/0.81 with 8,192,
+#: 0.85/0.82 with 16,384.
+EXTREME_RUN_CPU = 8192
+
 #: Accumulator dtypes the lanes kernel is used for: sums of the kernel dtypes into numpy's result
 #: dtypes (int32 → int64, mean of ints → float64, ``dtype=float64``).
 _LANES_ACC = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
@@ -147,7 +156,7 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
         count = buf.size
         x = flat(buf)
         if name in ("min", "max"):
-            buf = _extreme_by_lanes(name == "min", x)[0]
+            buf = _extreme_by_lanes(name == "min", x)
         else:
             runs = -(-x.size // rk.SUM_RUN)
             partial = buf.accelerator.empty((runs,), out_dtype)
@@ -185,36 +194,39 @@ def _lanes_on_device(name: str, buf: Buffer, out_dtype: np.dtype) -> bool:
             and (out_dtype.kind == "f" or buf.dtype.kind != "f"))
 
 
-def _launch_extreme_lanes(smallest: bool, x: Buffer, partial: Buffer) -> None:
-    """The per-run extremes of the flat ``x`` into ``partial``: float32/float64 by the kernel that
-    folds their raw bits as integers (lanes_extreme_fast_kernel), on the CPU backend spread over its
-    thread pool; else lanes_extreme_kernel. PoCL's LLVM also vectorises integer min/max better than
-    the lanes' float selects (one run, kernels alone, measured with the order-preserving integer keys
-    this kernel first used: 1M float32 0.62 vs 1.17 ms, 16M 19.1 vs 29.3, float64 1.0 vs 1.8 and
-    29.9 vs 37.5)."""
+def _launch_extreme_lanes(smallest: bool, x: Buffer, partial: Buffer, run: int = rk.RUN) -> None:
+    """The extremes of the flat ``x``'s runs of ``run`` elements into ``partial``: float32/float64
+    by the kernel that folds their raw bits as integers (lanes_extreme_fast_kernel), on the CPU
+    backend spread over its thread pool; else lanes_extreme_kernel (whose runs are always rk.RUN).
+    PoCL's LLVM also vectorises integer min/max better than the lanes' float selects (one run,
+    kernels alone, measured with the order-preserving integer keys this kernel first used: 1M
+    float32 0.62 vs 1.17 ms, 16M 19.1 vs 29.3, float64 1.0 vs 1.8 and 29.9 vs 37.5)."""
     acc = x.accelerator
     t = x.dtype.type
     if x.dtype.kind == "f" and x.dtype.itemsize in (4, 8):
         runs = partial.size
         # runs * spread > CPU_INLINE_ITEMS: the CPU backend's thread pool; PoCL splits any launch
         spread = CPU_INLINE_ITEMS // runs + 1 if acc.backend == "cpu" else 1
-        acc.launch(rk.lanes_extreme_fast_kernel(t, smallest), runs * spread, x, partial, spread)
+        acc.launch(rk.lanes_extreme_fast_kernel(t, smallest), runs * spread, x, partial, spread, run)
     else:
+        assert run == rk.RUN, run
         acc.launch(rk.lanes_extreme_kernel(t, smallest), partial.size, x, partial)
 
 
-def _extreme_by_lanes(smallest: bool, x: Buffer) -> tuple[Buffer, Buffer]:
-    """min (``smallest``) or max of all of the flat ``x`` on a CPU-type device: the lanes kernel's
-    per-run extremes, then the tree over them; (the 1-element result, the per-run extremes)."""
+def _extreme_by_lanes(smallest: bool, x: Buffer) -> Buffer:
+    """min (``smallest``) or max of all of the flat ``x`` on a CPU-type device (1 element): the
+    lanes kernel's per-run extremes, then the tree over them."""
     t = x.dtype.type
-    runs = -(-x.size // rk.RUN)
+    fast_cpu = x.accelerator.backend == "cpu" and x.dtype.kind == "f"
+    run = EXTREME_RUN_CPU if fast_cpu else rk.RUN
+    runs = -(-x.size // run)
     partial = x.accelerator.empty((runs,), t)
-    _launch_extreme_lanes(smallest, x, partial)
+    _launch_extreme_lanes(smallest, x, partial, run)
     if np.dtype(t).kind == "f":
         op = rk.op_min if smallest else rk.op_max
     else:
         op = rk.op_min_int if smallest else rk.op_max_int
-    return reduce_flat(op, partial, 1, runs, 1, t, commutative=True), partial
+    return reduce_flat(op, partial, 1, runs, 1, t, commutative=True)
 
 
 def _arg_by_lanes(smallest: bool, x: Buffer) -> Buffer:

@@ -524,7 +524,9 @@ def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
     below memory speed (16M float32, one thread, CPU time: numpy 3.06 ms, key kernel 4.16, this one
     3.71, the same loop as a C function 3.61; bench/results/portable_round9.md). ``spread`` as
     lanes_kernel's: the launch is padded past the backend's inline limit so the runs spread over its
-    thread pool.
+    thread pool. ``run`` is the elements per partial (RUN for argmin/argmax's first-index search;
+    longer for min/max on the CPU backend, reduce.EXTREME_RUN_CPU), an argument so that both share
+    one program.
     """
     T = dtype  # noqa: N806
     SMALLEST = smallest  # noqa: N806 -- a constant: the untaken branches are folded away
@@ -550,13 +552,13 @@ def lanes_extreme_fast_kernel(dtype: Any, smallest: bool) -> Any:
         return v if better else a
 
     @dc.kernel
-    def extreme_fast(x: dc.Buffer, partial: dc.Buffer, spread: dc.int64):
+    def extreme_fast(x: dc.Buffer, partial: dc.Buffer, spread: dc.int64, run: dc.int64):
         g = dc.global_id(0)
         i = g // spread
         if g % spread == 0 and i < partial.shape[0]:
             n = x.shape[0]
-            start = i * RUN
-            stop = min(start + RUN, n)
+            start = i * run
+            stop = min(start + run, n)
             smax = dc.bitcast(T(x[start]), I)
             smin = smax  # the signed minimum (min) -- unused by max
             umax = dc.bitcast(T(x[start]), U)

@@ -19,11 +19,11 @@ reduce_mod = importlib.import_module("dotcompute.ops.reduce")  # dc.ops.reduce i
 RUN = rk.RUN
 
 
-def _runs(dtype: type) -> np.ndarray:
-    """Nine runs (and a short tenth), each a case for the folds."""
+def _runs(dtype: type, run: int) -> np.ndarray:
+    """Nine runs of ``run`` elements (and a short tenth), each a case for the folds."""
     rng = np.random.default_rng(5)
-    x = (rng.standard_normal(9 * RUN + 21) * 1e3).astype(dtype)
-    r = [x[i * RUN:(i + 1) * RUN] for i in range(10)]
+    x = (rng.standard_normal(9 * run + 21) * 1e3).astype(dtype)
+    r = [x[i * run:(i + 1) * run] for i in range(10)]
     r[0][:] = np.abs(r[0])  # all non-negative: signed min / signed max
     r[1][:] = -np.abs(r[1])  # all negative: unsigned max / unsigned min
     r[2][:] = -0.0  # zeros of both signs: equal values, either is numpy's answer
@@ -42,19 +42,22 @@ def _runs(dtype: type) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_each_run_as_numpy(accelerator: dc.Accelerator, dtype: type) -> None:
+@pytest.mark.parametrize("run", [RUN, reduce_mod.EXTREME_RUN_CPU], ids=["arg-run", "min-max-run"])
+def test_each_run_as_numpy(accelerator: dc.Accelerator, dtype: type, run: int) -> None:
+    """Each run's extreme for the run lengths the callers use: argmin/argmax's rk.RUN and min/max's
+    longer one on the CPU backend (an argument of the one program)."""
     if dtype == np.float64 and not has_float64(accelerator):
         pytest.skip("no float64 on this device")
-    x = _runs(dtype)
-    runs = -(-x.size // RUN)
+    x = _runs(dtype, run)
+    runs = -(-x.size // run)
     b = accelerator.asarray(x)
     for smallest, ref in ((True, np.min), (False, np.max)):
-        want = np.array([ref(x[i * RUN:(i + 1) * RUN]) for i in range(runs)], dtype)
+        want = np.array([ref(x[i * run:(i + 1) * run]) for i in range(runs)], dtype)
         out = accelerator.empty((runs,), dtype)
-        accelerator.launch(rk.lanes_extreme_fast_kernel(dtype, smallest), runs * 2, b, out, 2)
+        accelerator.launch(rk.lanes_extreme_fast_kernel(dtype, smallest), runs * 2, b, out, 2, run)
         got = out.numpy()
         np.testing.assert_array_equal(got, want)  # NaN where numpy has NaN; -0.0 == 0.0
-        assert got[1] == (x[RUN:2 * RUN].min() if smallest else x[RUN:2 * RUN].max())
+        assert got[1] == (x[run:2 * run].min() if smallest else x[run:2 * run].max())
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])

@@ -176,5 +176,5 @@ def test_raw_bits_extreme_kernel_per_run_with_nan_and_inf(accelerator: dc.Accele
         want = np.array([ref(x[i * run:(i + 1) * run]) for i in range(runs)], dtype)
         for spread in (1, 3):
             out = accelerator.empty((runs,), dtype)
-            accelerator.launch(rk.lanes_extreme_fast_kernel(dtype, smallest), runs * spread, b, out, spread)
+            accelerator.launch(rk.lanes_extreme_fast_kernel(dtype, smallest), runs * spread, b, out, spread, run)
             np.testing.assert_array_equal(out.numpy(), want)
