@@ -6,7 +6,10 @@
 Both devices run on the same cores, so their ratio is the cost of the device path itself (kernel
 shape, dispatch, copies) rather than of the hardware. Each repetition times cpu:0 then opencl:0 on
 the same workload (inputs made before timing, the result forced: a pending expression is
-evaluated and the device synchronised); figures are medians. The first call of each workload on
+evaluated and the device synchronised), each call after a --pause (default 0.15 s): OpenBLAS's
+threads keep spinning for about 0.1 s after a call and took the cores from whichever device ran
+next (matmul 1024² on opencl:0 right after cpu:0's: 57 ms, after 0.3 s: 49, alone: 31-38, one
+loaded run each); figures are medians. The first call of each workload on
 each device is a warm-up (kernel compiles are not timed; bench/cold_compile.py times those).
 Writes bench/results/pocl_vs_cpu.{json,md} and lists every workload above --limit x (default 3).
 Measurements, never pass/fail; the load average is printed with them.
@@ -70,6 +73,7 @@ def _workloads(n: int) -> dict[str, Callable[[dict[str, Any]], Any]]:
         "sort": lambda d: dc.sort(d["x"]),
         "argsort": lambda d: dc.argsort(d["x"]),
         "matmul 256": lambda d: d["a256"] @ d["b256"],
+        "matmul 1024": lambda d: d["a1024"] @ d["b1024"],
         "transpose copy (sq)": lambda d: dc.permute_dims(d["sq"], (1, 0)) + 0,
         "concat": lambda d: dc.concat([d["x"], d["y"]]),
         "flip": lambda d: dc.flip(d["x"]),
@@ -93,6 +97,8 @@ def _inputs(n: int) -> dict[str, np.ndarray]:
         "x64": rng.standard_normal(n),
         "a256": rng.standard_normal((256, 256)).astype(np.float32),
         "b256": rng.standard_normal((256, 256)).astype(np.float32),
+        "a1024": rng.standard_normal((1024, 1024)).astype(np.float32),
+        "b1024": rng.standard_normal((1024, 1024)).astype(np.float32),
         "idx": rng.integers(0, n, n // 4).astype(np.int64),
         "sorted": np.sort(rng.standard_normal(n).astype(np.float32)),
     }
@@ -106,7 +112,8 @@ def _force(acc: Any, out: Any) -> None:
     acc.synchronize()
 
 
-def _time(acc: Any, fn: Callable[[dict[str, Any]], Any], data: dict[str, Any]) -> float:
+def _time(acc: Any, fn: Callable[[dict[str, Any]], Any], data: dict[str, Any], pause: float = 0.0) -> float:
+    time.sleep(pause)
     t0 = time.perf_counter()
     out = fn(data)
     _force(acc, out)
@@ -121,6 +128,7 @@ def main() -> None:
     ap.add_argument("--only", default=None,
                     help="comma list of workload names (';' list where a name holds a comma: 'sum axis=0 (n/8, 8)')")
     ap.add_argument("--limit", type=float, default=3.0, help="list workloads whose ratio is above this")
+    ap.add_argument("--pause", type=float, default=0.15, help="seconds of idle before each timed call")
     ap.add_argument("--name", default="pocl_vs_cpu", help="results file stem in bench/results")
     args = ap.parse_args()
     work = _workloads(args.n)
@@ -139,7 +147,7 @@ def main() -> None:
                 _time(a, fn, data[a.id])
             for _ in range(args.repeat):
                 for a in (cpu, dev):
-                    times[a.id].append(_time(a, fn, data[a.id]))
+                    times[a.id].append(_time(a, fn, data[a.id], args.pause))
         except Exception as exc:  # noqa: BLE001 - a workload a device refuses is reported, not fatal
             rows.append({"workload": name, "error": f"{type(exc).__name__}: {exc}"[:200]})
             print(f"{name:26s} error {exc}", flush=True)
@@ -163,7 +171,8 @@ def main() -> None:
                          f"{r['ratio']:.2f} x{flag} |")
     over = [r["workload"] for r in rows if r.get("ratio", 0) > args.limit]
     note = (f"{dev.id} beside cpu:0 ({meta['time']}, {meta['cpus']} CPUs, {args.n:,} float32 elements per 1-d "
-            f"input, median of {args.repeat} alternating calls after a warm-up; load average "
+            f"input, median of {args.repeat} alternating calls after a warm-up, each after {args.pause:g} s idle; "
+            f"load average "
             f"{', '.join(map(str, meta['load_before']))} before, {', '.join(map(str, meta['load_after']))} after). "
             f"Above {args.limit:g}x: {', '.join(over) if over else 'none'}.")
     (out / f"{args.name}.md").write_text(note + "\n\n" + "\n".join(lines) + "\n")
