@@ -2,6 +2,7 @@
 default (vendor) path and the portable path in interleaved rounds and reports medians.
 
     python bench/portable_round9.py [--rounds 9] [--out bench/results/portable_round9.json]
+                                    [--only reduce,matmul,sort]
 
 * min/max of 16M float32 on cpu:0: numpy, ``dc.min`` by default (numpy in threads) and under
   ``prefer("portable")`` (lanes_extreme_fast_kernel), goal >= 0.8x the default path;
@@ -143,9 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--out", default=str(HERE / "results" / "portable_round9.json"))
+    ap.add_argument("--only", default="reduce,matmul,sort", help="comma list of: reduce, matmul, sort")
     args = ap.parse_args(argv)
+    parts = {"reduce": lambda: _reduce_rows(args.rounds), "matmul": lambda: [_matmul_row(args.rounds)],
+             "sort": lambda: _sort_rows(args.rounds)}
+    wanted = args.only.split(",")
+    if unknown := [w for w in wanted if w not in parts]:
+        ap.error(f"--only: unknown part(s) {', '.join(unknown)}; choose from {', '.join(parts)}")
     load_start = os.getloadavg()
-    rows = [*_reduce_rows(args.rounds), _matmul_row(args.rounds), *_sort_rows(args.rounds)]
+    rows = [row for w in wanted for row in parts[w]()]
     load_end = os.getloadavg()
     for r in rows:
         print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}))
