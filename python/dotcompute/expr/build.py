@@ -37,6 +37,12 @@ _COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
 def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of ``shapes`` (ValueError naming them when they do not broadcast). Equal
+    shapes and 0-d operands, the usual cases, are answered without np.broadcast_shapes, which builds
+    an array per shape (a few microseconds of every operator)."""
+    first = shapes[0]
+    if all(s == first or not s for s in shapes[1:]):
+        return tuple(first) if first or len(shapes) == 1 else max(shapes, key=len)
     try:
         out = np.broadcast_shapes(*shapes)
     except ValueError:
@@ -66,14 +72,15 @@ def beyond_kernels(args: tuple[Any, ...]) -> bool:
     buffers = [a for a in args if isinstance(a, Buffer)]
     if not buffers:
         return False
+    if not (any(isinstance(a, (complex, np.complexfloating)) for a in args)
+            or any(b.dtype.kind == "c" for b in buffers)):
+        return False  # real values: the kernels' (asked first: it costs no broadcast)
     try:
         np.broadcast_shapes(*(b.shape for b in buffers))
-        beyond = (any(isinstance(a, (complex, np.complexfloating)) for a in args)
-                  or any(b.dtype.kind == "c" for b in buffers))
     except ValueError:
         return False  # shapes that do not broadcast: the expression layer says so
     # the accelerator's property, not buf.host_visible: asking a pending buffer would evaluate it
-    return beyond and all(b.accelerator.host_visible_memory for b in buffers)
+    return all(b.accelerator.host_visible_memory for b in buffers)
 
 
 def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import linecache
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -360,9 +360,11 @@ def math_mode(fastmath: bool, contract: bool) -> Iterator[None]:
         _MATH_MODE.reset(token)
 
 
-def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Kernel, str]:
+def compile_kernel(key: tuple, prefix: str,
+                   source_lines: list[str] | Callable[[], list[str]]) -> tuple[Kernel, str]:
     """The kernel for structural ``key``: from the in-memory table, or made from ``source_lines``
-    (the function body after a ``def {name}(...)`` header line at index 0, with ``{name}`` unfilled)."""
+    (the function body after a ``def {name}(...)`` header line at index 0, with ``{name}`` unfilled;
+    or a function returning them, called only when ``key`` is not in the table)."""
     fastmath, contract = _MATH_MODE.get()
     if fastmath or contract:  # another build of the same structure: its own kernel and cache entry
         key = (*key, ("math", fastmath, contract))
@@ -372,6 +374,8 @@ def compile_kernel(key: tuple, prefix: str, source_lines: list[str]) -> tuple[Ke
     if hit is not None:
         _KERNELS.move_to_end(key)
         return hit[0], hit[1]
+    if callable(source_lines):
+        source_lines = source_lines()
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     name = f"{prefix}_{digest}"
     text = "\n".join(source_lines).replace("{name}", name) + "\n"

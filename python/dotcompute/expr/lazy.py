@@ -15,6 +15,7 @@ evaluates the expression the first time. Three states:
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -180,7 +181,7 @@ class LazyBuffer(Buffer):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._shape, dtype=np.int64))
+        return int(math.prod(self._shape))  # np.prod costs ~5 us per call, and sizes are asked often
 
     @property
     def nbytes(self) -> int:

@@ -13,6 +13,7 @@ grid stride (coalesced). float32 sums accumulate in float64 on CPU-type devices.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,9 @@ def _fusable(x: Any) -> bool:
     return type(x) is LazyBuffer and (x._op is not None or x._view is not None) and x.ndim >= 1
 
 
+@cache
 def _result_dtype(kind: str, dtype: np.dtype) -> np.dtype:
+    """numpy's result dtype of reduction ``kind`` over ``dtype`` (asked of numpy; a few per call)."""
     return np.dtype(_NUMPY[kind](np.zeros(1, dtype)).dtype)
 
 
@@ -122,16 +125,30 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
     groups = -(-shape[0] // chunk)
     prog.ints.extend([chunk, groups])
     chunk_p, groups_p = f"p{first_extent + nd}", f"p{first_extent + nd + 1}"
-    outs = [("part", acc_t if not arg else x.dtype, 1)] + ([("pidx", np.dtype(np.int64), 1)] if arg else [])
+    lanes = LANES if (not strided and not arg and kind in ("sum", "mean", "prod")) else 1
+    v = prog.convert(var, val_t)
+
+    def source() -> list[str]:
+        # the kernel's text, made only when its structural key is not yet compiled: the lines (the
+        # expression written out LANES times) cost more than the rest of a small reduction
+        return _reduction_source(kind, prog, x.dtype, acc_t, arg, lanes, strided, nd, ext, chunk_p, groups_p, v)
+
+    key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
+    kernel, _ = compile_kernel(key, f"dc_{kind}", source)
+    return kernel, groups, acc_t, prog.arguments()
+
+
+def _reduction_source(kind: str, prog: Program, dtype: np.dtype, acc_t: np.dtype, arg: bool, lanes: int,
+                      strided: bool, nd: int, ext: list[str], chunk_p: str, groups_p: str, v: str) -> list[str]:
+    """The lines of reduction_kernel's kernel (see there)."""
+    outs = [("part", acc_t if not arg else dtype, 1)] + ([("pidx", np.dtype(np.int64), 1)] if arg else [])
     lines = ["def {name}(" + prog.params(outs) + "):", "    g = gid(0)"]
     if arg:
-        lines += [f"    best = {CAST_NAMES[x.dtype]}(0)", "    bi = int64(-1)"]
+        lines += [f"    best = {CAST_NAMES[dtype]}(0)", "    bi = int64(-1)"]
     else:
         lines.append(f"    acc = {_init(kind, acc_t)}")
-    lanes = LANES if (not strided and not arg and kind in ("sum", "mean", "prod")) else 1
     if lanes > 1:
         lines += [f"    acc{k} = {_init(kind, acc_t)}" for k in range(1, lanes)]
-    v = prog.convert(var, val_t)
     last = nd - 1
     indent = "    "
     for d in range(nd - 1 if lanes > 1 else nd):
@@ -166,9 +183,7 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
         for k in range(1, lanes):
             lines += ["    " + ln for ln in _update(kind, "acc", f"acc{k}", acc_t)]
         lines.append("    part[g] = acc")
-    key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
-    kernel, _ = compile_kernel(key, f"dc_{kind}", lines)
-    return kernel, groups, acc_t, prog.arguments()
+    return lines
 
 
 def combine_kernel(kind: str, pt: np.dtype, out_t: np.dtype) -> Any:

@@ -51,21 +51,37 @@ def operand_type(x: Any) -> Any:
 def loop_types(ufunc: np.ufunc, operands: tuple[Any, ...], what: str) -> tuple[tuple[np.dtype, ...], np.dtype]:
     """(the dtypes the operands are converted to, the result dtype) of ``ufunc`` on ``operands``."""
     types = tuple(operand_type(x) for x in operands)
-    try:
-        resolved = ufunc.resolve_dtypes((*types, None))
-    except TypeError as e:  # numpy's UFuncTypeError / _UFuncNoLoopError are TypeErrors
-        names = ", ".join(getattr(t, "__name__", str(t)) for t in types)
-        raise TypeError(f"{what} is not defined for ({names}): {e}") from None
-    ins, out = resolved[:-1], resolved[-1]
-    for t in (*ins, out):
-        check_dtype(t, what)
+    ins, out = _resolved(ufunc, types, what)
     # numpy 2 refuses a Python int that does not fit the loop type (uint32 + -1, int32 + 2**40)
     for x, t in zip(operands, ins, strict=True):
         if type(x) is int and t.kind in "iu":
             info = np.iinfo(t)
             if not info.min <= x <= info.max:
                 raise OverflowError(f"{what}: Python integer {x} out of bounds for {t}")
-    return tuple(ins), out
+    return ins, out
+
+
+#: (ufunc, operand types) -> numpy's loop: every operator of an expression asks, with few distinct
+#: questions; resolving and checking them took most of an operator's ~10 us.
+_LOOPS: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype]] = {}
+
+
+def _resolved(ufunc: np.ufunc, types: tuple[Any, ...], what: str) -> tuple[tuple[np.dtype, ...], np.dtype]:
+    key = (ufunc, *types)
+    hit = _LOOPS.get(key)
+    if hit is not None:
+        return hit
+    try:
+        resolved = ufunc.resolve_dtypes((*types, None))
+    except TypeError as e:  # numpy's UFuncTypeError / _UFuncNoLoopError are TypeErrors
+        names = ", ".join(getattr(t, "__name__", str(t)) for t in types)
+        raise TypeError(f"{what} is not defined for ({names}): {e}") from None
+    ins, out = tuple(resolved[:-1]), resolved[-1]
+    for t in (*ins, out):
+        check_dtype(t, what)
+    if len(_LOOPS) < 4096:  # (ufunc, dtypes) pairs are few; a bound all the same
+        _LOOPS[key] = (ins, out)
+    return ins, out
 
 
 def result_dtype_of_cast(dtype: Any) -> np.dtype:

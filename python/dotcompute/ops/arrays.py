@@ -215,9 +215,8 @@ def shaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:
 
 def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     """(outer, n, inner): the flat layout of ``shape`` around ``axis``."""
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return outer, shape[axis], inner
+    # math.prod, not np.prod (~5 us a call): every reduction along an axis asks
+    return int(math.prod(shape[:axis])), shape[axis], int(math.prod(shape[axis + 1:]))
 
 
 __all__ = ["AxisError", "Operand", "check_dtype", "flat", "into", "normalize_axis", "operand", "result", "shaped",
