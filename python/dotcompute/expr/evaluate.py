@@ -9,9 +9,11 @@ nothing runs twice. ``store(target, value)`` writes an expression into a buffer 
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -86,9 +88,11 @@ def held_intermediates(root: LazyBuffer) -> list[LazyBuffer]:
 
 
 def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
-                     ) -> tuple[tuple, list[str], list[LazyBuffer], Program]:
-    """(structural key, kernel source lines, the values it writes, the program) for evaluating
-    ``roots`` (pending, one shape) and, with ``extras``, the held intermediates of that shape."""
+                     ) -> tuple[tuple, Callable[[], list[str]], list[LazyBuffer], Program]:
+    """(structural key, a function giving the kernel's source lines, the values it writes, the
+    program) for evaluating ``roots`` (pending, one shape) and, with ``extras``, the held
+    intermediates of that shape. The lines are written only when compile_kernel does not know the
+    key yet: the program's walk gives the key and the arguments, which every evaluation needs."""
     shape = roots[0].shape
     results: list[LazyBuffer] = list(roots)
     if extras:
@@ -104,18 +108,23 @@ def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
     first_extent = len(prog.ints)
     prog.ints.extend(shape)
     if flat:
-        prog.ints.append(int(np.prod(shape, dtype=np.int64)))
-        lines = _flat_kernel(prog, outputs, f"p{first_extent + len(shape)}",
-                             [f"p{first_extent + d}" for d in range(len(shape))])
-        sub = "g"
-    else:
-        lines = _header(prog, outputs)
-        guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
-        lines.append("    if " + (" and ".join(guard) if guard else "True") + ":")
-        sub = ", ".join(prog.index) if prog.index else "0"
-    lines += [f"        {ln}" for ln in prog.lines]
-    for (name, dtype, _), var in zip(outputs, var_of, strict=True):
-        lines.append(f"        {name}[{sub}] = {prog.convert(var, dtype)}")
+        prog.ints.append(math.prod(shape))
+
+    def lines() -> list[str]:
+        if flat:
+            text = _flat_kernel(prog, outputs, f"p{first_extent + len(shape)}",
+                                [f"p{first_extent + d}" for d in range(len(shape))])
+            sub = "g"
+        else:
+            text = _header(prog, outputs)
+            guard = [f"{v} < p{first_extent + d}" for d, v in enumerate(prog.index)]
+            text.append("    if " + (" and ".join(guard) if guard else "True") + ":")
+            sub = ", ".join(prog.index) if prog.index else "0"
+        text += [f"        {ln}" for ln in prog.lines]
+        for (name, dtype, _), var in zip(outputs, var_of, strict=True):
+            text.append(f"        {name}[{sub}] = {prog.convert(var, dtype)}")
+        return text
+
     key = ("ew", len(shape), flat, tuple(r.dtype.str for r in results), tuple(prog.key),
            tuple(ids.index(id(r)) for r in results))
     return key, lines, results, prog
