@@ -26,8 +26,11 @@ void auto_local(const uint64_t global[3], uint32_t dims, uint32_t participants, 
     return;
   }
   if (dims == 1) {
-    // Several groups per thread for balance, yet long inner loops to vectorise.
-    const uint64_t per = ceil_div(global[0], uint64_t{participants} * 4);
+    // Several groups per thread for balance, yet long inner loops to vectorise. The threads take
+    // groups as they finish them, so the last group's length is the most one thread can end up
+    // waiting on the other (a helper woken late starts behind): with 4 groups per thread that was
+    // 1/8 of a two-thread launch.
+    const uint64_t per = ceil_div(global[0], uint64_t{participants} * kGroupsPerThread);
     local[0] = std::min(std::clamp<uint64_t>(per, 1024, 16384), global[0]);
     return;
   }
@@ -179,10 +182,12 @@ uint64_t run_groups(dc_cpu_kernel_fn fn, const dc_cpu_launch& desc, uint64_t tot
     return since_ns(start);
   }
   GroupJob job{fn, &desc};
-  // Chunks of several groups when there are many (fewer atomic increments on a shared counter); one
-  // group at a time when there are few, which are then long (a fine launch's): the balance matters more.
+  // Chunks of several groups when there are many (fewer atomic increments on a shared counter), but
+  // still kGroupsPerThread chunks per thread: the last chunk bounds how long one thread waits on the
+  // other; one group at a time when there are few, which are then long (a fine launch's).
   const uint64_t p = pool->participants();
-  const uint64_t grain = total_groups <= p * kFineGroupsPerThread ? 1 : std::max<uint64_t>(1, total_groups / (p * 4));
+  const uint64_t grain =
+      total_groups <= p * kFineGroupsPerThread ? 1 : std::max<uint64_t>(1, total_groups / (p * kGroupsPerThread));
   pool->parallel_for(total_groups, grain, run_group_range, &job, shared_bytes, scratch);
   return job.busy_ns.load(std::memory_order_relaxed);
 }

@@ -30,6 +30,9 @@ constexpr uint64_t kMaxStaticShared = 1024ull * 1024ull;
 constexpr uint64_t kInlineItems = 16384;
 // Work-groups per pool participant of a fine launch (plan_geometry's `fine`), each taken on its own.
 constexpr uint64_t kFineGroupsPerThread = 16;
+// Work-groups per participant of other 1-d launches with automatic local sizes (groups of 1,024 to
+// 16,384 items: long vectorised loops).
+constexpr uint64_t kGroupsPerThread = 16;
 constexpr uint64_t kInlineBudgetNs = 200 * 1000;
 constexpr uint64_t kCallerBudgetNs = 4 * 1000 * 1000;
 
