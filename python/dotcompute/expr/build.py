@@ -42,7 +42,7 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     an array per shape (a few microseconds of every operator)."""
     first = shapes[0]
     if all(s == first or not s for s in shapes[1:]):
-        return tuple(first) if first or len(shapes) == 1 else max(shapes, key=len)
+        return tuple(first)
     try:
         out = np.broadcast_shapes(*shapes)
     except ValueError:

@@ -131,59 +131,53 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
     def source() -> list[str]:
         # the kernel's text, made only when its structural key is not yet compiled: the lines (the
         # expression written out LANES times) cost more than the rest of a small reduction
-        return _reduction_source(kind, prog, x.dtype, acc_t, arg, lanes, strided, nd, ext, chunk_p, groups_p, v)
+        outs = [("part", acc_t if not arg else x.dtype, 1)] + ([("pidx", np.dtype(np.int64), 1)] if arg else [])
+        lines = ["def {name}(" + prog.params(outs) + "):", "    g = gid(0)"]
+        if arg:
+            lines += [f"    best = {CAST_NAMES[x.dtype]}(0)", "    bi = int64(-1)"]
+        else:
+            lines.append(f"    acc = {_init(kind, acc_t)}")
+        if lanes > 1:
+            lines += [f"    acc{k} = {_init(kind, acc_t)}" for k in range(1, lanes)]
+        last = nd - 1
+        indent = "    "
+        for d in range(nd - 1 if lanes > 1 else nd):
+            if d == 0 and strided:
+                lines.append(f"    for i0 in range(g, {ext[0]}, {groups_p}):")
+            elif d == 0:
+                lines.append(f"    for i0 in range(g * {chunk_p}, min(g * {chunk_p} + {chunk_p}, {ext[0]})):")
+            else:
+                lines.append(f"{indent}for i{d} in range(0, {ext[d]}):")
+            indent += "    "
+        if lanes > 1:
+            # the innermost loop in LANES independent accumulators: no single dependency chain, and
+            # straight-line code the C compiler can vectorise (floating-point sums are not reassociated)
+            lo, hi = (f"g * {chunk_p}", f"min(g * {chunk_p} + {chunk_p}, {ext[0]})") if last == 0 else ("0", ext[last])
+            lines += [f"{indent}lo = {lo}", f"{indent}hi = {hi}", f"{indent}mid = lo + (hi - lo) // {lanes} * {lanes}",
+                      f"{indent}for jj in range(lo, mid, {lanes}):"]
+            for k in range(lanes):
+                lines.append(f"{indent}    i{last} = jj + {k}")
+                lines += [f"{indent}    {ln}" for ln in prog.lines]
+                lines += [f"{indent}    {ln}" for ln in _update(kind, f"acc{k}" if k else "acc", v, acc_t)]
+            lines.append(f"{indent}for i{last} in range(mid, hi):")
+            indent += "    "
+        lines += [indent + ln for ln in prog.lines]
+        if arg:
+            flat = "i0"
+            for d in range(1, nd):
+                flat = f"({flat}) * {ext[d]} + i{d}"
+            lines += [indent + ln for ln in _arg_update(kind, v, flat)]
+            lines += ["    part[g] = best", "    pidx[g] = bi"]
+        else:
+            lines += [indent + ln for ln in _update(kind, "acc", v, acc_t)]
+            for k in range(1, lanes):
+                lines += ["    " + ln for ln in _update(kind, "acc", f"acc{k}", acc_t)]
+            lines.append("    part[g] = acc")
+        return lines
 
     key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
     kernel, _ = compile_kernel(key, f"dc_{kind}", source)
     return kernel, groups, acc_t, prog.arguments()
-
-
-def _reduction_source(kind: str, prog: Program, dtype: np.dtype, acc_t: np.dtype, arg: bool, lanes: int,
-                      strided: bool, nd: int, ext: list[str], chunk_p: str, groups_p: str, v: str) -> list[str]:
-    """The lines of reduction_kernel's kernel (see there)."""
-    outs = [("part", acc_t if not arg else dtype, 1)] + ([("pidx", np.dtype(np.int64), 1)] if arg else [])
-    lines = ["def {name}(" + prog.params(outs) + "):", "    g = gid(0)"]
-    if arg:
-        lines += [f"    best = {CAST_NAMES[dtype]}(0)", "    bi = int64(-1)"]
-    else:
-        lines.append(f"    acc = {_init(kind, acc_t)}")
-    if lanes > 1:
-        lines += [f"    acc{k} = {_init(kind, acc_t)}" for k in range(1, lanes)]
-    last = nd - 1
-    indent = "    "
-    for d in range(nd - 1 if lanes > 1 else nd):
-        if d == 0 and strided:
-            lines.append(f"    for i0 in range(g, {ext[0]}, {groups_p}):")
-        elif d == 0:
-            lines.append(f"    for i0 in range(g * {chunk_p}, min(g * {chunk_p} + {chunk_p}, {ext[0]})):")
-        else:
-            lines.append(f"{indent}for i{d} in range(0, {ext[d]}):")
-        indent += "    "
-    if lanes > 1:
-        # the innermost loop in LANES independent accumulators: no single dependency chain, and
-        # straight-line code the C compiler can vectorise (floating-point sums are not reassociated)
-        lo, hi = (f"g * {chunk_p}", f"min(g * {chunk_p} + {chunk_p}, {ext[0]})") if last == 0 else ("0", ext[last])
-        lines += [f"{indent}lo = {lo}", f"{indent}hi = {hi}", f"{indent}mid = lo + (hi - lo) // {lanes} * {lanes}",
-                  f"{indent}for jj in range(lo, mid, {lanes}):"]
-        for k in range(lanes):
-            lines.append(f"{indent}    i{last} = jj + {k}")
-            lines += [f"{indent}    {ln}" for ln in prog.lines]
-            lines += [f"{indent}    {ln}" for ln in _update(kind, f"acc{k}" if k else "acc", v, acc_t)]
-        lines.append(f"{indent}for i{last} in range(mid, hi):")
-        indent += "    "
-    lines += [indent + ln for ln in prog.lines]
-    if arg:
-        flat = "i0"
-        for d in range(1, nd):
-            flat = f"({flat}) * {ext[d]} + i{d}"
-        lines += [indent + ln for ln in _arg_update(kind, v, flat)]
-        lines += ["    part[g] = best", "    pidx[g] = bi"]
-    else:
-        lines += [indent + ln for ln in _update(kind, "acc", v, acc_t)]
-        for k in range(1, lanes):
-            lines += ["    " + ln for ln in _update(kind, "acc", f"acc{k}", acc_t)]
-        lines.append("    part[g] = acc")
-    return lines
 
 
 def combine_kernel(kind: str, pt: np.dtype, out_t: np.dtype) -> Any:
