@@ -2,6 +2,10 @@
 
 #include <exception>
 
+#if defined(__linux__)
+#include <pthread.h>
+#endif
+
 #include "spin.h"
 
 namespace dccpu {
@@ -93,6 +97,9 @@ void Stream::run_front(std::unique_lock<std::mutex>& lock) {
 }
 
 void Stream::worker_loop() {
+#if defined(__linux__)
+  (void)pthread_setname_np(pthread_self(), "dc-cpu-stream");  // for top -H and py-spy
+#endif
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     if (queue_.empty() || running_) {

@@ -42,6 +42,9 @@ class ThreadPool {
   };
   void helper_loop(Helper& self);
   static void run_chunks(Job& job, void* scratch);
+  // Binds each helper to its own CPU other than the submitting thread's (when that CPU changed since
+  // the last job); see the note in thread_pool.cpp.
+  void place_helpers();
 
   const uint32_t spin_us_;
   std::mutex submit_;
@@ -52,6 +55,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Helper>> helpers_;
+  std::vector<int> cpus_;   // the CPUs this process may run on, when the pool was made
+  int placed_for_ = -1;     // the submitter's CPU the helpers were last placed around (guarded by submit_)
 };
 
 }  // namespace dccpu

@@ -1,0 +1,134 @@
+// Where the pool's helper threads run: each on a CPU of its own, never on the CPU of the thread that
+// submitted the launch (thread_pool.cpp, place_helpers: on a virtual machine a helper woken onto its
+// submitter's CPU takes turns with it instead of running beside it).
+#include <sched.h>
+
+#include <dirent.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cpu_plugin.h"
+
+namespace cputest {
+namespace {
+
+std::set<int> cpus_in(const cpu_set_t& set) {
+  std::set<int> out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.insert(c);
+  return out;
+}
+
+// "0-2,5" -> {0, 1, 2, 5}
+std::set<int> parse_cpu_list(const std::string& list) {
+  std::set<int> out;
+  std::stringstream ss(list);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const auto dash = part.find('-');
+    const int lo = std::stoi(part.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+    for (int c = lo; c <= hi; ++c) out.insert(c);
+  }
+  return out;
+}
+
+// The allowed CPUs of every thread of this process named `name`.
+std::vector<std::set<int>> threads_named(const std::string& name) {
+  std::vector<std::set<int>> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + e->d_name;
+    std::string comm;
+    std::getline(std::ifstream(base + "/comm"), comm);
+    if (comm != name) continue;
+    std::ifstream status(base + "/status");
+    for (std::string line; std::getline(status, line);) {
+      const std::string key = "Cpus_allowed_list:";
+      if (line.compare(0, key.size(), key) == 0) {
+        std::string list = line.substr(key.size());
+        list.erase(0, list.find_first_not_of(" \t"));
+        out.push_back(parse_cpu_list(list));
+      }
+    }
+  }
+  closedir(dir);
+  return out;
+}
+
+// Restores the calling thread's CPU mask on scope exit.
+class PinnedTo {
+ public:
+  explicit PinnedTo(int cpu) {
+    sched_getaffinity(0, sizeof(saved_), &saved_);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  PinnedTo(const PinnedTo&) = delete;
+  PinnedTo& operator=(const PinnedTo&) = delete;
+  ~PinnedTo() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+};
+
+void vector_add_through_the_pool(dc_kernel k) {
+  const uint64_t n = uint64_t{1} << 20;  // far past the inline limit: the pool runs it
+  Stream s;
+  DeviceBuffer a(n * 4), b(n * 4), out(n * 4);
+  for (uint64_t i = 0; i < n; ++i) {
+    a.as<float>()[i] = static_cast<float>(i % 4096);
+    b.as<float>()[i] = 1.0f;
+  }
+  Dims d;
+  d.global[0] = n;
+  DC_ASSERT_OK(launch(s.get(), k, d, Args().buffer(a).buffer(b).buffer(out).scalar<int64_t>(n)));
+  s.sync();
+  for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], static_cast<float>(i % 4096) + 1.0f) << i;
+}
+
+TEST(CpuPool, HelpersRunBesideTheSubmitterNotOnItsCpu) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  const std::set<int> cpus = cpus_in(mine);
+  if (cpus.size() < 2) {
+    GTEST_SKIP() << "this process may run on one CPU only: the pool has no helpers to place";
+  }
+  dc_kernel k = kernel("vector_add");
+  ASSERT_NE(k, nullptr);
+  // The pool is made (its helpers started) by the first pooled launch, here unpinned as a program's
+  // first launch usually is; then the submitting thread is held on each of two CPUs in turn.
+  vector_add_through_the_pool(k);
+  if (threads_named("dc-cpu-pool").empty()) {
+    GTEST_SKIP() << "the pool runs without helpers here";
+  }
+  for (int cpu : {*cpus.begin(), *std::next(cpus.begin())}) {
+    PinnedTo pin(cpu);
+    ASSERT_TRUE(pin.ok());
+    vector_add_through_the_pool(k);
+    const auto helpers = threads_named("dc-cpu-pool");
+    ASSERT_FALSE(helpers.empty());
+    std::set<int> used;
+    for (const auto& allowed : helpers) {
+      ASSERT_EQ(allowed.size(), 1u) << "a helper is not bound to one CPU";
+      EXPECT_NE(*allowed.begin(), cpu) << "a helper shares the submitting thread's CPU";
+      used.insert(*allowed.begin());
+    }
+    if (helpers.size() < cpus.size()) {
+      EXPECT_EQ(used.size(), helpers.size()) << "two helpers share a CPU";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cputest
