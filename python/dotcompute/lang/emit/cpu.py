@@ -40,6 +40,7 @@ from ..types import (
 )
 from . import cpu_regions as cr
 from .c_like import CLikePrinter, strip_parens
+from .guard_clip import clip_guard
 from .helpers import SUFFIX, HelperStyle
 from .loop_order import contiguous_dimension
 from .subgroups import cpu_collective, cpu_query, hoist_collectives
@@ -399,13 +400,22 @@ class CpuPrinter(CLikePrinter):
         self.group_prologue()
         # The dimension that walks memory contiguously is the inner, vectorised loop.
         inner = self.contiguous_dim
+        # `if i < n:` around the body ends the loop at n instead (guard_clip.py: masked vector
+        # stores otherwise); the checked build keeps every test where the user wrote it
+        clipped = None if self.debug else clip_guard(k, inner)
         for d in [d for d in (2, 1, 0) if d != inner] + [inner]:
+            end = f"dc_e{d}"
+            if d == inner and clipped is not None:
+                for j, bound in enumerate(clipped.bounds):
+                    self.emit(f"const int64_t dc_clip{j} = {strip_parens(self.expr(bound))};")
+                    self.emit(f"const int64_t dc_ce{j} = dc_clip{j} < {end} ? dc_clip{j} : {end};")
+                    end = f"dc_ce{j}"
             if d == inner:
                 self.out.append("DC_IVDEP")
-            self.emit(f"for (int64_t dc_gid{d} = dc_b{d}; dc_gid{d} < dc_e{d}; ++dc_gid{d}) {{")
+            self.emit(f"for (int64_t dc_gid{d} = dc_b{d}; dc_gid{d} < {end}; ++dc_gid{d}) {{")
             self.indent += 1
         self.declare_locals(k, used)
-        self.stmts(k.body)
+        self.stmts(k.body if clipped is None else clipped.body)
         self.reset_lines()
         if self.label_used:
             self.emit("dc_next:;")
