@@ -100,8 +100,8 @@ def _size_of(args: tuple[Any, ...]) -> tuple[int, int]:
 
 
 class LazyBuffer(Buffer):
-    __slots__ = ("_op", "_args", "_loop", "_shape", "_dtype", "_backing", "_view", "_extra", "_depth", "_weight",
-                 "_copy", "_alias_of")
+    # _shape and _dtype are Buffer's slots: a pending expression knows both before it has memory
+    __slots__ = ("_op", "_args", "_loop", "_backing", "_view", "_extra", "_depth", "_weight", "_copy", "_alias_of")
 
     _op: str | None
     _args: tuple[Any, ...]
