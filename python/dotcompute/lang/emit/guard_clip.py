@@ -98,22 +98,22 @@ def _split(cond: ir.Expr, joiner: str, match, inner: int, ids: set[str],
 
 def _upper_bound(c: ir.Expr, inner: int, ids: set[str]) -> ir.Expr | None:
     """B of ``id < B`` or ``B > id``."""
-    if not isinstance(c, ir.Compare) or c.left.type != INT64 or c.right.type != INT64:
-        return None
-    if c.op == "Lt" and _is_inner_id(c.left, inner, ids):
-        return c.right
-    if c.op == "Gt" and _is_inner_id(c.right, inner, ids):
-        return c.left
-    return None
+    return _bound_of(c, inner, ids, "Lt", "Gt")
 
 
 def _past_bound(c: ir.Expr, inner: int, ids: set[str]) -> ir.Expr | None:
     """B of ``id >= B`` or ``B <= id`` (the item is past its bound)."""
+    return _bound_of(c, inner, ids, "GtE", "LtE")
+
+
+def _bound_of(c: ir.Expr, inner: int, ids: set[str], id_first: str, id_second: str) -> ir.Expr | None:
+    """The other operand of the int64 comparison ``c`` when it is ``id <id_first> B`` or
+    ``B <id_second> id``."""
     if not isinstance(c, ir.Compare) or c.left.type != INT64 or c.right.type != INT64:
         return None
-    if c.op == "GtE" and _is_inner_id(c.left, inner, ids):
+    if c.op == id_first and _is_inner_id(c.left, inner, ids):
         return c.right
-    if c.op == "LtE" and _is_inner_id(c.right, inner, ids):
+    if c.op == id_second and _is_inner_id(c.right, inner, ids):
         return c.left
     return None
 
