@@ -97,37 +97,77 @@ void vector_add_through_the_pool(dc_kernel k) {
   for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], static_cast<float>(i % 4096) + 1.0f) << i;
 }
 
-TEST(CpuPool, HelpersRunBesideTheSubmitterNotOnItsCpu) {
+struct PoolSetup {
+  std::set<int> cpus;       // where this process may run
+  size_t helpers = 0;       // the pool's helper threads
+  std::string skip;         // why the test cannot run here, if it cannot
+};
+
+// Starts the pool (its helpers are made by the first pooled launch, here unpinned as a program's
+// first launch usually is) and says what it has.
+PoolSetup start_the_pool(dc_kernel k) {
+  PoolSetup p;
   cpu_set_t mine;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
-  const std::set<int> cpus = cpus_in(mine);
-  if (cpus.size() < 2) {
-    GTEST_SKIP() << "this process may run on one CPU only: the pool has no helpers to place";
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
+    p.skip = "sched_getaffinity failed";
+    return p;
   }
+  p.cpus = cpus_in(mine);
+  if (p.cpus.size() < 2) {
+    p.skip = "this process may run on one CPU only: the pool has no helpers to place";
+    return p;
+  }
+  vector_add_through_the_pool(k);
+  p.helpers = threads_named("dc-cpu-pool").size();
+  if (p.helpers == 0) p.skip = "the pool runs without helpers here";
+  return p;
+}
+
+// ctest runs this with DOTCOMPUTE_CPU_THREADS=2 (cpu_pool_placement): one helper, bound beside
+// the submitter whichever of two CPUs the submitter is held on.
+TEST(CpuPool, HelpersRunBesideTheSubmitterNotOnItsCpu) {
   dc_kernel k = kernel("vector_add");
   ASSERT_NE(k, nullptr);
-  // The pool is made (its helpers started) by the first pooled launch, here unpinned as a program's
-  // first launch usually is; then the submitting thread is held on each of two CPUs in turn.
-  vector_add_through_the_pool(k);
-  if (threads_named("dc-cpu-pool").empty()) {
-    GTEST_SKIP() << "the pool runs without helpers here";
+  const PoolSetup pool = start_the_pool(k);
+  if (!pool.skip.empty()) {
+    GTEST_SKIP() << pool.skip;
   }
-  for (int cpu : {*cpus.begin(), *std::next(cpus.begin())}) {
+  if (pool.helpers > pool.cpus.size() - 1) {
+    GTEST_SKIP() << pool.helpers << " helpers for " << pool.cpus.size()
+                 << " CPUs: an oversubscribed pool is left unbound (the AnOversubscribedPool test)";
+  }
+  for (int cpu : {*pool.cpus.begin(), *std::next(pool.cpus.begin())}) {
     PinnedTo pin(cpu);
     ASSERT_TRUE(pin.ok());
     vector_add_through_the_pool(k);
     const auto helpers = threads_named("dc-cpu-pool");
-    ASSERT_FALSE(helpers.empty());
+    ASSERT_EQ(helpers.size(), pool.helpers);
     std::set<int> used;
     for (const auto& allowed : helpers) {
       ASSERT_EQ(allowed.size(), 1u) << "a helper is not bound to one CPU";
       EXPECT_NE(*allowed.begin(), cpu) << "a helper shares the submitting thread's CPU";
       used.insert(*allowed.begin());
     }
-    if (helpers.size() < cpus.size()) {
-      EXPECT_EQ(used.size(), helpers.size()) << "two helpers share a CPU";
-    }
+    EXPECT_EQ(used.size(), helpers.size()) << "two helpers share a CPU";
   }
+}
+
+// More helpers than the other CPUs (this binary's default DOTCOMPUTE_CPU_THREADS=4 on a machine
+// of 2 or 3 CPUs): binding would stack helpers on fixed CPUs, so they keep the process's CPUs.
+TEST(CpuPool, AnOversubscribedPoolIsLeftUnbound) {
+  dc_kernel k = kernel("vector_add");
+  ASSERT_NE(k, nullptr);
+  const PoolSetup pool = start_the_pool(k);
+  if (!pool.skip.empty()) {
+    GTEST_SKIP() << pool.skip;
+  }
+  if (pool.helpers <= pool.cpus.size() - 1) {
+    GTEST_SKIP() << pool.helpers << " helpers for " << pool.cpus.size() << " CPUs: not oversubscribed";
+  }
+  PinnedTo pin(*pool.cpus.begin());
+  ASSERT_TRUE(pin.ok());
+  vector_add_through_the_pool(k);
+  for (const auto& allowed : threads_named("dc-cpu-pool")) EXPECT_EQ(allowed, pool.cpus);
 }
 
 }  // namespace

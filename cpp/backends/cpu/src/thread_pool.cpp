@@ -151,16 +151,18 @@ void ThreadPool::parallel_for(uint64_t total, uint64_t grain, Body body, void* c
 // placed again only when the submitter is found on another CPU (sched_getcpu is a vDSO read).
 void ThreadPool::place_helpers() {
 #if defined(__linux__)
-  if (cpus_.size() < 2 || helpers_.empty()) return;
+  // More helpers than the other CPUs (DOTCOMPUTE_CPU_THREADS above the CPU count): binding would
+  // stack them on fixed CPUs; the scheduler spreads an oversubscribed pool better.
+  if (cpus_.size() < 2 || helpers_.empty() || helpers_.size() > cpus_.size() - 1) return;
   const int here = sched_getcpu();
   if (here < 0 || here == placed_for_) return;
   placed_for_ = here;
   size_t next = 0;
   for (auto& h : helpers_) {
-    if (cpus_[next % cpus_.size()] == here) ++next;
+    if (cpus_[next] == here) ++next;  // at most one CPU is skipped: helpers <= CPUs - 1 fit
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(cpus_[next % cpus_.size()], &one);
+    CPU_SET(cpus_[next], &one);
     ++next;
     // A refusal (the CPU left this process's cpuset since) leaves that helper where it was: a
     // placement, not a requirement.
