@@ -166,3 +166,24 @@ def test_kernels_left_as_written_still_compute(data):
     sel = idx < N - idx % 2
     want[sel] = data[sel]
     np.testing.assert_array_equal(_run(reassigned_bound, data, N), want)
+
+
+@dc.kernel
+def rows_inner(a: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32, 2], rows: dc.int64, cols: dc.int64):
+    r = dc.global_id(0)
+    c = dc.global_id(1)  # the last index: dimension 1 is the inner, contiguous loop
+    if c < cols and r < rows:
+        out[r, c] = a[r, c] * 4.0
+
+
+def test_the_inner_dimension_need_not_be_zero():
+    src = _cpu_source(rows_inner)
+    loop = next(ln for ln in src.splitlines() if "for (int64_t dc_gid1" in ln)
+    assert "dc_gid1 < dc_ce0" in loop, src
+    acc = dc.accelerator("cpu:0")
+    a = np.random.default_rng(7).standard_normal((37, 130)).astype(np.float32)
+    out = acc.asarray(np.full(a.shape, SENTINEL, np.float32))
+    dc.launch(rows_inner, (37, 130), acc.asarray(a), out, 30, 100, accelerator=acc)
+    want = np.full_like(a, SENTINEL)
+    want[:30, :100] = a[:30, :100] * np.float32(4)
+    np.testing.assert_array_equal(out.numpy(), want)
