@@ -66,7 +66,8 @@ std::vector<std::set<int>> threads_named(const std::string& name) {
 class PinnedTo {
  public:
   explicit PinnedTo(int cpu) {
-    sched_getaffinity(0, sizeof(saved_), &saved_);
+    CPU_ZERO(&saved_);
+    if (sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;  // ok_ stays false: nothing to undo
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
@@ -74,7 +75,9 @@ class PinnedTo {
   }
   PinnedTo(const PinnedTo&) = delete;
   PinnedTo& operator=(const PinnedTo&) = delete;
-  ~PinnedTo() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+  ~PinnedTo() {
+    if (ok_) sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
   bool ok() const { return ok_; }
 
  private:

@@ -3,9 +3,9 @@
 Nearly every elementwise kernel starts ``i = dc.global_id(0)`` and then guards its work with
 ``if i < n:`` (or leaves early with ``if i >= n: return``), because a launch may be rounded up to
 whole work-groups. Emitted as written, that test sits inside the CPU backend's vectorised loop
-over the work-items, and GCC if-converts it into masked loads and stores (``vmaskmovps``). Those
-are cheap on recent Intel cores but microcoded on AMD's Zen 1 and 2: a vector add ran at 4.5 GB/s
-on one Zen 1 core against numpy's 14 (issue 24, round 13). The CPU emitter instead ends the loop at
+over the work-items, and GCC if-converts it into masked loads and stores (``vmaskmovps``), which
+AMD's Zen 1 microcodes: a vector add ran at 4.5 GB/s on one Zen 1 core against numpy's 14 (issue
+24, round 13), and at 13-15 GB/s with the loop ended at n. The CPU emitter instead ends the loop at
 ``min(group end, n)`` and drops the test, so the loop is a plain one.
 
 Only what is provably the same program is rewritten (:func:`clip_guard`): the guard's other
