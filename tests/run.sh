@@ -126,7 +126,7 @@ step "CUDA backend on the CUDA simulator (pytest, DOTCOMPUTE_CUDA_SIM=1)"
 # against numpy (the main pass only compiles them); then the simulator's own tests and the GPU
 # conformance file. -k keeps the cuda:0 parameters and the CUDA tests that behave differently on the
 # simulator; what already ran in the main pass is left out: the cpu:0 and opencl:0 parameters, the
-# emit-only and NVRTC-only tests, and test_sim_devices (it starts its own simulated interpreters).
+# emit-only and NVRTC-only tests, and test_sim_devices and test_sim_host_build (they start their own simulated interpreters).
 # On the simulator (no vendor libraries) the ops suites' "auto" path is the portable one, so their
 # "portable" parameter would run everything twice: it runs in --full only. By default the suites
 # that exercise every feature (the language, types, operations, expressions, runtime, pipelines,
@@ -178,7 +178,7 @@ else
 fi
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${pytest_opts[@]}" -k "$sim_k" "${sim_suites[@]}" ${sim_ignore[@]+"${sim_ignore[@]}"}
 DOTCOMPUTE_CUDA_SIM=1 python3 -m pytest -q -rs "${pytest_opts[@]}" tests/python/cuda_sim tests/python/cuda/test_cuda_gpu.py \
-  --deselect tests/python/cuda_sim/test_sim_devices.py
+  --deselect tests/python/cuda_sim/test_sim_devices.py --deselect tests/python/cuda_sim/test_sim_host_build.py
 
 step "Metal plugin on the Metal test double (pytest)"
 # The plugin's own tests, then suites on metal:0 only; kernels that Metal cannot express (float64,

@@ -2,11 +2,6 @@
 // (dynamic shared memory, kernel registration), compiled for the host with the
 // shim header by the host C++ compiler, and packed with the source and the
 // device code into one image.
-#include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -21,12 +16,11 @@
 #include <regex>
 #include <sstream>
 
+#include "host_build.hpp"
 #include "image.hpp"
-#include "shim_files.hpp"
 #include "sim.hpp"
 #include "sim_api.h"
 
-extern char** environ;
 
 namespace dcsim_lib {
 
@@ -114,80 +108,8 @@ std::string& trace_compiler_cache() {
 const std::vector<std::string> kFlags = {"-std=c++17", "-O2", "-fPIC", "-shared", "-pthread",
                                          "-fno-strict-aliasing", "-fno-math-errno", "-w"};
 
-// Runs argv in `dir` with stdout and stderr going to `log_path`; returns the exit status (-1: did not run).
-int run(const std::vector<std::string>& argv, const std::string& dir, const std::string& log_path, std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int status = -1;
-  if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  std::ifstream in(log_path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  log = ss.str();
-  // Diagnostics name the files relative to the private folder (kernel.cu, dcsim_cuda.h).
-  for (size_t at; (at = log.find(dir + "/")) != std::string::npos;) log.erase(at, dir.size() + 1);
-  if (pid <= 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
 
-class TempDir {
- public:
-  bool create() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dcsim-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data())) return false;  // a fresh name, mode 0700: private to this user
-    path_ = buf.data();
-    // As the kernel cache checks its folder: a directory (not a link), ours, and no one else's to
-    // write into, or nothing is built there.
-    struct stat st {};
-    if (lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-        (st.st_mode & 077) != 0)
-      return false;
-    return true;
-  }
-  ~TempDir() {
-    if (!path_.empty()) remove_tree(path_);
-  }
-  const std::string& path() const { return path_; }
 
- private:
-  static void remove_tree(const std::string& dir) {
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        const std::string full = dir + "/" + name;
-        struct stat st {};
-        if (lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-          remove_tree(full);
-        else
-          unlink(full.c_str());
-      }
-      closedir(d);
-    }
-    rmdir(dir.c_str());
-  }
-  std::string path_;
-};
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 // ---- source adaptation ----
 
@@ -509,29 +431,6 @@ bool adapt(const std::string& src, const std::string& kernels_in, Adapted& out, 
   return true;
 }
 
-// The shim headers a build uses: the ones embedded in this library, or, for work on the shim itself,
-// the same files read from $DOTCOMPUTE_CUDA_SIM_SHIM_DIR (a checkout's cuda/sim/shim) when it is set,
-// so that a header edit needs no rebuild of the library. Read once; the identity hashes what is used.
-const std::vector<std::pair<std::string, std::string>>& shim_files() {
-  static const std::vector<std::pair<std::string, std::string>> files = [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    const char* dir = std::getenv("DOTCOMPUTE_CUDA_SIM_SHIM_DIR");
-    for (const ShimFile* f = kShimFiles; f->name; ++f) {
-      std::string text = f->text;
-      if (dir && *dir) {
-        std::ifstream in(std::string(dir) + "/" + f->name, std::ios::binary);
-        if (in) {
-          std::stringstream ss;
-          ss << in.rdbuf();
-          text = ss.str();
-        }
-      }
-      out.emplace_back(f->name, std::move(text));
-    }
-    return out;
-  }();
-  return files;
-}
 
 std::string& identity_cache() {
   static std::string id;
@@ -641,14 +540,7 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     log = "cannot create a private temporary folder";
     return fail(kErrorOperatingSystem, log);
   }
-  mkdir((dir.path() + "/include").c_str(), 0700);
-  for (const auto& f : shim_files()) {
-    const std::string& name = f.first;
-    // a header in a folder of its own (include/cooperative_groups/reduce.h): make the folder first
-    for (size_t slash = name.find('/', 8); slash != std::string::npos; slash = name.find('/', slash + 1))
-      mkdir((dir.path() + "/" + name.substr(0, slash)).c_str(), 0700);
-    write_file(dir.path() + "/" + name, f.second);
-  }
+  write_shim_files(dir.path());
   // The include and macro options NVRTC was given mean the same to the host compiler; the rest (arch,
   // fast math, language standard) do not apply.
   std::vector<std::string> user_flags;
@@ -711,6 +603,17 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   } else {
     argv.insert(argv.end(), kFlags.begin(), kFlags.end());
     for (const auto& f : gcc_kernel_flags()) argv.push_back(f);
+    if (host_is_gcc()) {
+      // the shim header precompiled for these options (host_build.hpp), where GCC looks for it
+      std::vector<std::string> pch_flags = cxx;
+      for (const auto& f : kFlags)
+        if (f != "-shared") pch_flags.push_back(f);
+      for (const auto& f : gcc_kernel_flags()) pch_flags.push_back(f);
+      pch_flags.push_back(include_flags[0]);  // -D__CUDA_ARCH__
+      pch_flags.insert(pch_flags.end(), user_flags.begin(), user_flags.end());
+      const std::string pch = shim_pch(pch_flags);
+      if (!pch.empty()) symlink(pch.c_str(), (dir.path() + "/dcsim_cuda.h.gch").c_str());
+    }
   }
   argv.insert(argv.end(), include_flags.begin(), include_flags.end());
   argv.insert(argv.end(), {"-o", dir.path() + (trace ? "/kernel.o" : "/kernel.so"), dir.path() + "/kernel.cpp"});

@@ -21,6 +21,10 @@ if not (shutil.which("clang++") or shutil.which("g++")):
 METAL_CASES = [c for c in CASES if runs_on_metal(c)]
 
 
+# The Metal pass of tests/run.sh runs every one of these kernels through the same runner, by way of
+# the Metal plugin and its double (tests/python/lang/test_conformance.py on metal:0): here they run
+# again only in the full run.
+@pytest.mark.slow
 @pytest.mark.parametrize("case", METAL_CASES, ids=lambda c: c.id)
 def test_conformance_through_metal_shim(case):
     args = build_args(case, seed=1)

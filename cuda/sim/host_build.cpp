@@ -1,0 +1,203 @@
+// Running the host compiler for the simulator's kernel builds (host_build.hpp).
+#include "host_build.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "shim_files.hpp"
+
+extern char** environ;
+
+namespace dcsim_lib {
+namespace {
+
+void remove_tree(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      const std::string full = dir + "/" + name;
+      struct stat st {};
+      if (lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        remove_tree(full);
+      else
+        unlink(full.c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+std::string temp_base() {
+  const char* base = std::getenv("TMPDIR");
+  return base && *base ? base : "/tmp";
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& argv, const std::string& dir, const std::string& log_path, std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int status = -1;
+  if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::ifstream in(log_path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  log = ss.str();
+  // Diagnostics name the files relative to the private folder (kernel.cu, dcsim_cuda.h).
+  for (size_t at; (at = log.find(dir + "/")) != std::string::npos;) log.erase(at, dir.size() + 1);
+  if (pid <= 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+bool TempDir::create(const std::string& prefix) {
+  std::string tmpl = temp_base() + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) return false;  // a fresh name, mode 0700: private to this user
+  path_ = buf.data();
+  owner_ = static_cast<long>(getpid());
+  // As the kernel cache checks its folder: a directory (not a link), ours, and no one else's to
+  // write into, or nothing is built there.
+  struct stat st {};
+  if (lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+    return false;
+  return true;
+}
+
+TempDir::~TempDir() {
+  if (!path_.empty() && owner_ == static_cast<long>(getpid())) remove_tree(path_);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+const std::vector<std::pair<std::string, std::string>>& shim_files() {
+  static const std::vector<std::pair<std::string, std::string>> files = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    const char* dir = std::getenv("DOTCOMPUTE_CUDA_SIM_SHIM_DIR");
+    for (const ShimFile* f = kShimFiles; f->name; ++f) {
+      std::string text = f->text;
+      if (dir && *dir) {
+        std::ifstream in(std::string(dir) + "/" + f->name, std::ios::binary);
+        if (in) {
+          std::stringstream ss;
+          ss << in.rdbuf();
+          text = ss.str();
+        }
+      }
+      out.emplace_back(f->name, std::move(text));
+    }
+    return out;
+  }();
+  return files;
+}
+
+void write_shim_files(const std::string& dir) {
+  mkdir((dir + "/include").c_str(), 0700);
+  for (const auto& f : shim_files()) {
+    const std::string& name = f.first;
+    // a header in a folder of its own (include/cooperative_groups/reduce.h): make the folder first
+    for (size_t slash = name.find('/', 8); slash != std::string::npos; slash = name.find('/', slash + 1))
+      mkdir((dir + "/" + name.substr(0, slash)).c_str(), 0700);
+    write_file(dir + "/" + name, f.second);
+  }
+}
+
+namespace {
+
+// Folders named dcsim-pch-<pid>- whose process is gone (killed before its exit handlers ran): removed
+// when a process makes its own, so a crashed test run does not leave its .gch files behind for good.
+void remove_orphaned_pch_dirs() {
+  const std::string base = temp_base();
+  DIR* d = opendir(base.c_str());
+  if (!d) return;
+  const std::string prefix = "dcsim-pch-";
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    struct stat st {};
+    const std::string full = base + "/" + name;
+    if (pid <= 0 || lstat(full.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) remove_tree(full);
+  }
+  closedir(d);
+}
+
+struct PchState {
+  std::mutex mu;
+  bool dir_failed = false;
+  std::map<std::vector<std::string>, int> builds;          // plain builds seen per flag set
+  std::map<std::vector<std::string>, std::string> ready;  // flag set -> .gch ("" after a failure)
+};
+
+PchState& pch_state() {
+  static PchState* s = new PchState;  // never destroyed: kernels may build while the process exits
+  return *s;
+}
+
+// The TempDir that holds the .gch files: a static whose destructor removes it at exit.
+TempDir& pch_dir_holder() {
+  static TempDir dir;
+  return dir;
+}
+
+}  // namespace
+
+std::string shim_pch(const std::vector<std::string>& flags) {
+  PchState& s = pch_state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (auto it = s.ready.find(flags); it != s.ready.end()) return it->second;
+  if (++s.builds[flags] < 3 || s.dir_failed) return "";
+  TempDir& dir = pch_dir_holder();
+  if (dir.path().empty()) {
+    remove_orphaned_pch_dirs();
+    if (!dir.create("dcsim-pch-" + std::to_string(static_cast<long>(getpid())) + "-")) {
+      s.dir_failed = true;
+      return "";
+    }
+  }
+  // Each flag set in a folder of its own, beside its own copy of the headers (the .gch records the
+  // folder it was made in only for diagnostics).
+  const std::string sub = dir.path() + "/" + std::to_string(s.ready.size());
+  std::string& result = s.ready[flags];
+  if (mkdir(sub.c_str(), 0700) != 0) return result;
+  write_shim_files(sub);
+  std::vector<std::string> argv = flags;
+  argv.insert(argv.end(), {"-I" + sub, "-I" + sub + "/include", "-x", "c++-header", "-o", sub + "/partial.gch",
+                           sub + "/dcsim_cuda.h"});
+  std::string log;
+  // built under another name and renamed: a build never sees half a file
+  if (run(argv, sub, sub + "/pch.log", log) == 0 && rename((sub + "/partial.gch").c_str(), (sub + "/dcsim_cuda.h.gch").c_str()) == 0)
+    result = sub + "/dcsim_cuda.h.gch";
+  return result;
+}
+
+}  // namespace dcsim_lib
