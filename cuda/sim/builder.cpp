@@ -591,6 +591,7 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   write_file(dir.path() + "/kernel.cpp", kernel);
 
   std::vector<std::string> argv = cxx;
+  SharedShim shared;
   if (trace) {
     // Compiled with the load/store callbacks and line tables (-g: the checks name source lines), at
     // -O1 so that accesses stay where the source has them; linked without -fsanitize (which would
@@ -604,19 +605,21 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     argv.insert(argv.end(), kFlags.begin(), kFlags.end());
     for (const auto& f : gcc_kernel_flags()) argv.push_back(f);
     if (host_is_gcc()) {
-      // the shim header precompiled for these options (host_build.hpp), where GCC looks for it
-      std::vector<std::string> pch_flags = cxx;
+      // the shim's runtime and its header made once for these options (host_build.hpp)
+      std::vector<std::string> shared_flags = cxx;
       for (const auto& f : kFlags)
-        if (f != "-shared") pch_flags.push_back(f);
-      for (const auto& f : gcc_kernel_flags()) pch_flags.push_back(f);
-      pch_flags.push_back(include_flags[0]);  // -D__CUDA_ARCH__
-      pch_flags.insert(pch_flags.end(), user_flags.begin(), user_flags.end());
-      const std::string pch = shim_pch(pch_flags);
-      if (!pch.empty()) symlink(pch.c_str(), (dir.path() + "/dcsim_cuda.h.gch").c_str());
+        if (f != "-shared") shared_flags.push_back(f);
+      for (const auto& f : gcc_kernel_flags()) shared_flags.push_back(f);
+      shared_flags.push_back(include_flags[0]);  // -D__CUDA_ARCH__
+      shared_flags.insert(shared_flags.end(), user_flags.begin(), user_flags.end());
+      shared = shared_shim(shared_flags);
+      if (!shared.runtime_object.empty()) argv.insert(argv.end(), {"-DDCSIM_SPLIT_RUNTIME", "-DDCSIM_KERNEL_ONLY"});
+      if (!shared.pch.empty()) symlink(shared.pch.c_str(), (dir.path() + "/dcsim_cuda.h.gch").c_str());
     }
   }
   argv.insert(argv.end(), include_flags.begin(), include_flags.end());
   argv.insert(argv.end(), {"-o", dir.path() + (trace ? "/kernel.o" : "/kernel.so"), dir.path() + "/kernel.cpp"});
+  if (!shared.runtime_object.empty()) argv.push_back(shared.runtime_object);
   int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
   if (status == 0 && trace) {
     const std::vector<std::string> link = {cxx[0], "-shared", "-pthread", "-o", dir.path() + "/kernel.so",

@@ -151,53 +151,58 @@ void remove_orphaned_pch_dirs() {
   closedir(d);
 }
 
-struct PchState {
+struct SharedState {
   std::mutex mu;
   bool dir_failed = false;
-  std::map<std::vector<std::string>, int> builds;          // plain builds seen per flag set
-  std::map<std::vector<std::string>, std::string> ready;  // flag set -> .gch ("" after a failure)
+  std::map<std::vector<std::string>, int> builds;         // plain builds seen per flag set
+  std::map<std::vector<std::string>, SharedShim> ready;  // made (or tried) per flag set
 };
 
-PchState& pch_state() {
-  static PchState* s = new PchState;  // never destroyed: kernels may build while the process exits
+SharedState& shared_state() {
+  static SharedState* s = new SharedState;  // never destroyed: kernels may build while the process exits
   return *s;
 }
 
-// The TempDir that holds the .gch files: a static whose destructor removes it at exit.
-TempDir& pch_dir_holder() {
+// The folder of the shared files: a static whose destructor removes it at exit.
+TempDir& shared_dir() {
   static TempDir dir;
   return dir;
 }
 
 }  // namespace
 
-std::string shim_pch(const std::vector<std::string>& flags) {
-  PchState& s = pch_state();
+SharedShim shared_shim(const std::vector<std::string>& flags) {
+  SharedState& s = shared_state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (auto it = s.ready.find(flags); it != s.ready.end()) return it->second;
-  if (++s.builds[flags] < 3 || s.dir_failed) return "";
-  TempDir& dir = pch_dir_holder();
+  if (++s.builds[flags] < 3 || s.dir_failed) return {};
+  TempDir& dir = shared_dir();
   if (dir.path().empty()) {
     remove_orphaned_pch_dirs();
     if (!dir.create("dcsim-pch-" + std::to_string(static_cast<long>(getpid())) + "-")) {
       s.dir_failed = true;
-      return "";
+      return {};
     }
   }
-  // Each flag set in a folder of its own, beside its own copy of the headers (the .gch records the
-  // folder it was made in only for diagnostics).
+  // each flag set in a folder of its own, with its own copy of the headers
   const std::string sub = dir.path() + "/" + std::to_string(s.ready.size());
-  std::string& result = s.ready[flags];
-  if (mkdir(sub.c_str(), 0700) != 0) return result;
+  SharedShim& made = s.ready[flags];
+  if (mkdir(sub.c_str(), 0700) != 0) return made;
   write_shim_files(sub);
-  std::vector<std::string> argv = flags;
-  argv.insert(argv.end(), {"-I" + sub, "-I" + sub + "/include", "-x", "c++-header", "-o", sub + "/partial.gch",
-                           sub + "/dcsim_cuda.h"});
   std::string log;
+  std::vector<std::string> argv = flags;
+  argv.insert(argv.end(), {"-DDCSIM_SPLIT_RUNTIME", "-I" + sub, "-I" + sub + "/include"});
+  std::vector<std::string> runtime = argv;
+  write_file(sub + "/runtime.cpp", "#include \"dcsim_cuda.h\"\n");
+  runtime.insert(runtime.end(), {"-c", "-o", sub + "/runtime.o", sub + "/runtime.cpp"});
+  if (run(runtime, sub, sub + "/runtime.log", log) != 0) return made;
+  made.runtime_object = sub + "/runtime.o";
   // built under another name and renamed: a build never sees half a file
-  if (run(argv, sub, sub + "/pch.log", log) == 0 && rename((sub + "/partial.gch").c_str(), (sub + "/dcsim_cuda.h.gch").c_str()) == 0)
-    result = sub + "/dcsim_cuda.h.gch";
-  return result;
+  argv.insert(argv.end(), {"-DDCSIM_KERNEL_ONLY", "-x", "c++-header", "-o", sub + "/partial.gch", sub + "/dcsim_cuda.h"});
+  if (run(argv, sub, sub + "/pch.log", log) == 0 &&
+      rename((sub + "/partial.gch").c_str(), (sub + "/dcsim_cuda.h.gch").c_str()) == 0)
+    made.pch = sub + "/dcsim_cuda.h.gch";
+  return made;
 }
 
 }  // namespace dcsim_lib

@@ -24,7 +24,7 @@
 #pragma once
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 // Replaces *p by f(*p) atomically; returns the old value.
 template <class T, class F>
@@ -60,7 +60,7 @@ inline T atomic_max(T* p, T v) {
   return atomic_update(p, [v](T old) { return v > old ? v : old; });
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 // One overload of `name` for type T with the body `expr` (p and v in scope), plus its scoped forms.

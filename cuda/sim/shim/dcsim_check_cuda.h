@@ -41,7 +41,7 @@ __attribute__((visibility("default"))) dcsim_check_report_t dcsim_check_report =
 }
 
 namespace dcsim {
-namespace {
+DCSIM_LOCAL_BEGIN
 namespace check {
 
 struct State {
@@ -263,5 +263,5 @@ struct Registration {
 inline Registration g_registration;
 
 }  // namespace check
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim

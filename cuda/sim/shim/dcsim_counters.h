@@ -23,7 +23,7 @@
 
 namespace dcsim {
 namespace counters {
-namespace {  // internal linkage, as the rest of the shim: each object keeps its own state
+DCSIM_LOCAL_BEGIN
 
 enum Kind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kSharedStore };
 
@@ -214,7 +214,7 @@ struct Counters : ::dcsim::trace::Observer {
 inline Counters g_counters;
 inline const bool g_counters_registered = (::dcsim::trace::register_observer(&g_counters), true);
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace counters
 }  // namespace dcsim
 

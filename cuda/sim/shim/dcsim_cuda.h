@@ -87,9 +87,24 @@ struct dim3 {
   constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 
+// ---- linkage of the shim's own names ------------------------------------------------------------
+// Each kernel object keeps its own simulator state: the shim's names have internal linkage (an
+// anonymous namespace; no GNU unique symbols). A plain GCC build may instead compile the runtime
+// half of the shim (the block scheduler, dcsim_run: cuda/sim/host_build.hpp) once per process and
+// link it beside each kernel: both translation units then define DCSIM_SPLIT_RUNTIME, and the names
+// live in a hidden namespace the two share -- still private to the one shared object. The kernel's
+// unit also defines DCSIM_KERNEL_ONLY: it leaves out the runtime's entry points, and with them the
+// code only they reach.
+#if defined(DCSIM_SPLIT_RUNTIME)
+#define DCSIM_LOCAL_BEGIN inline namespace local __attribute__((visibility("hidden"))) {
+#else
+#define DCSIM_LOCAL_BEGIN namespace {
+#endif
+#define DCSIM_LOCAL_END }
+
 // ---- per-thread execution state ------------------------------------------------------------------
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 struct Trap {
   int code;  // the CUresult the launch fails with
@@ -164,14 +179,14 @@ inline thread_local Fiber* t_fiber;
 inline thread_local dcsim_launch* t_launch;
 inline thread_local SharedWindow t_shared;
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 // Per-access tracing hooks (empty unless the module is a trace build: dcsim_trace.h).
 #include "dcsim_trace.h"
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 // Ends the calling CUDA thread and fails the launch with `code` (the first failure's message is kept).
 inline void fail(int code, const char* fmt, const char* a = "", const char* b = "", long c = 0) {
@@ -213,7 +228,7 @@ inline T& shared_var(const void* tag, const char* name = "") {
   return *reinterpret_cast<T*>(w.next);
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 #define threadIdx (::dcsim::t_thread_idx)
@@ -365,7 +380,7 @@ inline void __nanosleep(unsigned) {}
 
 // ---- registration and execution (the ABI in dcsim_abi.h) ----------------------------------------
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 inline dcsim_kernel_entry* registry(uint32_t** count) {
   static dcsim_kernel_entry entries[1024];
@@ -516,12 +531,13 @@ inline void run_block_fibers(dcsim_launch* L) {
   free(warps);
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 // cooperative launches: every block resident at once, grid_group::sync()
 #include "dcsim_grid.h"
 
+#if !defined(DCSIM_KERNEL_ONLY)
 extern "C" __attribute__((visibility("default"))) const dcsim_kernel_entry* dcsim_kernels(uint32_t* count,
                                                                                          uint32_t* abi) {
   uint32_t* n = nullptr;
@@ -564,6 +580,7 @@ extern "C" __attribute__((visibility("default"))) void dcsim_run(dcsim_launch* L
   }
   trace::on_run_end(L);
 }
+#endif  // !DCSIM_KERNEL_ONLY
 
 #undef assert
 #define assert(e) ((e) ? (void)0 : dcsim_assert_fail(#e, __FILE__, __LINE__))

@@ -25,7 +25,7 @@ typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 inline const dcsim_texture& texture_of(cudaTextureObject_t handle, const char* what) {
   const auto* d = reinterpret_cast<const dcsim_texture*>(static_cast<uintptr_t>(handle));
   // a handle that is no live texture object of this process: on a GPU an invalid descriptor fault
@@ -159,7 +159,7 @@ T texture_refused(const char* what) {
        what, "");
   __builtin_unreachable();
 }
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 template <class T>

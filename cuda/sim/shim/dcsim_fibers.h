@@ -9,8 +9,9 @@
 // Saves the callee-saved registers and the SSE/x87 control words on the current
 // stack, stores the stack pointer in *save and continues on `to`. No system
 // call (unlike swapcontext), so a barrier costs a few nanoseconds per thread.
-extern "C" void dcsim_switch(void** save, void* to);
-extern "C" void dcsim_fiber_start();
+extern "C" __attribute__((visibility("hidden"))) void dcsim_switch(void** save, void* to);
+extern "C" __attribute__((visibility("hidden"))) void dcsim_fiber_start();
+#if !defined(DCSIM_KERNEL_ONLY)  // defined once per shared object: in the runtime's unit when split
 asm(R"(
   .text
   .p2align 4
@@ -50,10 +51,11 @@ dcsim_fiber_start:
   ud2
   .size dcsim_fiber_start, .-dcsim_fiber_start
 )");
+#endif  // !DCSIM_KERNEL_ONLY
 #endif
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 inline void fiber_main(void* arg);
 
@@ -340,5 +342,5 @@ T* dynamic_shared() {
   return reinterpret_cast<T*>(t_dynamic_shared);
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim

@@ -14,7 +14,7 @@
 #pragma once
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 // grid_group::sync(): waits until every thread of every block of the grid has arrived (threads that
 // returned do not take part, as at __syncthreads). Outside a cooperative launch a GPU has no grid
@@ -164,5 +164,5 @@ inline void run_grid_fibers(dcsim_launch* L) {
   free(blocks), free(fibers), free(order), free(warps), free(block_order);
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim

@@ -23,7 +23,7 @@
 #include "dcsim_abi.h"
 
 namespace dcsim {
-namespace {  // internal linkage: each kernel object keeps its own state
+DCSIM_LOCAL_BEGIN
 namespace trace {
 
 enum Space : int {
@@ -128,11 +128,11 @@ inline uint64_t shared_gap() { return kSharedGap; }
 
 #define DCSIM_NO_TRACE __attribute__((no_sanitize("coverage")))
 }  // namespace trace
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 extern "C" __attribute__((visibility("default"))) const dcsim_host_services* dcsim_host;
 namespace dcsim {
-namespace {
+DCSIM_LOCAL_BEGIN
 namespace trace {
 
 DCSIM_NO_TRACE inline unsigned current_tid() {
@@ -358,7 +358,7 @@ inline void on_barrier_divergence(const Block*, const Fiber*, const Fiber*, int)
 #endif
 
 }  // namespace trace
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim
 
 #if defined(DCSIM_TRACE)

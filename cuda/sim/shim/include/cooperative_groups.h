@@ -55,7 +55,7 @@ thread_block this_thread_block(block_tile_memory<A, B>&) {
 }  // namespace cooperative_groups
 
 namespace dcsim_cg {
-namespace {  // internal linkage, as the shim's own state (no GNU unique symbols)
+DCSIM_LOCAL_BEGIN
 
 // A trivially-copyable value moved through warp shuffles 8 bytes at a time (CUDA's tile.shfl of
 // structs and double2 does the same); `shuffle(mask, word, width)` is the one shuffle applied to
@@ -106,7 +106,7 @@ const T* exchange(const T& v, unsigned long long rank, unsigned long long block_
   return reinterpret_cast<const T*>(b.data);
 }
 
-}  // namespace
+DCSIM_LOCAL_END
 }  // namespace dcsim_cg
 
 namespace cooperative_groups {
