@@ -621,6 +621,15 @@ CUresult build_image(const std::string& source, const std::string& options, int 
   argv.insert(argv.end(), {"-o", dir.path() + (trace ? "/kernel.o" : "/kernel.so"), dir.path() + "/kernel.cpp"});
   if (!shared.runtime_object.empty()) argv.push_back(shared.runtime_object);
   int status = run(argv, dir.path(), dir.path() + "/compile.log", log);
+  if (status != 0 && !shared.runtime_object.empty()) {
+    // The shared runtime is only a shortcut: a kernel it fails for (or whose object went missing) is
+    // built whole, as without it, and what that build says is what the user sees.
+    std::vector<std::string> whole;
+    for (const auto& w : argv)
+      if (w != "-DDCSIM_SPLIT_RUNTIME" && w != "-DDCSIM_KERNEL_ONLY" && w != shared.runtime_object) whole.push_back(w);
+    unlink((dir.path() + "/dcsim_cuda.h.gch").c_str());
+    status = run(whole, dir.path(), dir.path() + "/compile.log", log);
+  }
   if (status == 0 && trace) {
     const std::vector<std::string> link = {cxx[0], "-shared", "-pthread", "-o", dir.path() + "/kernel.so",
                                            dir.path() + "/kernel.o"};

@@ -153,6 +153,7 @@ void remove_orphaned_pch_dirs() {
 
 struct SharedState {
   std::mutex mu;
+  long owner = 0;  // the process the files below belong to (a forked child makes its own)
   bool dir_failed = false;
   std::map<std::vector<std::string>, int> builds;         // plain builds seen per flag set
   std::map<std::vector<std::string>, SharedShim> ready;  // made (or tried) per flag set
@@ -174,12 +175,19 @@ TempDir& shared_dir() {
 SharedShim shared_shim(const std::vector<std::string>& flags) {
   SharedState& s = shared_state();
   std::lock_guard<std::mutex> lock(s.mu);
+  const long pid = static_cast<long>(getpid());
+  if (s.owner != pid) {  // first use, or a forked child: its parent's folder may go before it does
+    s.owner = pid;
+    s.dir_failed = false;
+    s.builds.clear();
+    s.ready.clear();
+  }
   if (auto it = s.ready.find(flags); it != s.ready.end()) return it->second;
   if (++s.builds[flags] < 3 || s.dir_failed) return {};
   TempDir& dir = shared_dir();
-  if (dir.path().empty()) {
+  if (dir.path().empty() || dir.owner() != pid) {
     remove_orphaned_pch_dirs();
-    if (!dir.create("dcsim-pch-" + std::to_string(static_cast<long>(getpid())) + "-")) {
+    if (!dir.create("dcsim-pch-" + std::to_string(pid) + "-")) {
       s.dir_failed = true;
       return {};
     }

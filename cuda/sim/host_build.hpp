@@ -22,6 +22,7 @@ class TempDir {
   // prefix: the folder's name before its random part ("dcsim-" unless told)
   bool create(const std::string& prefix = "dcsim-");
   const std::string& path() const { return path_; }
+  long owner() const { return owner_; }
 
  private:
   std::string path_;
