@@ -10,7 +10,6 @@ use comes after it is set); in-process kernels share the session's cache.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,44 +40,13 @@ def tests_full(request: pytest.FixtureRequest) -> bool:
     return full_run(request.config)
 
 
-# On opencl:0 (PoCL: every new kernel is an LLVM build of 0.3-1 s with a cold cache, almost half of the
-# default run's time before this table) the widest matrices run one representative slice by default,
-# the same slice the CUDA simulator's pass runs (tests/run.sh); --full runs all of them. Each entry: the
-# test function, and a pattern the rest of its parameter id (the device taken out) must contain.
-# cpu:0 runs every parameter: the emitters and the operations' Python are the same on both devices.
-POCL_SLICE = {
-    # operators whose OpenCL C spelling differs from Python's (/, //, %, **, shifts), and == for the rest
-    "test_binary_operator_matches_numpy": r"truediv|floordiv|mod|pow|shift|-eq$",
-    "test_every_binary_operator_on_every_dtype_pair": r"float16",  # every right operand, float16 on the left
-    "test_fused_reductions_match_numpy": r"float32|int32|bool",  # bool: a char in OpenCL C
-    "test_integer_powers_are_exact_with_numpys_wraparound": r"uint8|int64",  # narrow and wide wraparound
-    "test_integer_powers_within_an_ulp": r"float32",
-    "test_shifts_follow_numpy_at_every_count": r"int8|uint64",  # narrow signed and unsigned, wide unsigned
-    "test_dtypes_follow_numpy": r"float32|int64|bool|int8",
-    "test_blocked_matmul_batches_and_vectors": r"float64",  # int32 adds only a second instantiation
-}
-
-
-def _pocl_slice_skips(item: pytest.Item) -> bool:
-    spec = getattr(item, "callspec", None)
-    rule = POCL_SLICE.get(getattr(item, "originalname", ""))
-    if spec is None or rule is None or spec.params.get("accelerator") != "opencl:0":
-        return False
-    rest = spec.id.replace("opencl:0", "")
-    return re.search(rule, rest) is None
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if full_run(config) or "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow: runs with --full (bash tests/run.sh --full, or pytest --full)")
-    pocl = pytest.mark.skip(reason="opencl:0 runs a representative slice of this matrix (tests/python/conftest.py "
-                                   "POCL_SLICE); the rest with --full")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
-        elif _pocl_slice_skips(item):
-            item.add_marker(pocl)
 
 
 def _device_ids() -> list[str]:
