@@ -1,5 +1,6 @@
 // What a kernel's host build needs around the compiler: running it, a private folder, the shim
-// headers written into that folder, and the shim header precompiled once per process.
+// headers written into that folder, and the shim's runtime object and precompiled header, made once
+// per process.
 #pragma once
 
 #include <string>
