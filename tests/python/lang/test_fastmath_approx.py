@@ -1,5 +1,6 @@
-"""fastmath=True on the CPU backend lets GCC approximate vector division and square roots (a
-``#pragma GCC optimize`` in the generated source, not a command-line flag: issue 24's n-body)."""
+"""fastmath=True on the CPU backend lets GCC approximate vector division and square roots, and
+split a loop's float accumulators (a ``#pragma GCC optimize`` in the generated source, not a
+command-line flag: issue 24's n-body)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 import dotcompute as dc
 
-PRAGMA = '#pragma GCC optimize("unsafe-math-optimizations")'
+PRAGMA = '#pragma GCC optimize("unsafe-math-optimizations", "unroll-loops", "variable-expansion-in-unroller")'
 
 
 def _inv_cube(fastmath: bool):
@@ -38,3 +39,26 @@ def test_the_approximations_stay_within_a_few_ulps():
         dc.launch(_inv_cube(fastmath), x.size, acc.asarray(x), out, accelerator=acc)
         # the estimate + Newton step of rsqrt/rcp: a few float32 ulps, not the estimate's 12 bits
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5 if fastmath else 2e-7)
+
+
+@dc.kernel(fastmath=True)
+def _row_sums(x: dc.Buffer[dc.float32, 2], out: dc.Buffer[dc.float32]):
+    i = dc.global_id(0)
+    if i < x.shape[0]:
+        s = dc.float32(0.0)
+        for j in range(x.shape[1]):
+            s += x[i, j]
+        out[i] = s
+
+
+def test_a_loop_reduction_split_over_accumulators_keeps_every_element():
+    # the unrolled loop adds into two accumulators and ends in a remainder loop: every row length
+    # from 0 past two unrolled bodies of 8-lane vectors, so each exit path runs
+    acc = dc.accelerator("cpu:0")
+    rng = np.random.default_rng(7)
+    for cols in list(range(0, 40)) + [127, 128, 129, 1001]:
+        x = rng.uniform(-1, 1, (5, cols)).astype(np.float32)
+        out = acc.empty((5,), np.float32)
+        dc.launch(_row_sums, 5, acc.asarray(x), out, accelerator=acc)
+        want = x.astype(np.float64).sum(axis=1)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5 * max(cols, 1), err_msg=f"{cols} columns")
