@@ -478,7 +478,7 @@ CUresult build_identity(std::string& out) {
     std::string log;
     std::vector<std::string> argv = cxx;
     argv.push_back("--version");
-    if (!dir.create() || run(argv, dir.path(), dir.path() + "/version.txt", log) != 0) {
+    if (!dir.create("dcsim-", log) || run(argv, dir.path(), dir.path() + "/version.txt", log) != 0) {
       status = CUDA_ERROR_NOT_SUPPORTED;
       detail = "the host C++ compiler " + cxx[0] + " does not run";
       return;
@@ -536,8 +536,8 @@ CUresult build_image(const std::string& source, const std::string& options, int 
     cxx = {trace_compiler_cache()};
   }
   TempDir dir;
-  if (!dir.create()) {
-    log = "cannot create a private temporary folder";
+  if (!dir.create("dcsim-", log)) {
+    log = "cannot create a private temporary folder: " + log;
     return fail(kErrorOperatingSystem, log);
   }
   write_shim_files(dir.path());

@@ -2,11 +2,8 @@
 #include "host_build.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,84 +15,21 @@
 
 #include "shim_files.hpp"
 
-extern char** environ;
-
 namespace dcsim_lib {
-namespace {
 
-void remove_tree(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      const std::string full = dir + "/" + name;
-      struct stat st {};
-      if (lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        remove_tree(full);
-      else
-        unlink(full.c_str());
-    }
-    closedir(d);
-  }
-  rmdir(dir.c_str());
-}
-
-std::string temp_base() {
-  const char* base = std::getenv("TMPDIR");
-  return base && *base ? base : "/tmp";
-}
-
-}  // namespace
+using dcsupport::remove_tree;
+using dcsupport::temp_root;
 
 int run(const std::vector<std::string>& argv, const std::string& dir, const std::string& log_path, std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int status = -1;
-  if (posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  dcsupport::ProcessResult result;
+  std::string error;
+  if (!dcsupport::run_process(argv, dir, log_path, result, error)) {
+    log = error;
+    return -1;
   }
-  std::ifstream in(log_path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  log = ss.str();
-  // Diagnostics name the files relative to the private folder (kernel.cu, dcsim_cuda.h).
+  log = std::move(result.output);
   for (size_t at; (at = log.find(dir + "/")) != std::string::npos;) log.erase(at, dir.size() + 1);
-  if (pid <= 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-bool TempDir::create(const std::string& prefix) {
-  std::string tmpl = temp_base() + "/" + prefix + "XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) return false;  // a fresh name, mode 0700: private to this user
-  path_ = buf.data();
-  owner_ = static_cast<long>(getpid());
-  // As the kernel cache checks its folder: a directory (not a link), ours, and no one else's to
-  // write into, or nothing is built there.
-  struct stat st {};
-  if (lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
-    return false;
-  return true;
-}
-
-TempDir::~TempDir() {
-  if (!path_.empty() && owner_ == static_cast<long>(getpid())) remove_tree(path_);
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
+  return result.signal != 0 ? 128 + result.signal : result.exit_code;
 }
 
 const std::vector<std::pair<std::string, std::string>>& shim_files() {
@@ -135,7 +69,7 @@ namespace {
 // Folders named dcsim-pch-<pid>- whose process is gone (killed before its exit handlers ran): removed
 // when a process makes its own, so a crashed test run does not leave its .gch files behind for good.
 void remove_orphaned_pch_dirs() {
-  const std::string base = temp_base();
+  const std::string base = temp_root();
   DIR* d = opendir(base.c_str());
   if (!d) return;
   const std::string prefix = "dcsim-pch-";
@@ -187,7 +121,8 @@ SharedShim shared_shim(const std::vector<std::string>& flags) {
   TempDir& dir = shared_dir();
   if (dir.path().empty() || dir.owner() != pid) {
     remove_orphaned_pch_dirs();
-    if (!dir.create("dcsim-pch-" + std::to_string(pid) + "-")) {
+    std::string error;
+    if (!dir.create("dcsim-pch-" + std::to_string(pid) + "-", error)) {
       s.dir_failed = true;
       return {};
     }

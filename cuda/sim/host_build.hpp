@@ -1,36 +1,23 @@
-// What a kernel's host build needs around the compiler: running it, a private folder, the shim
-// headers written into that folder, and the shim's runtime object and precompiled header, made once
-// per process.
+// What a kernel's host build needs around the compiler: running it in a private folder
+// (cpp/support's host_process.hpp, shared with the CPU backend), the shim headers written into that
+// folder, and the shim's runtime object and precompiled header, made once per process.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "host_process.hpp"
+
 namespace dcsim_lib {
 
-// Runs argv in `dir` with stdout and stderr going to `log_path`; returns the exit status (-1: did not run).
+using dcsupport::TempDir;
+using dcsupport::write_file;
+
+// Runs argv in `dir` with stdout and stderr going to `log_path`, read back into `log` with the
+// folder's name taken out of it (diagnostics then name kernel.cu, dcsim_cuda.h); returns the exit
+// status (128 + the signal when one ended it; -1: did not run, `log` says why).
 int run(const std::vector<std::string>& argv, const std::string& dir, const std::string& log_path, std::string& log);
-
-// A fresh folder under $TMPDIR (or /tmp), mode 0700, removed with everything in it when the object
-// goes -- by the process that made it (a forked child leaves its parent's folder alone).
-class TempDir {
- public:
-  TempDir() = default;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir();
-  // prefix: the folder's name before its random part ("dcsim-" unless told)
-  bool create(const std::string& prefix = "dcsim-");
-  const std::string& path() const { return path_; }
-  long owner() const { return owner_; }
-
- private:
-  std::string path_;
-  long owner_ = 0;  // the pid that made it
-};
-
-bool write_file(const std::string& path, const std::string& text);
 
 // The shim headers a build uses: the ones embedded in this library, or, for work on the shim itself,
 // the same files read from $DOTCOMPUTE_CUDA_SIM_SHIM_DIR (a checkout's cuda/sim/shim) when it is set,

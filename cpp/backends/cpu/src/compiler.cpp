@@ -7,13 +7,16 @@
 #include <sstream>
 
 #include "dotcompute/cpu_kernel_abi.h"
-#include "process.h"
+#include "host_process.hpp"
 
 #ifndef DOTCOMPUTE_CPU_SOURCE_INCLUDE_DIR
 #define DOTCOMPUTE_CPU_SOURCE_INCLUDE_DIR ""
 #endif
 
 namespace dccpu {
+
+using dcsupport::ProcessResult;
+using dcsupport::TempDir;
 
 namespace {
 
@@ -78,7 +81,7 @@ Compiler::Compiler(const HostInfo& host) {
   auto try_command = [&](const std::string& text, const char* origin) {
     std::vector<std::string> words = split_words(text);
     if (words.empty()) return false;
-    const std::string exe = find_executable(words[0]);
+    const std::string exe = dcsupport::find_executable(words[0]);
     if (exe.empty()) {
       notes += std::string(origin) + "='" + text + "' is not an executable on PATH; ";
       return false;
@@ -124,15 +127,15 @@ dc_status Compiler::identity(std::string& out, std::string& error) {
     }
     TempDir dir;
     std::string err;
-    if (!dir.create(err)) {
+    if (!dir.create("dotcompute-cpu-", err)) {
       identity_status_ = DC_ERROR_INTERNAL;
-      identity_error_ = err;
+      identity_error_ = "cpu: " + err;
       return;
     }
     std::vector<std::string> argv = command_;
     argv.push_back("--version");
     ProcessResult result;
-    if (!run_process(argv, dir.path(), dir.path() + "/version.txt", result, err) || result.exit_code != 0) {
+    if (!dcsupport::run_process(argv, dir.path(), dir.path() + "/version.txt", result, err) || result.exit_code != 0) {
       identity_status_ = DC_ERROR_UNAVAILABLE;
       identity_error_ = "cpu: the C++ compiler " + join(command_) + " does not run (`--version` failed" +
                         (err.empty() ? "" : ": " + err) + "). " + kInstallHint;
@@ -157,10 +160,13 @@ dc_status Compiler::compile(const std::string& source, const std::string& option
     return DC_ERROR_UNAVAILABLE;
   }
   TempDir dir;
-  if (!dir.create(error)) return DC_ERROR_INTERNAL;
+  if (!dir.create("dotcompute-cpu-", error)) {
+    error = "cpu: " + error;
+    return DC_ERROR_INTERNAL;
+  }
   const std::string src = dir.path() + "/kernel.cpp";
   const std::string out = dir.path() + "/kernel.so";
-  if (!write_file(src, source.data(), source.size())) {
+  if (!dcsupport::write_file(src, source)) {
     error = "cpu: cannot write " + src;
     return DC_ERROR_INTERNAL;
   }
@@ -175,7 +181,10 @@ dc_status Compiler::compile(const std::string& source, const std::string& option
   argv[argv.size() - 1] = src;
 #endif
   ProcessResult result;
-  if (!run_process(argv, dir.path(), dir.path() + "/compile.log", result, error)) return DC_ERROR_UNAVAILABLE;
+  if (!dcsupport::run_process(argv, dir.path(), dir.path() + "/compile.log", result, error)) {
+    error = "cpu: " + error;
+    return DC_ERROR_UNAVAILABLE;
+  }
   if (result.exit_code != 0) {
     error = result.output;
     if (error.empty()) {
@@ -186,7 +195,7 @@ dc_status Compiler::compile(const std::string& source, const std::string& option
       error += "\n(note: the dotcompute include directory was not found; set DOTCOMPUTE_INCLUDE_DIR)\n";
     return DC_ERROR_COMPILATION;
   }
-  if (!read_file(out, binary) || binary.empty()) {
+  if (!dcsupport::read_file(out, binary) || binary.empty()) {
     error = "cpu: the compiler succeeded but produced no " + out;
     return DC_ERROR_COMPILATION;
   }

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "process.h"
+#include "host_process.hpp"
 
 namespace dccpu {
 
@@ -68,10 +68,11 @@ dc_status Module::load(const void* binary, uint64_t size, std::unique_ptr<Module
   }
 #endif
   // Fallback: a private temporary file, unlinked as soon as it is mapped.
-  std::string path = temp_root() + "/dotcompute-kernel-XXXXXX.so";
+  const std::string tmp = dcsupport::temp_root();
+  std::string path = tmp + "/dotcompute-kernel-XXXXXX.so";
   const int tfd = mkstemps(path.data(), 3);
   if (tfd < 0) {
-    error = "cpu: cannot create a temporary file for the module in " + temp_root() + ": " + std::strerror(errno);
+    error = "cpu: cannot create a temporary file for the module in " + tmp + ": " + std::strerror(errno);
     return DC_ERROR_INTERNAL;
   }
   const bool written = write_all(tfd, binary, size);

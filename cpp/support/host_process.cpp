@@ -1,4 +1,5 @@
-#include "process.h"
+// host_process.hpp: spawning a host program and its private folder.
+#include "host_process.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -8,7 +9,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,8 +16,7 @@
 
 extern char** environ;
 
-namespace dccpu {
-
+namespace dcsupport {
 namespace {
 
 bool is_executable_file(const std::string& path) {
@@ -42,9 +41,10 @@ class SpawnActions {
   bool ok_ = false;
 };
 
+}  // namespace
+
 void remove_tree(const std::string& path) {
-  DIR* dir = opendir(path.c_str());
-  if (dir != nullptr) {
+  if (DIR* dir = opendir(path.c_str())) {
     while (dirent* entry = readdir(dir)) {
       const std::string name = entry->d_name;
       if (name == "." || name == "..") continue;
@@ -60,8 +60,6 @@ void remove_tree(const std::string& path) {
   }
   rmdir(path.c_str());
 }
-
-}  // namespace
 
 std::string find_executable(const std::string& name) {
   if (name.empty()) return "";
@@ -109,29 +107,37 @@ std::string temp_root() {
 }
 
 TempDir::~TempDir() {
-  if (!path_.empty()) remove_tree(path_);
+  if (!path_.empty() && owner_ == static_cast<long>(getpid())) remove_tree(path_);
 }
 
-bool TempDir::create(std::string& error) {
-  std::string pattern = temp_root() + "/dotcompute-cpu-XXXXXX";
+bool TempDir::create(const std::string& prefix, std::string& error) {
+  std::string pattern = temp_root() + "/" + prefix + "XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
-    error = "cpu: cannot create a temporary directory under " + temp_root() + ": " + std::strerror(errno) +
+    error = "cannot create a temporary directory under " + temp_root() + ": " + std::strerror(errno) +
             " (set TMPDIR to a writable directory)";
     return false;
   }
   path_ = pattern;
+  owner_ = static_cast<long>(getpid());
+  // As the kernel cache checks its folder: a directory (not a link), ours, and no one else's to
+  // write into, or nothing is built there.
+  struct stat st {};
+  if (lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    error = "the temporary directory " + path_ + " is not a private directory of this user's";
+    return false;
+  }
   return true;
 }
 
 bool run_process(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path,
                  ProcessResult& result, std::string& error) {
   if (argv.empty()) {
-    error = "cpu: empty command line";
+    error = "empty command line";
     return false;
   }
   SpawnActions actions;
   if (!actions.ok()) {
-    error = "cpu: posix_spawn_file_actions_init failed";
+    error = "posix_spawn_file_actions_init failed";
     return false;
   }
   posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
@@ -140,7 +146,7 @@ bool run_process(const std::vector<std::string>& argv, const std::string& cwd, c
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(actions.get(), cwd.c_str());
 #else
-  (void)cwd;  // callers pass absolute paths, so the working directory only affects log text
+  (void)cwd;  // callers pass absolute paths there, so the working directory only affects log text
 #endif
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -150,16 +156,17 @@ bool run_process(const std::vector<std::string>& argv, const std::string& cwd, c
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0].c_str(), actions.get(), nullptr, args.data(), environ);
   if (rc != 0) {
-    error = "cpu: cannot run " + argv[0] + ": " + std::strerror(rc);
+    error = "cannot run " + argv[0] + ": " + std::strerror(rc);
     return false;
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
-      error = "cpu: waitpid for " + argv[0] + " failed: " + std::strerror(errno);
+      error = "waitpid for " + argv[0] + " failed: " + std::strerror(errno);
       return false;
     }
   }
+  result = ProcessResult{};
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -170,4 +177,4 @@ bool run_process(const std::vector<std::string>& argv, const std::string& cwd, c
   return true;
 }
 
-}  // namespace dccpu
+}  // namespace dcsupport
