@@ -3,11 +3,13 @@
 ``acc.launch(k, n, *args)`` and ``dc.launch(k, n, *args, accelerator=acc)`` went through four
 Python layers (the option checks, ``launch_on``, the kernel's launch entry, the native plan's
 pybind11 call), 2.1 µs per launch against numpy's 1.2 µs ufunc call (issue 24). A launch entry
-that needs nothing of those layers (lang/launching.py: no captured globals to re-check, no argument
-expansion, no work-group size to choose, not debug) gets a native ``FastLaunch``
-(python/src/fast_launch.cpp) that packs exact ``dc.Buffer``/scalar arguments, checks the kernel's
-unguarded indexings against the buffers' extents and launches. lang/launching.py files it in the
-kernel's ``_fast`` table under the accelerator after a launch through the entry succeeded.
+that needs nothing of those layers (lang/launching.py: no argument expansion, no work-group size to
+choose, not debug) gets a native ``FastLaunch`` (python/src/fast_launch.cpp) that packs exact
+``dc.Buffer``/scalar arguments, checks the kernel's unguarded indexings against the buffers' extents
+and launches; for a kernel that reads global or closure names (the operations' kernels read their
+modules' constants) it is wrapped in the re-check of those names that the normal path makes, and
+declines once one of them was rebound. lang/launching.py files it in the kernel's ``_fast`` table
+under the accelerator after a launch through the entry succeeded.
 
 :func:`attempt` is what the two entry points call for a launch without options; its tests are
 those the layers below would make, each a load and a compare: a trace recording (``dc.profile``), a

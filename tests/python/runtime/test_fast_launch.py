@@ -169,3 +169,56 @@ def test_kernels_with_checks_and_raw_kernels_have_no_fast_path(cpu):
     assert not checked._fast
     raw = dc.RawKernel("void raw_fill() {}", "raw_fill", backend="cpu")  # (compiled on its first launch)
     assert not attempt(cpu, raw, 1, (out,))
+
+
+SCALE = 2.0
+
+
+@dc.kernel
+def _scale_by_module_constant(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]) -> None:
+    i = dc.global_id(0)
+    out[i] = x[i] * SCALE
+
+
+def _closure_kernel(offset: float) -> dc.Kernel:
+    @dc.kernel
+    def shift(x: dc.Buffer[dc.float32], out: dc.Buffer[dc.float32]) -> None:
+        i = dc.global_id(0)
+        out[i] = x[i] + offset
+
+    return shift
+
+
+def test_a_kernel_reading_a_module_constant_takes_the_fast_path_and_sees_it_rebound(cpu):
+    # the operations' kernels read their modules' constants: they keep the fast path, after the same
+    # check of each captured name that the normal path makes before a launch
+    global SCALE
+    x = cpu.asarray(np.arange(16, dtype=np.float32))
+    out = cpu.zeros(16, np.float32)
+    cpu.launch(_scale_by_module_constant, 16, x, out)
+    assert _filed(_scale_by_module_constant, cpu)
+    assert attempt(cpu, _scale_by_module_constant, 16, (x, out))
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(16, dtype=np.float32))
+    try:
+        SCALE = 3.0
+        # the filed launcher declines (nothing runs), the normal path lowers the kernel again
+        assert not attempt(cpu, _scale_by_module_constant, 16, (x, out))
+        np.testing.assert_array_equal(out.numpy(), 2 * np.arange(16, dtype=np.float32))
+        cpu.launch(_scale_by_module_constant, 16, x, out)
+        np.testing.assert_array_equal(out.numpy(), 3 * np.arange(16, dtype=np.float32))
+        cpu.launch(_scale_by_module_constant, 16, x, out)  # the new entry's fast path
+        np.testing.assert_array_equal(out.numpy(), 3 * np.arange(16, dtype=np.float32))
+    finally:
+        SCALE = 2.0
+    dc.launch(_scale_by_module_constant, 16, x, out, accelerator=cpu)
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(16, dtype=np.float32))
+
+
+def test_a_kernel_reading_a_closure_variable_takes_the_fast_path(cpu):
+    shift = _closure_kernel(1.5)
+    x = cpu.asarray(np.arange(8, dtype=np.float32))
+    out = cpu.zeros(8, np.float32)
+    cpu.launch(shift, 8, x, out)
+    assert _filed(shift, cpu)
+    cpu.launch(shift, 8, x, out)
+    np.testing.assert_array_equal(out.numpy(), np.arange(8, dtype=np.float32) + 1.5)
