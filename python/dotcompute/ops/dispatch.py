@@ -37,7 +37,16 @@ from ..runtime import Accelerator, trace
 PATHS = ("auto", "vendor", "portable", "lanes", "threads")
 
 _log = logging.getLogger("dotcompute.ops")
-_state = threading.local()
+class _State(threading.local):
+    """The calling thread's ``prefer`` path and whether the work is dotcompute's own (``internal``).
+    Defaults on the class: a thread that never set them reads them without getattr's caught
+    AttributeError (~1 us, on every operation call)."""
+
+    path = "auto"
+    quiet = False
+
+
+_state = _State()
 
 #: Called as ``fn(operation, accelerator_id, path)`` after each choice.
 listeners: list[Callable[[str, str, str], None]] = []
@@ -53,7 +62,7 @@ def prefer(path: str) -> Iterator[None]:
     """
     if path not in PATHS:
         raise ValueError(f"prefer: path must be one of {PATHS}, got {path!r}")
-    old = getattr(_state, "path", "auto")
+    old = _state.path
     _state.path = path
     try:
         yield
@@ -62,14 +71,14 @@ def prefer(path: str) -> Iterator[None]:
 
 
 def preferred() -> str:
-    return getattr(_state, "path", "auto")
+    return _state.path
 
 
 @contextmanager
 def internal(path: str) -> Iterator[None]:
     """``prefer(path)`` for work dotcompute does for itself (a vendor library's self-check): its
     choices are not profile notes, log lines or listener calls, which describe the user's calls."""
-    old = getattr(_state, "quiet", False)
+    old = _state.quiet
     _state.quiet = True
     try:
         with prefer(path):
@@ -81,13 +90,14 @@ def internal(path: str) -> Iterator[None]:
 #: The dtypes the portable kernels are written and tested for; as the kernel language grows
 #: (small ints, float16, complex), each joins here once the operations are tested with it.
 PORTABLE_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.uint32, np.float32, np.float64))
+#: both: what kernel_dtype asks, one set lookup (a tuple's scan compares dtypes one by one, ~1 us)
+_KERNEL_PORTABLE = PORTABLE_DTYPES & frozenset(KERNEL_DTYPES)
 
 
 def kernel_dtype(dtype: np.dtype) -> bool:
     """Whether the portable kernels compute with ``dtype`` (the kernel language has it, and the
     operations are tested with it)."""
-    d = np.dtype(dtype)
-    return d in KERNEL_DTYPES and d in PORTABLE_DTYPES
+    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)) in _KERNEL_PORTABLE
 
 
 #: Operations whose portable kernels are far slower than numpy on a host copy when the device is
@@ -153,7 +163,7 @@ def choose(operation: str, acc: Accelerator, *dtypes: np.dtype, vendor: bool | N
     else:
         path = "host"
     lib = library if (path == "vendor" and library) else ("numpy" if path in ("vendor", "threads", "host") else None)
-    if getattr(_state, "quiet", False):
+    if _state.quiet:
         return path
     # the log line, profile note and listeners each want acc.id: only read when one of them is there
     if _log.isEnabledFor(logging.DEBUG):

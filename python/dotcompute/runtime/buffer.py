@@ -20,15 +20,20 @@ if TYPE_CHECKING:
 
 def normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     """``5`` -> ``(5,)``; a sequence of ints -> a tuple; negative extents are refused."""
-    if isinstance(shape, bool):
-        raise TypeError("shape must be an int or a sequence of ints, not a bool")
-    try:
-        dims = (operator.index(shape),)  # type: ignore[arg-type]
-    except TypeError:
+    if type(shape) is int:  # the common forms first, without a raised and caught TypeError (~2 us)
+        dims: tuple[int, ...] = (shape,)
+    elif type(shape) is tuple and all(type(d) is int for d in shape):
+        dims = shape
+    else:
+        if isinstance(shape, bool):
+            raise TypeError("shape must be an int or a sequence of ints, not a bool")
         try:
-            dims = tuple(operator.index(d) for d in shape)  # type: ignore[union-attr]
+            dims = (operator.index(shape),)  # type: ignore[arg-type]
         except TypeError:
-            raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+            try:
+                dims = tuple(operator.index(d) for d in shape)  # type: ignore[union-attr]
+            except TypeError:
+                raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
     for d in dims:
         if d < 0:
             raise ValueError(f"shape {dims} has a negative extent")
