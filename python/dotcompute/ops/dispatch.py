@@ -37,6 +37,8 @@ from ..runtime import Accelerator, trace
 PATHS = ("auto", "vendor", "portable", "lanes", "threads")
 
 _log = logging.getLogger("dotcompute.ops")
+
+
 class _State(threading.local):
     """The calling thread's ``prefer`` path and whether the work is dotcompute's own (``internal``).
     Defaults on the class: a thread that never set them reads them without getattr's caught
