@@ -149,14 +149,14 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool, index_key
     # (debug mode checks every access itself and reports the first bad one after the launch)
     found = () if debug else bound_facts(k)
     entry.bounds = Prover(found) if found else ()
-    # A plain entry's launch is the native call with the arguments as given: no captured globals to
-    # re-check, no argument expansion, no work-group sizes to choose, no extra size arguments, no
-    # unguarded indexing to prove in range.
-    entry.plain = not (spec.captures or entry.expand is not None or entry.uses_barrier or entry.cpu_inner
-                       or entry.debug or entry.gs_params or entry.hw_swap or entry.bounds)
-    if not entry.plain and entry.bounds and not (spec.captures or entry.expand is not None or entry.uses_barrier
-                                                 or entry.cpu_inner or entry.debug or entry.gs_params
-                                                 or entry.hw_swap):
+    # What only the Python launch path does: argument expansion, work-group sizes to choose, extra
+    # size arguments, debug launches. An entry needing none of it is plain when it also has no captured
+    # names to re-check and no unguarded indexing to prove in range: its launch is the native call with
+    # the arguments as given.
+    needs_python = bool(entry.expand is not None or entry.uses_barrier or entry.cpu_inner or entry.debug
+                        or entry.gs_params or entry.hw_swap)
+    entry.plain = not (needs_python or spec.captures or entry.bounds)
+    if not (needs_python or spec.captures) and entry.bounds:
         # plain once proved: an unguarded x[i] kernel relaunched on the same Buffers (issue 24: the
         # slow path's checks cost ~1 us per launch, a third of it)
         entry.proved = entry.bounds.holds
@@ -164,8 +164,7 @@ def prepare(kernel: Any, acc: Any, args: tuple[Any, ...], debug: bool, index_key
         entry.fast = _fast_path(kernel, entry, args, found)
         if index_key is not None and all(getattr(t, "elem", None) is None for t in types):
             _to_index(index_key, kernel, entry, specs, types, found)
-    elif spec.captures and not (entry.expand is not None or entry.uses_barrier or entry.cpu_inner or entry.debug
-                                or entry.gs_params or entry.hw_swap):
+    elif spec.captures and not needs_python:
         # plain but for its captured names (the operations' kernels read their module's constants) and
         # perhaps an unguarded index, which the native side proves from the same facts: the fast path
         # after the re-check of the names the normal path makes (issue 24: 10.5 -> ~4 us a launch)
