@@ -26,16 +26,6 @@ std::string simulator_path() {
   return (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) + "/libdotcompute_cuda_sim.so";
 }
 
-template <typename Fn>
-bool resolve(const DynLib& lib, Fn& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<Fn>(lib.symbol(name));
-  if (!fn) {
-    if (!missing.empty()) missing += ", ";
-    missing += name;
-  }
-  return fn != nullptr;
-}
-
 }  // namespace
 
 std::unique_ptr<Driver> Driver::load(std::string& error) {

@@ -53,4 +53,13 @@ class DynLib {
   std::string path_;
 };
 
+// Looks `name` up in `lib` into the function pointer `fn`; a missing one is appended to `missing`
+// (", "-separated), so a loader can name every symbol an old library lacks at once.
+template <typename Fn>
+bool resolve(const DynLib& lib, Fn& fn, const char* name, std::string& missing) {
+  fn = reinterpret_cast<Fn>(lib.symbol(name));
+  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
+  return fn != nullptr;
+}
+
 }  // namespace dotcompute::cuda

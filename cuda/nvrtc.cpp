@@ -34,13 +34,6 @@ DynLib preload_builtins(const std::string& dir) {
   return lib;
 }
 
-template <typename Fn>
-bool resolve(const DynLib& lib, Fn& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<Fn>(lib.symbol(name));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
-  return fn != nullptr;
-}
-
 }  // namespace
 
 std::unique_ptr<Nvrtc> Nvrtc::load(std::string& error) {

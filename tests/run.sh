@@ -88,7 +88,8 @@ fi
 
 step "C++ tests under ASan + UBSan (ctest)"
 # (the asan preset leaves out the CUDA simulator library: no C++ test loads it -- the simulator runs
-# under the Python tests below -- and it was a sixth of this build's compile time)
+# under the Python tests below -- and it was a sixth of this build's compile time), and it is a unity
+# build (135 -> 77 s on 2 cores; the dev build above compiles the libraries source by source)
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan --output-on-failure

@@ -16,8 +16,11 @@
 #include <thread>
 
 #include "sha256.hpp"
+#include "string_util.hpp"
 
 namespace dotcompute {
+
+using detail::ends_with;
 
 namespace {
 
@@ -30,10 +33,6 @@ constexpr const char* kSuffix = ".dck";
 constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
 // Temporary files older than this belong to a writer that died.
 constexpr int64_t kStaleTmpSeconds = 3600;
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Parents are created 0755 like any folder; the cache folder itself is private (0700): its
 // entries are native code that this process will dlopen.

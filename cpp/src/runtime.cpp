@@ -12,6 +12,7 @@
 #include "dotcompute/errors.hpp"
 #include "dotcompute/kernel_cache.hpp"
 #include "manifest.hpp"
+#include "string_util.hpp"
 
 #ifndef DOTCOMPUTE_VERSION_STRING
 #define DOTCOMPUTE_VERSION_STRING "0.0.0"
@@ -19,15 +20,13 @@
 
 namespace dotcompute {
 
+using detail::ends_with;
+
 const char* version() noexcept { return DOTCOMPUTE_VERSION_STRING; }
 
 namespace {
 
 constexpr const char* kManifestSuffix = ".plugin.json";
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

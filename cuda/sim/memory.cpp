@@ -15,10 +15,6 @@ constexpr uint64_t kAlign = 256;  // cuMemAlloc's alignment guarantee
 // Left unused after each allocation when the free block has room: an access one past the end (or a
 // few elements past it) then lands in no other allocation, so a trace build's memcheck sees it.
 constexpr uint64_t kRedZone = 256;
-uint64_t page_size() {
-  static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  return p;
-}
 }  // namespace
 
 Arena::~Arena() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,12 @@
 #include "shim/dcsim_abi.h"
 
 namespace dcsim_lib {
+
+// The host's memory page size (sysconf, read once): arenas and block stacks are laid out in pages.
+inline uint64_t page_size() {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
 
 // Driver error codes the plugin's header does not name (values from the driver API's documentation).
 constexpr CUresult kErrorInvalidSource = 300;

@@ -297,11 +297,6 @@ thread_local SharedMap t_shared;
 // The resident blocks of the cooperative launch this thread runs (ResidentGrid), for describe_fault.
 thread_local const ResidentGrid* t_grid = nullptr;
 
-uint64_t page_size() {
-  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
-
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 }  // namespace

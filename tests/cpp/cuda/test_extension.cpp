@@ -1,6 +1,7 @@
 // The CUDA extension table: pinned and managed memory, peer copies, graphs, native handles.
 #include <cstring>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "plugin_fixture.hpp"
@@ -51,13 +52,23 @@ class PeerTest : public ExtensionTest {
     dbl.set_device_count(3);  // 0 and 1 are peers; 2 is alone
     restart();
   }
+  // The buffers go back before the next test: later tests count the double's live allocations.
+  void TearDown() override {
+    for (const auto& [device, p] : buffers_) EXPECT_EQ(b.mem_free(device, p), DC_OK) << error();
+    buffers_.clear();
+    ExtensionTest::TearDown();
+  }
   // A buffer on `device` filled with `byte`.
   dc_devptr filled(int device, unsigned char byte, uint64_t n) {
     dc_devptr p = 0;
     EXPECT_EQ(b.mem_alloc(device, n, &p), DC_OK) << error();
     EXPECT_EQ(b.memset_d8(nullptr, p, 0, byte, n), DC_OK) << error();
+    buffers_.emplace_back(device, p);
     return p;
   }
+
+ private:
+  std::vector<std::pair<int, dc_devptr>> buffers_;
 };
 
 TEST_F(PeerTest, PeerAccessIsEnabledWherePossible) {
