@@ -40,6 +40,21 @@ def tests_full(request: pytest.FixtureRequest) -> bool:
     return full_run(request.config)
 
 
+@pytest.fixture
+def device_slice(request: pytest.FixtureRequest, tests_full: bool):
+    """``device_slice(keep, what)`` for a parameter of a dtype or operator matrix, whose parameters run
+    one emitter's code again on more types: on the CPU backend every parameter runs; on other devices
+    (OpenCL, the CUDA simulator, the Metal double: a program build of 0.3-3 s each) only the
+    representative slice (``keep`` true) runs by default, the rest with --full. ``what`` names the
+    slice in the skip's reason."""
+    acc = request.getfixturevalue("accelerator")
+
+    def check(keep: bool, what: str) -> None:
+        if not keep and not tests_full and acc.backend != "cpu":
+            pytest.skip(f"slow: on devices other than cpu:0 {what} run by default; every parameter with --full")
+    return check
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if full_run(config) or "slow" in (config.option.markexpr or ""):
         return

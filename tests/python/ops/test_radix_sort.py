@@ -55,7 +55,8 @@ def _data(dtype: type, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n", [0, 1, 2049, 30_001])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sort_and_argsort_match_numpy(accelerator, radix, dtype, n):
+def test_sort_and_argsort_match_numpy(accelerator, radix, dtype, n, device_slice):
+    device_slice(dtype in (np.float32, np.int64), "float32 and int64 keys")
     x = _data(dtype, n)
     b = accelerator.asarray(x)
     got = dc.ops.sort(b).numpy()

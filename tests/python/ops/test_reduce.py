@@ -36,7 +36,8 @@ def test_full_reductions_sizes(accelerator, path, n):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint32, np.bool_, np.int8])
 @pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean", "argmin", "argmax"])
-def test_dtypes_follow_numpy(accelerator, path, dtype, name):
+def test_dtypes_follow_numpy(accelerator, path, dtype, name, device_slice):
+    device_slice(dtype not in (np.float64, np.int32, np.uint32), "float32, int64, bool and int8 inputs (of seven)")
     x = _data(4099, dtype)
     if name == "prod":
         if np.dtype(dtype).kind == "f":
