@@ -55,13 +55,31 @@ def device_slice(request: pytest.FixtureRequest, tests_full: bool):
     return check
 
 
+#: Suites that run the kernel language's features again through other kernels (ported real-world
+#: code, idioms): whole on the CPU backend; on other devices, where each kernel is a program build of
+#: 0.3-3 s, with --full -- as the CUDA-simulator and Metal-double passes of tests/run.sh run them.
+SAME_FEATURES_AGAIN = ("realworld", "idioms")
+
+
+def _device_param(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("accelerator") if callspec is not None else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if full_run(config) or "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow: runs with --full (bash tests/run.sh --full, or pytest --full)")
+    again = pytest.mark.skip(reason="slow: realworld and idioms run on cpu:0 by default (the same features "
+                             "through other kernels); on other devices with --full")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+            continue
+        device = _device_param(item)
+        if device is not None and not device.startswith("cpu:") and \
+                Path(str(item.fspath)).parent.name in SAME_FEATURES_AGAIN:
+            item.add_marker(again)
 
 
 def _device_ids() -> list[str]:
