@@ -3,8 +3,10 @@
 #   the C++ tests (ctest) and the Python tests (pytest) on cpu, opencl (PoCL), the CUDA simulator and
 #   the Metal double.
 # Usage: bash tests/run.sh [--full] [extra pytest paths or options for the main pytest run...]
-#   --full  also the tests marked slow (@pytest.mark.slow) and the whole matrices of the CUDA-simulator
-#           and Metal-double passes (the scheduled CI workflow, .github/workflows/tests.yml)
+#   --full  also the tests marked slow (@pytest.mark.slow), the whole dtype and operator matrices and the
+#           realworld/idioms suites on every device (by default devices other than cpu:0 run a slice:
+#           tests/python/conftest.py), and the whole CUDA-simulator and Metal-double passes (the
+#           scheduled CI workflow, .github/workflows/tests.yml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -167,15 +169,13 @@ else
   # - the ops suites' "portable" path parameters ("portable-", "portable-radix-", ...), which on the
   #   simulator are the "auto" path again;
   # - every binary operator on every dtype pair: float16 on the left (three left dtypes on other
-  #   devices: tests/python/expr/test_operators.py); the direct matmul's shape list: float32; 200,003
-  #   sorted keys: float32 (each size and dtype is seconds of host-run GPU threads); the float64
+  #   devices: tests/python/expr/test_operators.py); the direct matmul's shape list: float32; the float64
   #   matmul of a batched and a vector product (every operand layout runs in test_matmul_direct.py);
   # - left for --full: the blocked matmul (the kernel for CPU-type OpenCL devices), random
   #   expression trees and the laziness rules (Python-side logic, the same on every device).
   sim_k="$sim_k and not portable-"
   sim_k="$sim_k and not (test_shapes_match_numpy and int32)"
   sim_k="$sim_k and not (test_every_binary_operator_on_every_dtype_pair and not 0-float16)"
-  sim_k="$sim_k and not (test_sort_sizes_dtypes and 0-int64-200003)"
   sim_k="$sim_k and not (test_matmul_batched_and_vectors and not (shapes0 or shapes3))"
   sim_ignore=(--ignore=tests/python/ops/test_matmul_blocked.py --ignore=tests/python/expr/test_random_trees.py
     --ignore=tests/python/expr/test_laziness.py)

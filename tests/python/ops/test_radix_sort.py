@@ -55,8 +55,10 @@ def _data(dtype: type, n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n", [0, 1, 2049, 30_001])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sort_and_argsort_match_numpy(accelerator, radix, dtype, n, device_slice):
+def test_sort_and_argsort_match_numpy(accelerator, radix, dtype, n, device_slice, tests_full):
     device_slice(dtype in (np.float32, np.int64), "float32 and int64 keys")
+    if n == 30_001 and accelerator.info.get("simulated") and not tests_full:
+        pytest.skip("30,001 keys on the simulator run with --full (test_sort.py sorts 10,007 there: several tiles)")
     x = _data(dtype, n)
     b = accelerator.asarray(x)
     got = dc.ops.sort(b).numpy()
