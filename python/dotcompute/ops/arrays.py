@@ -2,8 +2,8 @@
 
 The portable kernels work on flat 1-D buffers (flat indices keep them short and readable);
 ``flat()`` gives a plain n-d Buffer's own memory as 1-D (a native view, no copy) and copies the
-expression layer's strided views and pending values; ``shaped()`` moves a 1-D result into a new
-n-d buffer with a copy kernel on the buffer's own device.
+expression layer's strided views and pending values; ``shaped()`` gives a new 1-D result (memory no
+one else sees) in its n-d or 0-d shape the same way.
 """
 
 from __future__ import annotations
@@ -195,10 +195,17 @@ def flat(buf: Buffer) -> Buffer:
 
 
 def shaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:
-    """The 1-D ``buf`` as a buffer of ``shape`` (same size)."""
+    """The 1-D ``buf`` as a buffer of ``shape`` (same size): for a plain Buffer a native view of its
+    memory, so callers pass memory of their own making (a result), never an argument's."""
     if len(shape) == 1:
         return buf
     acc = buf.accelerator
+    if type(buf) is Buffer and buf.size:
+        # the same memory seen in the new shape, as flat() does: no copy, and nothing waited for (a
+        # reduction's 0-d result went through the host, which waited for the launches behind it)
+        native = buf._native
+        if not native.byte_offset or acc.backend in _OFFSET_VIEWS:
+            return Buffer._wrap(native.view(0, shape), acc)
     out = acc.empty(shape, buf.dtype)
     if buf.size == 0:
         return out

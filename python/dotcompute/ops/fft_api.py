@@ -162,19 +162,11 @@ def _shift(name: str, x: Any, axes: Any, inverse: bool) -> Any:
         out = o.acc.empty((buf.size,), buf.dtype)
         o.acc.launch(_roll, buf.size, buf, out, n, inner, shift)
         buf = out
-    return result(o, buf if nd == 1 else _reshaped(buf, o.shape))
+    return result(o, buf if nd == 1 else shaped(buf, o.shape))
 
 
 def _copy(buf: Buffer) -> Buffer:
     return _engine_copy(buf)
-
-
-def _reshaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:
-    if not shape:
-        out = buf.accelerator.empty((), buf.dtype)
-        out.copy_from(buf.numpy().reshape(()))
-        return out
-    return shaped(buf, shape)
 
 
 def fftshift(x: Any, /, *, axes: Any = None) -> Any:

@@ -102,19 +102,32 @@ def _fast_full(name: str, op: Any, out_dtype: np.dtype, full: bool) -> tuple[str
     return None, False
 
 
-def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype) -> Any:
-    """sum/mean of all of the CPU-backend ``buf`` by the lanes kernel: one partial per run of
-    ``rk.SUM_RUN`` elements, on the backend's threads; the partials added by numpy (pairwise)."""
+def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype, shape: tuple[int, ...]) -> Buffer:
+    """sum/mean of all of the CPU-backend ``buf`` by the lanes kernel, as a Buffer of ``shape`` (one
+    element): one partial per run of ``rk.SUM_RUN`` elements on the backend's threads, then the
+    partials by the same kernel until one is left (16M elements: 4,096 partials, then 1), and for a
+    mean one division. Every launch is queued behind the first and nothing is waited for: the Python
+    that follows the first launch (the further levels, the result's Buffer) runs while it streams
+    through memory, as on a GPU, and ``float()``/``.item()`` wait for the value. Each level is a
+    pairwise sum with leaves of 128 elements (lanes_kernel's docstring; docs/operations.md measures it)."""
     acc = buf.accelerator
     x = flat(buf)
-    runs = -(-x.size // rk.SUM_RUN)
-    partial = acc.empty((runs,), out_dtype)
-    spread = CPU_INLINE_ITEMS // runs + 1  # runs * spread > CPU_INLINE_ITEMS: the pool, runs evenly spread
-    acc.launch(rk.lanes_kernel(out_dtype.type), runs * spread, x, partial, spread)
-    total = np.add.reduce(np.asarray(partial))  # waits for the launch: host memory, no copy
+    count = x.size
+    kernel = rk.lanes_kernel(out_dtype.type)
+    spread = 0
+    while True:
+        runs = -(-x.size // rk.SUM_RUN)
+        partial = acc.empty((runs,), out_dtype)
+        # the first level is padded onto the thread pool with its runs spread evenly; the later
+        # levels are 4,096 times smaller and run as they come
+        spread = CPU_INLINE_ITEMS // runs + 1 if not spread else 1
+        acc.launch(kernel, runs * spread, x, partial, spread)
+        x = partial
+        if runs == 1:
+            break
     if name == "mean":
-        return (np.asarray(total) / x.size).astype(out_dtype)[()]
-    return total
+        acc.launch(rk.divide_kernel(out_dtype.type), 1, x, count)
+    return shaped(x, shape)
 
 
 def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = None,
@@ -131,13 +144,12 @@ def _reduce_named(name: str, x: Any, axis: Any, accelerator: Any, dtype: Any = N
     fast, worth = _fast_full(name, op, out_dtype, full)
     path = dispatch.choose(name, op.acc, op.dtype, out_dtype, fast=fast, fast_worth=worth)
     if path in ("lanes", "threads"):
+        shape = _kept(op.shape, None) if keepdims else ()
         if path == "lanes":
-            value = _lanes_full(name, op.buf, out_dtype)
-        else:
-            value = host_threads.reduce_full(name, op.view(), out_dtype if dtype is not None or name == "mean"
-                                             else None)
-        value = np.asarray(value, out_dtype).reshape(_kept(op.shape, None) if keepdims else ())
-        return result(op, value)
+            return result(op, _lanes_full(name, op.buf, out_dtype, shape))
+        value = host_threads.reduce_full(name, op.view(), out_dtype if dtype is not None or name == "mean"
+                                         else None)
+        return result(op, np.asarray(value, out_dtype).reshape(shape))
     if path in ("vendor", "host"):
         fn = _OPS[name][0]
         extra = {"dtype": out_dtype} if dtype is not None else {}

@@ -422,6 +422,22 @@ def lanes_kernel(acc_dtype: Any) -> Any:
 
 
 @cache
+def divide_kernel(dtype: Any) -> Any:
+    """``x[0] /= n``: a mean from its sum, rounded as numpy rounds it: the count converted to the
+    sum's dtype first (NEP 50's rule for a Python int beside a float32), then one division -- not a
+    multiplication by 1/n, which can differ in the last bit; an integer sum's true quotient is
+    truncated back to its dtype, as ``np.mean(x, dtype=np.int64)`` does."""
+    T = dtype  # noqa: N806
+
+    @dc.kernel
+    def divide_first(x: dc.Buffer, n: dc.int64):
+        if dc.global_id(0) == 0:
+            x[0] = T(x[0] / T(n))  # an integer dtype (mean(..., dtype=int64)) truncates, as numpy
+
+    return divide_first
+
+
+@cache
 def lanes_extreme_kernel(dtype: Any, smallest: bool) -> Any:
     """``partial[i]`` = the min (``smallest``) or max of run i (``RUN`` consecutive elements of the
     flat ``x``), in ``LANES`` independent accumulators as lanes_kernel, for CPU-type devices.
@@ -790,7 +806,7 @@ def plan(rows: int, n: int) -> tuple[int, int]:
 
 
 __all__ = ["ARG_RUN", "LANES", "RUN", "SUM_RUN", "ORDERED", "STRIDED", "UNROLLED", "WIDTH", "arg_chunks_kernel",
-           "arg_columns_kernel", "arg_pairs_kernel", "arg_tree_kernel",
+           "arg_columns_kernel", "arg_pairs_kernel", "arg_tree_kernel", "divide_kernel",
            "first_index_kernel",
            "first_in_run_kernel", "lanes_extreme_fast_kernel", "lanes_extreme_kernel",
            "greater_nan_first", "lanes_kernel", "less_nan_first", "op_add", "op_max", "op_max_int", "op_min",

@@ -102,6 +102,26 @@ def test_sum_accuracy_is_pairwise_class():
     assert abs(float(np.sum(x)) - exact) / exact < 1e-6
 
 
+def test_lanes_partials_are_reduced_on_the_device_level_by_level():
+    """More than SUM_RUN² elements: the lanes kernel runs three times (runs, their partials, the last
+    two), all queued; integer sums are exact whatever the order, a mean is one division rounded as
+    numpy's (a float32 sum of zeros and ones is exact, so its mean must equal numpy's to the bit), and
+    ``dtype=int64`` truncates the quotient as numpy does."""
+    n = rk.SUM_RUN ** 2 + 5
+    x = RNG.integers(-100, 100, n).astype(np.int8)
+    b = _cpu().asarray(x)
+    with dispatch.prefer("lanes"):
+        s = dc.sum(b)
+        assert s.shape == () and s.dtype == np.int64 and int(s) == int(x.sum(dtype=np.int64))
+        assert dc.mean(b).item() == x.mean()
+        assert dc.mean(b, dtype=np.int64).item() == np.mean(x, dtype=np.int64)
+        kept = dc.sum(b, keepdims=True)
+        assert kept.shape == (1,) and kept.numpy()[0] == x.sum(dtype=np.int64)
+        ones = (RNG.random(5_000_011) < 0.3).astype(np.float32)
+        got = dc.mean(_cpu().asarray(ones))
+        assert got.dtype == np.float32 and got.item() == np.mean(ones)
+
+
 def test_prod_takes_threads_not_lanes():
     b = _cpu().asarray(np.ones(10, np.float32))
     seen: list[tuple[str, str, str]] = []

@@ -129,14 +129,6 @@ def _move_last(buf: Buffer, shape: tuple[int, ...], axis: int) -> Buffer:
     return out
 
 
-def _shaped(buf: Buffer, shape: tuple[int, ...]) -> Buffer:
-    if len(shape) == 0:
-        out = buf.accelerator.empty((), buf.dtype)
-        out.copy_from(buf.numpy().reshape(()))  # one element: kernels have no 0-d buffers
-        return out
-    return shaped(buf, shape)
-
-
 def _check_info(name: str, info: Buffer, what: str) -> None:
     # one int per matrix: the only download a factorization makes, to raise numpy's error
     if info.size and info.numpy().any():
@@ -153,7 +145,7 @@ def matmul(x1: Any, x2: Any, /) -> Any:
         batch = int(np.prod(a.shape[:-2], dtype=np.int64))
         prod = _matmul(shaped(flat(a.device()), (batch, *a.shape[-2:])),
                        shaped(flat(b.device()), (batch, *b.shape[-2:])))
-        return _shaped(flat(prod), a.shape[:-2] + prod.shape[-2:])
+        return shaped(flat(prod), a.shape[:-2] + prod.shape[-2:])
     if len(a.shape) > 3 or len(b.shape) > 3:
         raise _no_device("matmul", a, f" for shapes {a.shape} and {b.shape} (up to 3-D, or equal batch axes)")
     return _matmul(a.device(), b.device())
@@ -167,7 +159,7 @@ def matrix_transpose(x: Any, /) -> Any:
     if _host(o):
         return _wrap(o, np.matrix_transpose(o.view()))
     shape = o.shape[:-2] + (o.shape[-1], o.shape[-2])
-    return _shaped(_move_last(o.device(), o.shape[:-2] + (o.shape[-2], o.shape[-1]), len(o.shape) - 2), shape)
+    return shaped(_move_last(o.device(), o.shape[:-2] + (o.shape[-2], o.shape[-1]), len(o.shape) - 2), shape)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
@@ -184,7 +176,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     out = o.acc.empty((int(np.prod(o.shape[:-2], dtype=np.int64)) * dlen,), o.dtype)
     if out.size:
         o.acc.launch(lk.diagonal, out.size, flat(o.device()), out, rows, cols, r0, c0, dlen)
-    return _shaped(out, o.shape[:-2] + (dlen,))
+    return shaped(out, o.shape[:-2] + (dlen,))
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
@@ -208,7 +200,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
     out = a.acc.empty((a.shape[0] * b.shape[0],), dt)
     if out.size:
         a.acc.launch(lk.outer, out.size, a.device(), b.device(), out, b.shape[0])
-    return _shaped(out, (a.shape[0], b.shape[0]))
+    return shaped(out, (a.shape[0], b.shape[0]))
 
 
 def _broadcast(o: Operand, shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
@@ -252,11 +244,11 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     if out.size:
         a.acc.launch(lk.cross3, out.size, fa, fb, out)
     if ax == nd - 1:
-        return _shaped(out, shape)
+        return shaped(out, shape)
     back = a.acc.empty((out.size,), dt)
     inner = int(np.prod(shape[ax + 1:], dtype=np.int64))
     a.acc.launch(move_axis_kernel(), out.size, out, back, 3, inner, 0)
-    return _shaped(back, shape)
+    return shaped(back, shape)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -282,7 +274,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     out = a.acc.zeros((int(np.prod(out_shape, dtype=np.int64)),), dt)
     if out.size:
         a.acc.launch(lk.rowdot_conj if dt.kind == "c" else lk.rowdot, out.size, fa, fb, out, shape[ax])
-    return _shaped(out, out_shape)
+    return shaped(out, out_shape)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
@@ -308,7 +300,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
     kk = int(np.prod(a.shape[len(a.shape) - k:], dtype=np.int64))
     n = int(np.prod(b.shape[k:], dtype=np.int64))
     prod = _matmul(shaped(flat(a.device()), (m, kk)), shaped(flat(b.device()), (kk, n)))
-    return _shaped(flat(prod), a.shape[:len(a.shape) - k] + b.shape[k:])
+    return shaped(flat(prod), a.shape[:len(a.shape) - k] + b.shape[k:])
 
 
 # ----------------------------------------------------------------------------------------- norms
@@ -339,7 +331,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     out = o.acc.zeros((int(np.prod(out_shape, dtype=np.int64)),), dt)
     if out.size:
         o.acc.launch(lk.rownorm, out.size, flat(src), out, n, kind, dt.type(p))
-    return _shaped(out, out_shape)
+    return shaped(out, out_shape)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
@@ -356,7 +348,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
         out = o.acc.zeros((_batches(o),), sv.dtype)
         if out.size and k:
             o.acc.launch(lk.rownorm, out.size, sv, out, k, {2: 2, -2: 3, "nuc": 1}[ord], sv.dtype.type(1))
-        return _shaped(out, o.shape[:-2] + ((1, 1) if keepdims else ()))
+        return shaped(out, o.shape[:-2] + ((1, 1) if keepdims else ()))
     if ord != "fro":
         raise _no_device("matrix_norm", o, f" with ord={ord!r} ('fro', 2, -2 and 'nuc' run there)")
     return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2)
@@ -379,8 +371,8 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     if upper and dt.kind == "c" and a.size:  # L^H: the conjugate transpose, one kernel
         up = o.acc.empty((a.size,), dt)
         o.acc.launch(lk.conj_transpose, a.size, a, up, n)
-        return _shaped(up, o.shape)
-    low = _shaped(a, o.shape)
+        return shaped(up, o.shape)
+    low = shaped(a, o.shape)
     return matrix_transpose(low) if upper else low
 
 
@@ -416,7 +408,7 @@ def solve(x1: Any, x2: Any, /) -> Any:
     m = 1 if vec else b.shape[-1]
     _, x, info, _, _ = _lu("solve", a, rhs, m)
     _check_info("solve", info, "Singular matrix")
-    return _shaped(x, b.shape)
+    return shaped(x, b.shape)
 
 
 def inv(x: Any, /) -> Any:
@@ -431,7 +423,7 @@ def inv(x: Any, /) -> Any:
     rhs = o.acc.asarray(np.ascontiguousarray(eye))  # the identity's constant is built where it is needed
     _, x, info, _, _ = _lu("inv", o, rhs, n)
     _check_info("inv", info, "Singular matrix")
-    return _shaped(x, o.shape)
+    return shaped(x, o.shape)
 
 
 def det(x: Any, /) -> Any:
@@ -441,7 +433,7 @@ def det(x: Any, /) -> Any:
     if _host(o):
         return _wrap(o, np.linalg.det(o.view()))
     _, _, _, d, _ = _lu("det", o, None, 0)
-    return _shaped(d, o.shape[:-2])
+    return shaped(d, o.shape[:-2])
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
@@ -454,7 +446,7 @@ def slogdet(x: Any, /) -> SlogdetResult:
     # complex too: sign is then the pivots' phase product (complex), logabsdet real, as numpy
     a = _flat_as(o, o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype("slogdet", o))
     sign, logdet = pd.slogdet(a, _batches(o), n)
-    return SlogdetResult(_shaped(sign, o.shape[:-2]), _shaped(logdet, o.shape[:-2]))
+    return SlogdetResult(shaped(sign, o.shape[:-2]), shaped(logdet, o.shape[:-2]))
 
 
 def matrix_power(x: Any, n: int, /) -> Any:
@@ -498,7 +490,7 @@ def _eigh(name: str, x: Any) -> tuple[Operand, Buffer, Buffer]:
     n = _square(name, o)
     dt = o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype(name, o)
     w, v = pd.eigh(_flat_as(o, dt), _batches(o), n)
-    return o, _shaped(w, o.shape[:-1]), _shaped(v, o.shape)
+    return o, shaped(w, o.shape[:-1]), shaped(v, o.shape)
 
 
 def eigh(x: Any, /) -> EighResult:
@@ -531,7 +523,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     kq = m if mode == "complete" else min(m, n)
     dt = o.dtype if o.dtype in (np.complex64, np.complex128) else _float_dtype("qr", o)
     q, r = pd.qr(_flat_as(o, dt), _batches(o), m, n, kq)
-    return QRResult(_shaped(q, o.shape[:-2] + (m, kq)), _shaped(r, o.shape[:-2] + (kq, n)))
+    return QRResult(shaped(q, o.shape[:-2] + (m, kq)), shaped(r, o.shape[:-2] + (kq, n)))
 
 
 def _svd(name: str, o: Operand, ku: str) -> tuple[Buffer | None, Buffer, Buffer | None]:
@@ -548,10 +540,10 @@ def _svd(name: str, o: Operand, ku: str) -> tuple[Buffer | None, Buffer, Buffer 
         m, n = n, m
     cols = {"none": 0, "reduced": n, "full": m}[ku]
     u, s, vh = pd.svd(_flat_as(o, dt), _batches(o), m, n, cols)
-    s = _shaped(s, batch + (n,))
+    s = shaped(s, batch + (n,))
     if ku == "none":
         return None, s, None
-    u, vh = _shaped(u, batch + (m, cols)), _shaped(vh, batch + (n, n))
+    u, vh = shaped(u, batch + (m, cols)), shaped(vh, batch + (n, n))
     if tall:
         return u, s, vh
     return matrix_transpose(vh), s, matrix_transpose(u)
@@ -596,7 +588,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> Any:
     u, s, vh = _svd("pinv", o, "reduced")
     m, n = o.shape[-2:]
     out = pd.pinv(flat(u), flat(s), flat(vh), _rtol("pinv", o, rtol, s), _batches(o), m, n)
-    return _shaped(out, o.shape[:-2] + (n, m))
+    return shaped(out, o.shape[:-2] + (n, m))
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
@@ -609,7 +601,7 @@ def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     o = _op("matrix_rank", x)
     _, s, _ = _svd("matrix_rank", o, "none")
     k = min(o.shape[-2:])
-    return _shaped(pd.rank(flat(s), _rtol("matrix_rank", o, rtol, s), _batches(o), k), o.shape[:-2])
+    return shaped(pd.rank(flat(s), _rtol("matrix_rank", o, rtol, s), _batches(o), k), o.shape[:-2])
 
 
 __all__ = ["EighResult", "LinAlgError", "NoDevicePath", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
