@@ -5,8 +5,8 @@
 For every device and shape, float32: numpy's matmul on host arrays, ``dc.ops.matmul`` with the
 portable kernel forced (``prefer("portable")``) and with the vendor path (``prefer("vendor")``:
 CLBlast on OpenCL where installed, numpy in place on cpu:0), each call's result read back
-(``synchronize``), round-robin with a rotating first column so load changes and OpenBLAS's
-spinning threads hit every column alike; medians of ``--reps``
+(``synchronize``), round-robin with a rotating first column so load changes hit every column alike,
+each call after ``QUIET_S`` of quiet (OpenBLAS's threads poll for a while after a call); medians of ``--reps``
 after one warm-up call. GFLOP/s = 2·m·n·k / median. Writes matmul.{json,md} into ``--out``.
 The machine's load average is recorded at the start and the end: only ratios within one run
 mean anything on a shared machine.
@@ -29,9 +29,18 @@ SHAPES = [(256, 256, 256), (512, 512, 512), (1000, 1000, 1000), (1023, 1023, 102
           (4096, 256, 64)]  # (m, k, n); the last is tall and skinny
 
 
+#: Seconds of quiet before every timed call. OpenBLAS's threads keep polling (sched_yield) for
+#: ~0.1-0.2 s after a call returns, and on 2 cores they take a share of them from whatever runs next:
+#: the portable 1024² product measured 23.8 GFLOP/s right after a numpy matmul, 24.4 after a 50 ms
+#: pause, 29.5 after 200 ms, 31.6 with no numpy call around (2-core AVX2 EPYC, issue 24). Every
+#: column gets the same pause, so each is timed on its own cores.
+QUIET_S = 0.25
+
+
 def _time(fn, reps: int) -> list[float]:
     out = []
     for _ in range(reps):
+        time.sleep(QUIET_S)
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)
@@ -70,8 +79,7 @@ def run(devices: list[str], reps: int) -> dict:
             times: dict[str, list[float]] = {c: [] for c in cols}
             order = list(cols)
             for rep in range(reps):
-                # the starting column rotates: OpenBLAS's threads spin for a while after a call,
-                # which slows whatever runs right after numpy
+                # the starting column rotates, so a change in the machine's load hits every column
                 for c in order[rep % 3:] + order[:rep % 3]:
                     times[c] += _time(cols[c], 1)
             med = {c: statistics.median(v) for c, v in times.items()}

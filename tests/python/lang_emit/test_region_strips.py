@@ -1,6 +1,7 @@
-"""The CPU backend runs a long region (the code between two barriers) in strips of STRIP items with a
-constant trip count, then the rest of the group's items in the usual loop (lang/emit/cpu.py): every
-item runs once, whatever the work-group's size, and short regions keep one loop."""
+"""The CPU backend runs a long region (the code between two barriers) in strips of one SIMD vector of
+items with a constant trip count, then the rest of the group's items in the usual loop
+(lang/emit/cpu.py): every item runs once, whatever the work-group's size and the host's vector width,
+and short regions keep one loop."""
 
 from __future__ import annotations
 
@@ -75,9 +76,76 @@ def _reference(x: np.ndarray, local: int) -> np.ndarray:
 
 
 def test_only_long_regions_run_in_strips():
-    assert "dc_j0 < 16" in long_region.source("cpu")
+    src = long_region.source("cpu")
+    # one vector of the region's float32 values, its width the compiler's (the prologue defines it)
+    assert f"dc_j0 < ({emit_cpu.STRIP_BYTES_MACRO} / 4)" in src
+    assert src.index(f"#define {emit_cpu.STRIP_BYTES_MACRO} 32") < src.index("#include <dotcompute/cpu_kernel_abi.h>")
     assert "dc_j0" not in short_region.source("cpu")
-    assert emit_cpu.STRIP == 16
+    assert emit_cpu.STRIP_BYTES_MACRO not in short_region.source("cpu")
+
+
+@dc.kernel
+def long_region_f64(x: dc.Buffer[dc.float64, 1], out: dc.Buffer[dc.float64, 1]):
+    tile = dc.shared((W,), dc.float64)
+    g = dc.global_id(0)
+    t = dc.local_id(0)
+    tile[t] = x[g] if g < x.shape[0] else dc.float64(0)
+    dc.barrier()
+    s = dc.local_size(0)
+    acc = dc.matrix(4, 4, dc.float64)(dc.float64(0))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 0) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 1) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 1) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 2) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 2) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 3) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 3) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 4) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 4) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 5) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 5) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 6) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 6) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 7) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 7) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 8) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 8) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 9) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 9) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 10) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 10) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 11) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 11) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 12) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 12) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 13) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 13) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 14) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 14) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 15) % s], tile[t], 0.5))
+    acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 15) % s], tile[t], 1.0, 2.0),
+                    dc.vector(4, dc.float64)(1.0, tile[(t + 16) % s], tile[t], 0.5))
+    dc.barrier()
+    if g < x.shape[0]:
+        out[g] = acc[0, 0] + acc[1, 1] + acc[2, 2] + acc[3, 3] + acc[0, 3]
+
+
+def test_strips_of_float64_values_are_half_as_many_items():
+    src = long_region_f64.source("cpu")
+    assert f"dc_j0 < ({emit_cpu.STRIP_BYTES_MACRO} / 8)" in src
+    local = 12  # strips of 4 (256-bit) or 2 (128-bit) items, or none (512-bit: 8 items, then a rest of 4)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(3 * local).astype(np.float64)
+    out = np.zeros_like(x)
+    dc.launch(long_region_f64, x.size, x, out, accelerator="cpu", local_size=local)
+    want = np.zeros_like(x)
+    for g0 in range(0, x.size, local):
+        tile = x[g0:g0 + local]
+        for t in range(local):
+            acc = sum(np.outer([tile[(t + i) % local], tile[t], 1.0, 2.0],
+                               [1.0, tile[(t + i + 1) % local], tile[t], 0.5]) for i in range(16))
+            want[g0 + t] = acc[0, 0] + acc[1, 1] + acc[2, 2] + acc[3, 3] + acc[0, 3]
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
 
 
 # local sizes: whole strips (16, 32), strips and a rest (24, 40), fewer items than a strip (8, 1)

@@ -78,13 +78,36 @@ _HEADER = """\
 # body, as LLVM's interleaving does for Numba: with one, each iteration waits on the previous FMA's
 # latency (n-body on a 2-core AVX2 EPYC: 0.95-0.97x Numba's fastmath -> 1.05-1.12x, issue 24). GCC
 # splits a float accumulator only when reassociation is allowed, which fastmath is.
-#: Items per strip of a long region's item loop (see CppEmitter.region): one 512-bit vector of float32.
-STRIP = 16
+#: Items per strip of a long region's item loop (CpuPrinter.region): one SIMD vector of the region's
+#: widest scalar, DC_VECTOR_BYTES (_STRIP_PROLOGUE) over its size -- the kernel's compiler picks the
+#: vector width from the host, so the strip is a preprocessor constant, not a number emitted here.
+#: Why one vector: an item's values are one vector register each across a strip, and the tiled
+#: matmul's 4x4 block needs 16 of them; two registers per value (strips of 16 float32 on a 256-bit
+#: machine) spill them (1024² float32 on a 2-core AVX2 EPYC: 19.1 GFLOP/s, one 256-bit vector per
+#: strip 32.3, numpy/OpenBLAS 71; AVX-512 hosts keep 16 float32 items, round 12's 57 GFLOP/s a thread).
+STRIP_BYTES_MACRO = "DC_VECTOR_BYTES"
 #: Statements from which a region (the code between two barriers) is run in strips: long straight-line
 #: bodies, where hoisting loads out of a vectorised loop spills them (the tiled matmul's: 1,280); the
 #: others keep one loop (in strips the body is emitted twice; the library's other regions have at most
 #: a few dozen statements).
 STRIP_MIN_STATEMENTS = 256
+
+# The vector width a strip spans. GCC's tuning for some AVX2 cores (AMD Zen 1: 256-bit operations split
+# in two) prefers 128-bit vectors, which would give a strip of 8 float32 two registers per value again;
+# 256-bit ones run the same work in half the instructions there, so kernels with strips ask for them.
+# Before the include, as _FASTMATH: GCC inlines helpers only into functions with the same target options.
+_STRIP_PROLOGUE = """\
+#if defined(__AVX512F__)
+#define DC_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define DC_VECTOR_BYTES 32
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("prefer-vector-width=256")
+#endif
+#else
+#define DC_VECTOR_BYTES 16
+#endif
+"""
 
 _FASTMATH = """\
 #if defined(__GNUC__) && !defined(__clang__)
@@ -126,6 +149,7 @@ class CpuPrinter(CLikePrinter):
         self.region_loop_depth = 0
         self.cur_region: cr.Region | None = None
         self.group_end_used = False
+        self.strips = False  # a region runs in strips: the source then defines DC_VECTOR_BYTES
         kernel = module.kernel
         self.contiguous_dim = 0 if kernel.uses_barrier else contiguous_dimension(kernel)
 
@@ -555,10 +579,12 @@ class CpuPrinter(CLikePrinter):
             self.indent += 1
             self.emit("const int64_t dc_n0 = dc_e0 - dc_b0;")
             self.emit("int64_t dc_s0 = 0;")
-            self.emit(f"for (; dc_s0 + {STRIP} <= dc_n0; dc_s0 += {STRIP}) {{")
+            self.strips = True
+            strip = f"({STRIP_BYTES_MACRO} / {_widest_size(types)})"
+            self.emit(f"for (; dc_s0 + {strip} <= dc_n0; dc_s0 += {strip}) {{")
             self.indent += 1
             self.out.append("DC_IVDEP")
-            self.emit(f"for (int64_t dc_j0 = 0; dc_j0 < {STRIP}; ++dc_j0) {{")
+            self.emit(f"for (int64_t dc_j0 = 0; dc_j0 < {strip}; ++dc_j0) {{")
             self.indent += 1
             self.emit("const int64_t dc_l0 = dc_s0 + dc_j0;")
             self.region_items(r, types)
@@ -633,9 +659,16 @@ class CpuPrinter(CLikePrinter):
         funcs = self.out
         kernel = self.kernel_text()
         includes = "#include <stdlib.h>" if "dc_items" in self.prelude else ""
-        fast = _FASTMATH if self.kernel.fastmath else ""
+        fast = (_STRIP_PROLOGUE if self.strips else "") + (_FASTMATH if self.kernel.fastmath else "")
         header = _HEADER.format(filename=self.filename, entry=self.kernel.name, includes=includes, fastmath=fast)
         return self.finish([header], [*funcs, *kernel])
+
+
+def _widest_size(types: dict[str, ScalarType]) -> int:
+    """Bytes of the widest float among a region's values (a complex value's parts; 4 when there is
+    none): the values a strip keeps in vector registers. Indices (int64) do not count -- they are
+    the same across a strip's items or one step apart, not a register per item."""
+    return max([4, *(t.real_type.bits // 8 for t in types.values() if t.is_float or t.is_complex)])
 
 
 def emit_cpu(module: ir.Module, debug: bool) -> tuple[str, CpuPrinter]:
