@@ -5,7 +5,8 @@ vector, a matrix, or a batch of them along the launch dimension that is not C's 
 A work-group of 16×16 items computes a 64×64 tile of C. Per step of 32 along K, the group stages
 a 64×32 slice of A and a 32×64 slice of B in work-group memory (each item copies eight elements
 of each: a load where the element is inside the matrix, a zero outside, at an index linear in the
-item, so the copy has no branch and vectorises too), then every item adds the slice's 32 outer
+item, so the copy has no branch and vectorises too; plain loads when the whole slice is inside both
+matrices, a test the same for every item of the group), then every item adds the slice's 32 outer
 products of a 4-vector of A and a 4-vector of B to its 4×4 block of C, held in registers: each
 value loaded from work-group memory is used four times (register blocking). The 32 steps are
 written out rather than looped: the item's body is then straight-line code, which the CPU backend
