@@ -74,11 +74,13 @@ def file(kernel: Any, acc: Any, fast: Any, debug_raw: Any) -> None:
     kernel._fast[acc] = fast
 
 
-def attempt(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...]) -> bool:
+def attempt(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...], hooks: bool = True) -> bool:
     """Launches on the fast path when it can: True; False: nothing ran, take the normal path.
 
     The caller has checked that the launch has no options (``local_size``, ``stream``, ``fallback``,
-    ``retries``, ``check``) and that the process was not forked from one that used the devices."""
+    ``retries``, ``check``) and that the process was not forked from one that used the devices.
+    ``hooks=False``: the expression layer's own kernels, whose arguments are concrete buffers it
+    only reads or just made -- no pending expression needs to run before them."""
     try:
         fast = kernel._fast.get(acc)
     except AttributeError:  # not a kernel at all: the normal path says so
@@ -91,7 +93,7 @@ def attempt(acc: Any, kernel: Any, global_size: Any, args: tuple[Any, ...]) -> b
         if config.debug():
             return False  # debug launches check every access: the normal path makes them
         STATE.debug_raw = raw
-    if _array_hooks.lazy_made:
+    if hooks and _array_hooks.lazy_made:
         for a in args:  # lazy buffers and views: the normal path computes or passes them (once)
             if isinstance(a, Buffer) and type(a) is not Buffer:
                 return False
