@@ -16,7 +16,7 @@ from .complex_math import COMPLEX_MATH, COMPLEX_OPS
 from .evaluate import run, store
 from .lazy import LazyBuffer, Scalar
 from .operands import accelerator_of, check_device_dtypes, has_float64, operand
-from .types import check_dtype, loop_types
+from .types import SUPPORTED, check_dtype, loop_types
 
 BINARY_UFUNCS: dict[str, np.ufunc] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
@@ -93,8 +93,30 @@ def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:
     return acc.asarray(np.array(result, order="C"))
 
 
+def _same_shape_buffers(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any) -> Any:
+    """``apply`` for its commonest case, in a few checks: every operand a Buffer of one shape (not
+    0-d) on one accelerator, of a real dtype expressions take. Each step apply would take is then an
+    identity (the operands stay as they are, the shape is theirs, no Python number to convert or
+    range-check), but the loop types (numpy's, cached) and the device's float64 check. None: not
+    that case, ``apply`` decides."""
+    first = args[0]
+    acc, shape = first.accelerator, first.shape
+    if not shape:
+        return None
+    for a in args:
+        if not isinstance(a, Buffer) or a.accelerator is not acc or a.shape != shape or a.dtype not in SUPPORTED:
+            return None
+    ins, out = loop_types(ufunc, args, what)
+    check_device_dtypes(acc, (*ins, out), what)
+    return LazyBuffer.pending(op, args, ins, out, shape, acc, extra)
+
+
 def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:
     """A pending elementwise ``op`` of ``args`` with numpy's loop types and broadcasting."""
+    if isinstance(args[0], Buffer):
+        made = _same_shape_buffers(op, ufunc, args, what, extra)
+        if made is not None:
+            return made
     acc = accelerator_of(*args)
     if acc is None:
         return NotImplemented
