@@ -130,14 +130,14 @@ def plan_elementwise(roots: list[LazyBuffer], extras: bool = True
     return key, lines, results, prog
 
 
-#: quick key -> plan_elementwise's key, for expressions whose walk :func:`_quick_walk` can repeat
+#: quick key -> a planned program's key, for expressions whose walk :func:`quick_walk` can repeat
 #: without writing code: evaluating ``a + b`` planned the whole program (its lines formatted, its
 #: structure keyed) every time, 40-50 us of the ~140 a 16-element ``(a + b).numpy()`` took.
 _QUICK: dict[tuple, tuple] = {}
 _QUICK_MAX = 1024
 
 
-def _quick_walk(root: LazyBuffer) -> tuple[tuple, list[Any], list[Any]] | None:
+def quick_walk(root: LazyBuffer) -> tuple[tuple, list[Any], list[Any]] | None:
     """(a key, the buffer arguments, the scalar values) of ``root``'s program when every operand
     is an operation, a plain or evaluated buffer, a Scalar or a 0-d value, and the result has at most
     KERNEL_DIMS dimensions; None otherwise (views, strided programs: plan_elementwise alone).
@@ -186,10 +186,20 @@ def _quick_walk(root: LazyBuffer) -> tuple[tuple, list[Any], list[Any]] | None:
     return key, buffers, scalars
 
 
-def _same_arguments(planned: list[Any], quick: list[Any]) -> bool:
-    """Whether the program's arguments are the quick walk's, object for object (the extents by value)."""
-    return len(planned) == len(quick) and all(a is b or (type(a) is int and a == b)
-                                              for a, b in zip(planned, quick, strict=True))
+def file_quick(quick_key: tuple, key: tuple, planned: list[Any], quick: list[Any]) -> None:
+    """Files ``key`` (a planned program's) under ``quick_key`` when the program's arguments are the
+    quick walk's, object for object (extents by value): then the walk's arguments can stand in for
+    the program's. Otherwise the expression is simply planned each time."""
+    if len(planned) == len(quick) and all(a is b or (type(a) is int and a == b)
+                                          for a, b in zip(planned, quick, strict=True)):
+        if len(_QUICK) >= _QUICK_MAX:
+            _QUICK.clear()
+        _QUICK[quick_key] = key
+
+
+def quick_key(quick_key: tuple) -> tuple | None:
+    """The planned program's key filed under ``quick_key`` (:func:`file_quick`), or None."""
+    return _QUICK.get(quick_key)
 
 
 def outs_spec(values: list[LazyBuffer]) -> tuple[tuple[tuple[int, ...], np.dtype], ...]:
@@ -240,8 +250,8 @@ def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> N
         return
     quick = None
     if record is None and len(roots) == 1 and not (extras and held_intermediates(roots[0])):
-        quick = _quick_walk(roots[0])
-        known = _QUICK.get(quick[0]) if quick is not None else None
+        quick = quick_walk(roots[0])
+        known = quick_key(("ew", quick[0])) if quick is not None else None
         if known is not None:
             # a program planned before: its kernel and these arguments (the program's walk order)
             kernel, _ = compile_kernel(known, "dc_expr", lambda: plan_elementwise(roots, False)[1]())
@@ -252,11 +262,8 @@ def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> N
             return
     key, lines, results, prog = plan_elementwise(roots, extras)
     kernel, _ = compile_kernel(key, "dc_expr", lines)
-    if quick is not None and not prog.strided and len(results) == 1 and _same_arguments(
-            prog.arguments(), [*quick[1], *quick[2], *shape]):
-        if len(_QUICK) >= _QUICK_MAX:
-            _QUICK.clear()
-        _QUICK[quick[0]] = key
+    if quick is not None and not prog.strided and len(results) == 1:
+        file_quick(("ew", quick[0]), key, prog.arguments(), [*quick[1], *quick[2], *shape])
     outs = [acc.empty(shape if shape else (1,), r.dtype) for r in results]
     if prog.strided:
         # a 1-d launch writing the results' flat memory; not recorded for @dc.fuse's replay, whose

@@ -13,6 +13,7 @@ grid stride (coalesced). float32 sums accumulate in float64 on CPU-type devices.
 
 from __future__ import annotations
 
+import builtins
 from functools import cache
 from typing import Any
 
@@ -22,7 +23,7 @@ from .. import ops
 from ..lang.builtins import MATH
 from ..ops.reduce import ArrayMathFunction, amax, amin
 from .codegen import CAST_NAMES, Program, compile_kernel, launch
-from .evaluate import EVALUATION_LOCK, held_intermediates, run
+from .evaluate import EVALUATION_LOCK, file_quick, held_intermediates, quick_key, quick_walk, run
 from .lazy import LazyBuffer
 
 LANES = 8  # independent accumulators per work-item on CPU-type devices
@@ -101,16 +102,47 @@ def _fused(kind: str, x: LazyBuffer, gpu: bool | None) -> LazyBuffer:
     return LazyBuffer.scalar(res, out_t, acc)
 
 
-def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.dtype, list[Any]]:
-    """(the generated reduce kernel, its number of work-items, the accumulator dtype, the arguments
-    after the partial-result buffers) for ``kind`` over the expression ``x``; ``gpu``: the layout
-    for GPUs (grid stride) rather than CPU-type devices (contiguous runs, accumulator lanes)."""
+def _layout(kind: str, x: LazyBuffer, gpu: bool) -> tuple[np.dtype, np.dtype, bool, int, int]:
+    """(the accumulator dtype, the dtype each element is read as, whether items stride over the
+    grid, the work-items, the elements per item) of ``kind`` over ``x``: GPUs take a grid stride,
+    CPU-type devices contiguous runs (float32 sums in float64 there)."""
     out_t = _result_dtype(kind, x.dtype)
     arg = kind in ("argmin", "argmax")
     acc_t = np.dtype(np.float64) if (not gpu and out_t == np.float32 and kind in ("sum", "mean")) else out_t
     if kind == "mean":
         acc_t = np.dtype(np.float64) if out_t == np.float64 or not gpu else out_t
     val_t = x.dtype if arg or kind in ("min", "max") else acc_t
+    shape = x.shape
+    strided = gpu and len(shape) == 1
+    # builtins' min and max: this module's own names are dc.min/dc.max (array functions, ~10 us a call)
+    groups = int(builtins.min(builtins.max(1, shape[0]), 1024 if strided else 256))
+    chunk = -(-shape[0] // groups)
+    return acc_t, val_t, strided, -(-shape[0] // chunk), chunk
+
+
+def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.dtype, list[Any]]:
+    """(the generated reduce kernel, its number of work-items, the accumulator dtype, the arguments
+    after the partial-result buffers) for ``kind`` over the expression ``x``; ``gpu``: the layout
+    for GPUs (grid stride) rather than CPU-type devices (contiguous runs, accumulator lanes)."""
+    acc_t, _, _, groups, chunk = _layout(kind, x, gpu)
+    # a structure planned before: its kernel, and the quick walk's arguments (expr/evaluate.py)
+    quick = quick_walk(x)
+    known = quick_key(("reduce", kind, gpu, quick[0])) if quick is not None else None
+    if known is not None:
+        kernel, _ = compile_kernel(known, f"dc_{kind}", lambda: _planned(kind, x, gpu)[1]())
+        return kernel, groups, acc_t, [*quick[1], *quick[2], *x.shape, chunk, groups]
+    key, source, arguments = _planned(kind, x, gpu)
+    kernel, _ = compile_kernel(key, f"dc_{kind}", source)
+    if quick is not None:
+        file_quick(("reduce", kind, gpu, quick[0]), key, arguments, [*quick[1], *quick[2], *x.shape, chunk, groups])
+    return kernel, groups, acc_t, arguments
+
+
+def _planned(kind: str, x: LazyBuffer, gpu: bool) -> tuple[tuple, Any, list[Any]]:
+    """(the structural key, a function giving the kernel's lines, the arguments after the partial-result
+    buffers) of reduction_kernel's program, from codegen.Program's walk of ``x``."""
+    acc_t, val_t, strided, groups, chunk = _layout(kind, x, gpu)
+    arg = kind in ("argmin", "argmax")
     shape = x.shape
     nd = len(shape)
     # more dimensions than kernel parameters have: operands are read by strides (codegen.Program)
@@ -119,10 +151,6 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
     first_extent = len(prog.ints)
     prog.ints.extend(shape)
     ext = [f"p{first_extent + d}" for d in range(nd)]
-    strided = gpu and nd == 1
-    groups = int(min(max(1, shape[0]), 1024 if strided else 256))
-    chunk = -(-shape[0] // groups)
-    groups = -(-shape[0] // chunk)
     prog.ints.extend([chunk, groups])
     chunk_p, groups_p = f"p{first_extent + nd}", f"p{first_extent + nd + 1}"
     lanes = LANES if (not strided and not arg and kind in ("sum", "mean", "prod")) else 1
@@ -176,12 +204,18 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
         return lines
 
     key = ("reduce", kind, strided, lanes, acc_t.str, nd, tuple(prog.key))
-    kernel, _ = compile_kernel(key, f"dc_{kind}", source)
-    return kernel, groups, acc_t, prog.arguments()
+    return key, source, prog.arguments()
 
 
 def combine_kernel(kind: str, pt: np.dtype, out_t: np.dtype) -> Any:
-    """The one-work-item kernel that combines ``pt`` partial results into ``res[0]`` of ``out_t``."""
+    """The one-work-item kernel that combines ``pt`` partial results into ``res[0]`` of ``out_t``
+    (its text written only the first time: every small reduction launches it)."""
+    kernel, _ = compile_kernel(("combine", kind, pt.str, out_t.str), f"dc_combine_{kind}",
+                               lambda: _combine_lines(kind, pt, out_t))
+    return kernel
+
+
+def _combine_lines(kind: str, pt: np.dtype, out_t: np.dtype) -> list[str]:
     if kind in ("argmin", "argmax"):
         params = f"part: Buffer[{CAST_NAMES[pt]}, 1], pidx: Buffer[int64, 1], res: Buffer[int64, 1], groups: int64"
         cmp = "<" if kind == "argmin" else ">"
@@ -199,9 +233,7 @@ def combine_kernel(kind: str, pt: np.dtype, out_t: np.dtype) -> Any:
             body.append(f"    res[0] = {CAST_NAMES[out_t]}(acc / {CAST_NAMES[pt]}(count))")
         else:
             body.append(f"    res[0] = {CAST_NAMES[out_t]}(acc)")
-    lines = ["def {name}(" + params + "):", "    if gid(0) == 0:"] + ["    " + ln for ln in body]
-    kernel, _ = compile_kernel(("combine", kind, pt.str, out_t.str), f"dc_combine_{kind}", lines)
-    return kernel
+    return ["def {name}(" + params + "):", "    if gid(0) == 0:"] + ["    " + ln for ln in body]
 
 
 def _combine(kind: str, acc: Any, part: Any, extra: list[Any], res: Any, groups: int, n: int,

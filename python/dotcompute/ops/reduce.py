@@ -10,6 +10,7 @@ lane-blocked kernel (``"lanes"``), the rest numpy on slices in Python threads (`
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -500,7 +501,7 @@ def column_arg_chunk(inner: int) -> int:
     COLUMN_CHUNK for wide ones (their lines stay in L1), longer chunks for narrow ones, where an
     item's fixed cost (three 64-bit divisions) weighs: (131,072, 8) float32 on PoCL, the kernel
     alone, 6.8 / 3.9 / 4.2 ms with chunks of 64 / 256 / 1,024; 1024² 5.8 / 7.6 / 13.6 ms."""
-    return max(COLUMN_CHUNK, 4096 // inner)
+    return builtins.max(COLUMN_CHUNK, 4096 // inner)  # this module's max is dc.max
 
 
 def _arg_chunked(smallest: bool, x: Buffer, outer: int, n: int, inner: int) -> Buffer:
@@ -509,7 +510,7 @@ def _arg_chunked(smallest: bool, x: Buffer, outer: int, n: int, inner: int) -> B
     one item per row over its chunks' pairs in order."""
     acc = x.accelerator
     t = x.dtype.type
-    chunk = min(n, rk.ARG_RUN) if inner == 1 else column_arg_chunk(inner)
+    chunk = builtins.min(n, rk.ARG_RUN) if inner == 1 else column_arg_chunk(inner)  # not dc.min
     chunks = -(-n // chunk)
     vals = acc.empty((outer * chunks * inner,), t)
     idx = acc.empty((outer * chunks * inner,), np.int64)

@@ -1,5 +1,5 @@
 """An expression evaluated again with the same structure skips planning its program (expr/evaluate.py,
-``_quick_walk``): the kernel planned the first time, the new values as its arguments. Every case here
+``quick_walk``): the kernel planned the first time, the new values as its arguments. Every case here
 is one where two expressions look alike to a careless key -- the same dtypes and shapes, other
 sharing, other broadcasting, other scalars -- and must still compute their own values."""
 
@@ -38,7 +38,7 @@ def test_the_second_evaluation_is_quick_and_right(accelerator):
         np.testing.assert_allclose(got, x2 * y + np.float32(2.5 + k), rtol=1e-6)
     assert codegen.STATS["kernels_generated"] == generated
     assert evaluate._QUICK == planned  # nothing new to file: every evaluation was a quick one
-    assert evaluate._quick_walk(a * b + 9.0)[0] in planned
+    assert ("ew", evaluate.quick_walk(a * b + 9.0)[0]) in planned
 
 
 def test_sharing_is_part_of_the_structure(accelerator):
@@ -86,7 +86,7 @@ def test_views_and_held_values_take_the_planned_path(accelerator):
         np.testing.assert_allclose(_evaluated(held * 3.0), (x + 1) * 3, rtol=1e-6)
         np.testing.assert_allclose(held.numpy(), x + 1, rtol=1e-6)
         del held
-    assert evaluate._quick_walk(a[1:4, ::2] * 2.0) is None
+    assert evaluate.quick_walk(a[1:4, ::2] * 2.0) is None
 
 
 def test_the_quick_key_sees_the_operation_and_its_extra(accelerator):
@@ -98,3 +98,21 @@ def test_the_quick_key_sees_the_operation_and_its_extra(accelerator):
         np.testing.assert_allclose(_evaluated(p ** 3), xp ** 3, rtol=1e-5)
         np.testing.assert_allclose(_evaluated(dc.sqrt(p)), np.sqrt(xp), rtol=1e-6)
         np.testing.assert_allclose(_evaluated(dc.exp(a * 0.1)), np.exp(x * np.float32(0.1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "argmin"])
+def test_fused_reductions_plan_once_per_structure(accelerator, kind):
+    """A fused reduction (``dc.sum(a * b)``: one kernel over the expression) takes the same quick
+    path: new operands and sharing patterns, each result its own."""
+    x, a = _arr(accelerator, 300)
+    y, b = _arr(accelerator, 300)
+    fn, ref = getattr(dc, kind), getattr(np, kind)
+    for _ in range(2):
+        for got, want in ((fn(a * b), ref(x * y)), (fn(a * a), ref(x * x)), (fn(a * b + a), ref(x * y + x)),
+                          (fn(a * b + b), ref(x * y + y))):
+            if kind == "argmin":
+                assert int(got) == int(want)
+            else:
+                np.testing.assert_allclose(float(got), float(want), rtol=2e-5, atol=1e-4)
+    structure = ("reduce", kind, accelerator.type == "gpu", evaluate.quick_walk(a * b + b)[0])
+    assert structure in evaluate._QUICK
