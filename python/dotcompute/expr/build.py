@@ -94,29 +94,39 @@ def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:
 
 
 def _same_shape_buffers(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any) -> Any:
-    """``apply`` for its commonest case, in a few checks: every operand a Buffer of one shape (not
-    0-d) on one accelerator, of a real dtype expressions take. Each step apply would take is then an
-    identity (the operands stay as they are, the shape is theirs, no Python number to convert or
-    range-check), but the loop types (numpy's, cached) and the device's float64 check. None: not
-    that case, ``apply`` decides."""
-    first = args[0]
-    acc, shape = first.accelerator, first.shape
-    if not shape:
-        return None
+    """``apply`` for its commonest case, in a few checks: Buffers of one shape (not 0-d) on one
+    accelerator, of real dtypes expressions take, and Python floats and ints (``2 * a + 1.5``). Each
+    step apply would take is then an identity -- the shape is the Buffers', a number is weak and
+    becomes the loop type -- but the loop types (numpy's, cached; they refuse an int out of range as
+    numpy does) and the device's float64 check. Not for powers (apply's constant-exponent forms) or
+    comparisons with an int (numpy compares those by value). None: not that case, apply decides."""
+    acc = shape = None
     for a in args:
-        if not isinstance(a, Buffer) or a.accelerator is not acc or a.shape != shape or a.dtype not in SUPPORTED:
+        if isinstance(a, Buffer):
+            if acc is None:
+                acc, shape = a.accelerator, a.shape
+                if not shape:
+                    return None
+            if a.accelerator is not acc or a.shape != shape or a.dtype not in SUPPORTED:
+                return None
+        elif type(a) is int:
+            if op in _COMPARISONS:
+                return None
+        elif type(a) is not float:
             return None
+    if acc is None or op == "pow" or extra == "pow":
+        return None
     ins, out = loop_types(ufunc, args, what)
     check_device_dtypes(acc, (*ins, out), what)
-    return LazyBuffer.pending(op, args, ins, out, shape, acc, extra)
+    ops = tuple(a if isinstance(a, Buffer) else _typed(Scalar(a, None), t) for a, t in zip(args, ins, strict=True))
+    return LazyBuffer.pending(op, ops, ins, out, shape, acc, extra)
 
 
 def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:
     """A pending elementwise ``op`` of ``args`` with numpy's loop types and broadcasting."""
-    if isinstance(args[0], Buffer):
-        made = _same_shape_buffers(op, ufunc, args, what, extra)
-        if made is not None:
-            return made
+    made = _same_shape_buffers(op, ufunc, args, what, extra)
+    if made is not None:
+        return made
     acc = accelerator_of(*args)
     if acc is None:
         return NotImplemented
