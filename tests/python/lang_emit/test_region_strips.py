@@ -86,12 +86,12 @@ def test_only_long_regions_run_in_strips():
 
 @dc.kernel
 def long_region_f64(x: dc.Buffer[dc.float64, 1], out: dc.Buffer[dc.float64, 1]):
-    tile = dc.shared((W,), dc.float64)
     g = dc.global_id(0)
     t = dc.local_id(0)
+    s = dc.local_size(0)
+    tile = dc.shared((W,), dc.float64)
     tile[t] = x[g] if g < x.shape[0] else dc.float64(0)
     dc.barrier()
-    s = dc.local_size(0)
     acc = dc.matrix(4, 4, dc.float64)(dc.float64(0))
     acc += dc.outer(dc.vector(4, dc.float64)(tile[(t + 0) % s], tile[t], 1.0, 2.0),
                     dc.vector(4, dc.float64)(1.0, tile[(t + 1) % s], tile[t], 0.5))
