@@ -93,7 +93,7 @@ def on_host(fn: Any, args: tuple[Any, ...]) -> Buffer:
     return acc.asarray(np.array(result, order="C"))
 
 
-def _same_shape_buffers(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any) -> Any:
+def _same_shape_operands(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any) -> Any:
     """``apply`` for its commonest case, in a few checks: Buffers of one shape (not 0-d) on one
     accelerator, of real dtypes expressions take, and Python floats and ints (``2 * a + 1.5``). Each
     step apply would take is then an identity -- the shape is the Buffers', a number is weak and
@@ -124,7 +124,7 @@ def _same_shape_buffers(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: s
 
 def apply(op: str, ufunc: np.ufunc, args: tuple[Any, ...], what: str, extra: Any = None) -> Any:
     """A pending elementwise ``op`` of ``args`` with numpy's loop types and broadcasting."""
-    made = _same_shape_buffers(op, ufunc, args, what, extra)
+    made = _same_shape_operands(op, ufunc, args, what, extra)
     if made is not None:
         return made
     acc = accelerator_of(*args)
