@@ -197,7 +197,7 @@ def file_quick(quick_key: tuple, key: tuple, planned: list[Any], quick: list[Any
         _QUICK[quick_key] = key
 
 
-def quick_key(quick_key: tuple) -> tuple | None:
+def filed_plan(quick_key: tuple) -> tuple | None:
     """The planned program's key filed under ``quick_key`` (:func:`file_quick`), or None."""
     return _QUICK.get(quick_key)
 
@@ -251,7 +251,7 @@ def _run(roots: list[LazyBuffer], extras: bool, record: list | None = None) -> N
     quick = None
     if record is None and len(roots) == 1 and not (extras and held_intermediates(roots[0])):
         quick = quick_walk(roots[0])
-        known = quick_key(("ew", quick[0])) if quick is not None else None
+        known = filed_plan(("ew", quick[0])) if quick is not None else None
         if known is not None:
             # a program planned before: its kernel and these arguments (the program's walk order)
             kernel, _ = compile_kernel(known, "dc_expr", lambda: plan_elementwise(roots, False)[1]())

@@ -23,7 +23,7 @@ from .. import ops
 from ..lang.builtins import MATH
 from ..ops.reduce import ArrayMathFunction, amax, amin
 from .codegen import CAST_NAMES, Program, compile_kernel, launch
-from .evaluate import EVALUATION_LOCK, file_quick, held_intermediates, quick_key, quick_walk, run
+from .evaluate import EVALUATION_LOCK, file_quick, filed_plan, held_intermediates, quick_walk, run
 from .lazy import LazyBuffer
 
 LANES = 8  # independent accumulators per work-item on CPU-type devices
@@ -127,7 +127,7 @@ def reduction_kernel(kind: str, x: LazyBuffer, gpu: bool) -> tuple[Any, int, np.
     acc_t, _, _, groups, chunk = _layout(kind, x, gpu)
     # a structure planned before: its kernel, and the quick walk's arguments (expr/evaluate.py)
     quick = quick_walk(x)
-    known = quick_key(("reduce", kind, gpu, quick[0])) if quick is not None else None
+    known = filed_plan(("reduce", kind, gpu, quick[0])) if quick is not None else None
     if known is not None:
         kernel, _ = compile_kernel(known, f"dc_{kind}", lambda: _planned(kind, x, gpu)[1]())
         return kernel, groups, acc_t, [*quick[1], *quick[2], *x.shape, chunk, groups]

@@ -107,9 +107,9 @@ def _lanes_full(name: str, buf: Buffer, out_dtype: np.dtype, shape: tuple[int, .
     """sum/mean of all of the CPU-backend ``buf`` by the lanes kernel, as a Buffer of ``shape`` (one
     element): one partial per run of ``rk.SUM_RUN`` elements on the backend's threads, then the
     partials by the same kernel until one is left (16M elements: 4,096 partials, then 1), and for a
-    mean one division. Every launch is queued behind the first and nothing is waited for: the Python
-    that follows the first launch (the further levels, the result's Buffer) runs while it streams
-    through memory, as on a GPU, and ``float()``/``.item()`` wait for the value. Each level is a
+    mean one division. Every launch is queued behind the first and nothing is waited for, as a GPU
+    reduction returns: ``float()``/``.item()`` wait for the value (on 2 cores the Python between the
+    launches competes with the kernel's threads more than it overlaps them). Each level is a
     pairwise sum with leaves of 128 elements (lanes_kernel's docstring; docs/operations.md measures it)."""
     acc = buf.accelerator
     x = flat(buf)
